@@ -1,0 +1,128 @@
+/*
+ * check.h — argument checks and data staging shared by the public entry points.
+ *
+ * Every check either returns PP_OK or records "pp_fn: what (value)" on the context and
+ * returns the failing status, so an entry point is a list of PP_TRY(check...) lines
+ * followed by staging and one backend call. Checks never write to outputs.
+ */
+#ifndef PP_CHECK_H
+#define PP_CHECK_H
+
+#include "internal.h"
+
+#include <math.h>
+
+#define PP_TRY(expr)                                                                        \
+  do {                                                                                      \
+    pp_status pp_try_s_ = (expr);                                                           \
+    if (pp_try_s_ != PP_OK) return pp_try_s_;                                               \
+  } while (0)
+
+/* A NULL context cannot carry a message; the status alone reports it. */
+static inline pp_status pp_check_ctx(const pp_context *ctx) {
+  return ctx ? PP_OK : PP_ERR_INVALID_ARGUMENT;
+}
+
+static inline pp_status pp_check_ptr(pp_context *ctx, const char *fn, const char *name,
+                                     const void *p) {
+  return p ? PP_OK : pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, name);
+}
+
+/* NULL is fine when nothing will be read or written through it. */
+static inline pp_status pp_check_data(pp_context *ctx, const char *fn, const char *name,
+                                      const void *p, size_t count) {
+  return count == 0 ? PP_OK : pp_check_ptr(ctx, fn, name, p);
+}
+
+static inline pp_status pp_check_dtype(pp_context *ctx, const char *fn, const char *name,
+                                       pp_dtype t) {
+  return pp_dtype_size(t) ? PP_OK
+                          : pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: %s (%d) is not a pp_dtype",
+                                    fn, name, (int)t);
+}
+
+/* minmax_only: argreduce accepts only MIN and MAX. */
+static inline pp_status pp_check_op(pp_context *ctx, const char *fn, pp_op op, bool minmax_only) {
+  if (op == PP_MIN || op == PP_MAX || (op == PP_SUM && !minmax_only)) return PP_OK;
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: op (%d) is not %s", fn, (int)op,
+                 minmax_only ? "PP_MIN or PP_MAX" : "a pp_op");
+}
+
+static inline pp_status pp_check_enum(pp_context *ctx, const char *fn, const char *name, int v,
+                                      int count) {
+  return (v >= 0 && v < count)
+             ? PP_OK
+             : pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: %s (%d) is out of range", fn, name, v);
+}
+
+/* *out = a * b, or PP_ERR_OVERFLOW naming what was being sized. */
+static inline pp_status pp_check_mul(pp_context *ctx, const char *fn, const char *what, size_t a,
+                                     size_t b, size_t *out) {
+  *out = 0;
+  if (b != 0 && a > SIZE_MAX / b)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: %s (%zu * %zu) overflows size_t", fn, what, a, b);
+  *out = a * b;
+  return PP_OK;
+}
+
+static inline pp_status pp_check_add(pp_context *ctx, const char *fn, const char *what, size_t a,
+                                     size_t b, size_t *out) {
+  *out = 0;
+  if (a > SIZE_MAX - b)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: %s (%zu + %zu) overflows size_t", fn, what, a, b);
+  *out = a + b;
+  return PP_OK;
+}
+
+static inline pp_status pp_not_implemented(pp_context *ctx, const char *fn) {
+  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: not implemented yet on the %s backend", fn,
+                 ctx->ops->name);
+}
+
+/* ---- staging ------------------------------------------------------------------------ */
+
+/* One data argument as the backend sees it. When the caller's memory is not usable by
+ * the backend's kernels (host memory for the CUDA backend) or is not aligned to its
+ * element, the data goes through backend scratch and is copied back afterwards. */
+typedef struct pp_arg {
+  void *user;   /* the caller's pointer */
+  void *ptr;    /* what the backend gets */
+  size_t bytes;
+  bool staged;  /* ptr is scratch from temp_alloc */
+  bool output;  /* copy back to user on finish */
+} pp_arg;
+
+typedef enum pp_arg_kind { PP_ARG_IN, PP_ARG_OUT, PP_ARG_INOUT } pp_arg_kind;
+
+pp_status pp_arg_stage(pp_context *ctx, const char *fn, const char *name, pp_arg_kind kind,
+                       const void *p, size_t bytes, size_t align, pp_arg *a);
+/* Copy a staged output back and release its scratch; PP_OK for unstaged arguments. */
+pp_status pp_arg_finish(pp_context *ctx, pp_arg *a);
+/* Release scratch without copying back (error paths). */
+void pp_arg_release(pp_context *ctx, pp_arg *a);
+
+/* A small fixed set of arguments per call, finished or released together. */
+#define PP_MAX_ARGS 10
+typedef struct pp_args {
+  pp_arg a[PP_MAX_ARGS];
+  int count;
+} pp_args;
+
+/* Stage one more argument into set; returns its backend pointer through *ptr. */
+pp_status pp_args_add(pp_context *ctx, pp_args *set, const char *fn, const char *name,
+                      pp_arg_kind kind, const void *p, size_t bytes, size_t align, void **ptr);
+/* After a successful backend call: copy outputs back (in order), release everything. On a
+ * failed call: release everything, keep the failure status. */
+pp_status pp_args_finish(pp_context *ctx, pp_args *set, pp_status backend_status);
+
+/* Stage one argument inside an entry point whose pp_args set is `args` and whose running
+ * status is `st`: later stages are skipped once one failed. */
+#define PP_STAGE(kind, name, p, bytes, align, dst)                                          \
+  do {                                                                                      \
+    void *pp_stage_ptr_ = NULL;                                                             \
+    if (st == PP_OK)                                                                        \
+      st = pp_args_add(ctx, &args, fn, name, kind, p, bytes, align, &pp_stage_ptr_);        \
+    dst = pp_stage_ptr_;                                                                    \
+  } while (0)
+
+#endif /* PP_CHECK_H */

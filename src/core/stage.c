@@ -1,0 +1,68 @@
+/* stage.c — the memory rule of API.md: any pointer may be host, pp_malloc, device or
+ * managed memory. Arguments the backend cannot use in place go through its scratch. */
+#include "check.h"
+
+#include <string.h>
+
+pp_status pp_arg_stage(pp_context *ctx, const char *fn, const char *name, pp_arg_kind kind,
+                       const void *p, size_t bytes, size_t align, pp_arg *a) {
+  memset(a, 0, sizeof *a);
+  a->user = (void *)p;
+  a->ptr = (void *)p;
+  a->bytes = bytes;
+  a->output = kind != PP_ARG_IN;
+  if (bytes == 0) return PP_OK;
+  bool aligned = align <= 1 || ((uintptr_t)p % align) == 0;
+  if (aligned && ctx->ops->accessible(ctx, p)) return PP_OK;
+
+  void *scratch = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, &scratch, bytes);
+  if (s != PP_OK)
+    return pp_fail(ctx, s, "%s: cannot stage %s (%zu bytes): %s", fn, name, bytes,
+                   ctx->error[0] ? ctx->error : "out of memory");
+  if (kind != PP_ARG_OUT) {
+    s = ctx->ops->copy(ctx, scratch, p, bytes);
+    if (s != PP_OK) {
+      ctx->ops->temp_free(ctx, scratch);
+      return s;
+    }
+  }
+  a->ptr = scratch;
+  a->staged = true;
+  return PP_OK;
+}
+
+pp_status pp_arg_finish(pp_context *ctx, pp_arg *a) {
+  if (!a->staged) return PP_OK;
+  pp_status s = a->output ? ctx->ops->copy(ctx, a->user, a->ptr, a->bytes) : PP_OK;
+  pp_arg_release(ctx, a);
+  return s;
+}
+
+void pp_arg_release(pp_context *ctx, pp_arg *a) {
+  if (a->staged) ctx->ops->temp_free(ctx, a->ptr);
+  a->staged = false;
+}
+
+pp_status pp_args_add(pp_context *ctx, pp_args *set, const char *fn, const char *name,
+                      pp_arg_kind kind, const void *p, size_t bytes, size_t align, void **ptr) {
+  if (set->count >= PP_MAX_ARGS)
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: internal: too many staged arguments", fn);
+  pp_arg *a = &set->a[set->count];
+  PP_TRY(pp_arg_stage(ctx, fn, name, kind, p, bytes, align, a));
+  set->count++;
+  *ptr = a->ptr;
+  return PP_OK;
+}
+
+pp_status pp_args_finish(pp_context *ctx, pp_args *set, pp_status backend_status) {
+  pp_status s = backend_status;
+  for (int i = 0; i < set->count; i++) {
+    if (s == PP_OK)
+      s = pp_arg_finish(ctx, &set->a[i]);
+    else
+      pp_arg_release(ctx, &set->a[i]);
+  }
+  set->count = 0;
+  return s;
+}
