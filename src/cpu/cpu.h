@@ -1,0 +1,24 @@
+/* cpu.h — what the CPU backend's files share. */
+#ifndef PP_CPU_H
+#define PP_CPU_H
+
+#include "../core/internal.h"
+
+/* Below this many elements, waking threads costs more than it saves. */
+#define PP_CPU_PARALLEL_MIN 65536
+
+/* OpenMP threads a parallel region gets. */
+int pp_cpu_threads(void);
+
+/* [begin, end) of part t of n elements split into parts contiguous pieces, the first
+ * n % parts one longer; written so that no product can overflow. */
+static inline size_t pp_cpu_part_begin(size_t n, size_t t, size_t parts) {
+  return (n / parts) * t + (t < n % parts ? t : n % parts);
+}
+
+pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
+                        void *out);
+pp_status pp_cpu_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
+                           void *value_out, uint64_t *index_out);
+
+#endif /* PP_CPU_H */
