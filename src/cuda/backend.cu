@@ -1,0 +1,223 @@
+/* backend.cu — the CUDA backend's table: device selection, the stream, memory, pointer
+ * queries and stream-ordered temp storage. The primitives live in one .cu per family. */
+#include "cuda_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+pp_status pp_cuda_fail(pp_context *ctx, cudaError_t e, const char *what, const char *file,
+                       int line) {
+  cudaGetLastError(); /* clear a non-sticky error so later calls start clean */
+  pp_status s = e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE;
+  const char *base = strrchr(file, '/');
+  return pp_fail(ctx, s, "%s: CUDA error %s (%s) at %s:%d", what, cudaGetErrorName(e),
+                 cudaGetErrorString(e), base ? base + 1 : file, line);
+}
+
+/* Every entry point makes the context's device current, so contexts on different GPUs
+ * can be used from one thread. */
+static inline cudaError_t use_device(pp_context *ctx) { return cudaSetDevice(pp_cuda(ctx)->device); }
+
+static void release_state(pp_cuda_state *st) {
+  if (st->scratch) cudaFree(st->scratch);
+  if (st->pool) cudaMemPoolDestroy(st->pool);
+  if (st->own_stream) cudaStreamDestroy(st->own_stream);
+  free(st);
+}
+
+static pp_status make_pool(pp_context *ctx, pp_cuda_state *st) {
+  int supported = 0;
+  cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, st->device);
+  if (!supported) return PP_OK; /* temp_alloc falls back to cudaMalloc */
+  cudaMemPoolProps props;
+  memset(&props, 0, sizeof props);
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = st->device;
+  PP_CUDA_TRY(ctx, cudaMemPoolCreate(&st->pool, &props), "pp_create");
+  /* keep freed temp memory in the pool: repeated calls then never reach cudaMalloc */
+  uint64_t keep = UINT64_MAX;
+  PP_CUDA_TRY(ctx, cudaMemPoolSetAttribute(st->pool, cudaMemPoolAttrReleaseThreshold, &keep),
+              "pp_create");
+  return PP_OK;
+}
+
+static pp_status cuda_init(pp_context *ctx) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return pp_fail(ctx, PP_ERR_NO_DEVICE, "pp_create: no usable CUDA device (%s)",
+                   e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+  }
+  pp_cuda_state *st = (pp_cuda_state *)calloc(1, sizeof *st);
+  if (!st) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_create: no memory for the CUDA state");
+  ctx->impl = st;
+  pp_status s = PP_OK;
+  if ((e = cudaGetDevice(&st->device)) != cudaSuccess || (e = cudaSetDevice(st->device)) != cudaSuccess ||
+      (e = cudaFree(0)) != cudaSuccess) { /* cudaFree(0) creates the primary context now */
+    s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
+    s = s == PP_ERR_DEVICE ? PP_ERR_NO_DEVICE : s;
+  }
+  if (s == PP_OK) {
+    cudaDeviceGetAttribute(&st->sm_count, cudaDevAttrMultiProcessorCount, st->device);
+    cudaDeviceGetAttribute(&st->max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor,
+                           st->device);
+    /* a blocking stream: it waits for the legacy default stream, so data a caller
+       produced there without synchronising is complete before we read it */
+    e = cudaStreamCreateWithFlags(&st->own_stream, cudaStreamDefault);
+    if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
+    st->stream = st->own_stream;
+  }
+  if (s == PP_OK) s = make_pool(ctx, st);
+  if (s == PP_OK && (e = cudaMalloc(&st->scratch, PP_CUDA_SCRATCH_BYTES)) != cudaSuccess)
+    s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
+  if (s == PP_OK && (e = cudaMemset(st->scratch, 0, PP_CUDA_SCRATCH_BYTES)) != cudaSuccess)
+    s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
+  if (s != PP_OK) {
+    release_state(st);
+    ctx->impl = NULL;
+  }
+  return s;
+}
+
+static void cuda_fini(pp_context *ctx) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  if (!st) return;
+  cudaSetDevice(st->device);
+  cudaStreamSynchronize(st->stream);
+  release_state(st);
+  ctx->impl = NULL;
+}
+
+static pp_status cuda_device_info(pp_context *ctx, pp_device_info *info) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  cudaDeviceProp p;
+  PP_CUDA_TRY(ctx, cudaGetDeviceProperties(&p, st->device), "pp_get_device_info");
+  snprintf(info->name, sizeof info->name, "%s", p.name);
+  info->compute_major = p.major;
+  info->compute_minor = p.minor;
+  info->multiprocessors = p.multiProcessorCount;
+  info->global_mem_bytes = p.totalGlobalMem;
+  info->l2_bytes = (size_t)p.l2CacheSize;
+  int clock_khz = 0, bus_bits = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, st->device);
+  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, st->device);
+  /* double data rate: two transfers per clock */
+  info->peak_bandwidth_gbs = 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  cudaDriverGetVersion(&info->driver_version);
+  cudaRuntimeGetVersion(&info->runtime_version);
+  return PP_OK;
+}
+
+static pp_status cuda_set_stream(pp_context *ctx, void *stream) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  cudaStream_t next = stream ? (cudaStream_t)stream : st->own_stream;
+  if (next == st->stream) return PP_OK;
+  PP_CUDA_TRY(ctx, use_device(ctx), "pp_set_stream");
+  /* temp memory and the scratch counters are ordered on the old stream */
+  PP_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), "pp_set_stream");
+  st->stream = next;
+  return PP_OK;
+}
+
+static pp_status cuda_synchronize(pp_context *ctx) {
+  PP_CUDA_TRY(ctx, use_device(ctx), "pp_synchronize");
+  PP_CUDA_TRY(ctx, cudaStreamSynchronize(pp_cuda(ctx)->stream), "pp_synchronize");
+  return PP_OK;
+}
+
+static pp_status cuda_mem_alloc(pp_context *ctx, void **ptr, size_t bytes) {
+  PP_CUDA_TRY(ctx, use_device(ctx), "pp_malloc");
+  cudaError_t e = cudaMalloc(ptr, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return pp_fail(ctx, e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE,
+                   "pp_malloc: cannot allocate %zu bytes on the device (%s)", bytes,
+                   cudaGetErrorString(e));
+  }
+  return PP_OK;
+}
+
+static pp_status cuda_mem_free(pp_context *ctx, void *ptr) {
+  PP_CUDA_TRY(ctx, use_device(ctx), "pp_free");
+  PP_CUDA_TRY(ctx, cudaFree(ptr), "pp_free");
+  return PP_OK;
+}
+
+enum where { WHERE_HOST, WHERE_DEVICE };
+
+/* Kernels on this context's device may use device memory of that device and managed
+ * memory; everything else (pageable or pinned host memory, another GPU's memory) is
+ * reached by copies, which are faster than zero-copy reads for anything read twice. */
+static enum where where_is(pp_context *ctx, const void *p) {
+  cudaPointerAttributes a;
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return WHERE_HOST;
+  }
+  if (a.type == cudaMemoryTypeManaged) return WHERE_DEVICE;
+  if (a.type == cudaMemoryTypeDevice && a.device == pp_cuda(ctx)->device) return WHERE_DEVICE;
+  return WHERE_HOST;
+}
+
+static bool cuda_accessible(pp_context *ctx, const void *p) {
+  return where_is(ctx, p) == WHERE_DEVICE;
+}
+
+static pp_status cuda_copy(pp_context *ctx, void *dst, const void *src, size_t bytes) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  PP_CUDA_TRY(ctx, use_device(ctx), "pp_copy");
+  PP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream), "pp_copy");
+  /* the contract: a call whose output is host memory returns once it is written */
+  if (where_is(ctx, dst) == WHERE_HOST)
+    PP_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), "pp_copy");
+  return PP_OK;
+}
+
+static pp_status cuda_temp_alloc(pp_context *ctx, void **ptr, size_t bytes) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  PP_CUDA_TRY(ctx, use_device(ctx), "scratch");
+  cudaError_t e = st->pool ? cudaMallocFromPoolAsync(ptr, bytes, st->pool, st->stream)
+                           : cudaMalloc(ptr, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return pp_fail(ctx, e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE,
+                   "cannot allocate %zu bytes of device scratch (%s)", bytes,
+                   cudaGetErrorString(e));
+  }
+  return PP_OK;
+}
+
+static void cuda_temp_free(pp_context *ctx, void *ptr) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  if (st->pool)
+    cudaFreeAsync(ptr, st->stream);
+  else
+    cudaFree(ptr);
+}
+
+/* Filled field by field: C++17 has no designated initializers, and unset entries must be
+ * NULL ("not implemented on this backend"). */
+static pp_backend_ops cuda_ops_table(void) {
+  pp_backend_ops o;
+  memset(&o, 0, sizeof o);
+  o.name = "cuda";
+  o.init = cuda_init;
+  o.fini = cuda_fini;
+  o.device_info = cuda_device_info;
+  o.set_stream = cuda_set_stream;
+  o.synchronize = cuda_synchronize;
+  o.mem_alloc = cuda_mem_alloc;
+  o.mem_free = cuda_mem_free;
+  o.copy = cuda_copy;
+  o.accessible = cuda_accessible;
+  o.temp_alloc = cuda_temp_alloc;
+  o.temp_free = cuda_temp_free;
+  o.reduce = pp_cuda_reduce;
+  o.argreduce = pp_cuda_argreduce;
+  return o;
+}
+
+extern "C" const pp_backend_ops pp_cuda_ops = cuda_ops_table();

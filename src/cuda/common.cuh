@@ -1,0 +1,96 @@
+/* common.cuh — warp and block building blocks that every primitive's kernels reuse.
+ *
+ * Written C-style: free __device__ functions and plain structs. Templates appear only to
+ * stamp out one version per element/accumulator type and per combining operator. An
+ * operator is a struct with static functions:
+ *   Acc identity();             the value that changes nothing
+ *   Acc combine(Acc a, Acc b);  associative (and here also commutative)
+ */
+#ifndef PP_CUDA_COMMON_CUH
+#define PP_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#define PP_WARP 32
+
+static inline size_t pp_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+__device__ __forceinline__ size_t pp_ceil_div_dev(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* Shuffle any 4-byte-multiple plain type, word by word (doubles, 64-bit integers,
+ * value/index pairs). */
+template <typename T>
+__device__ __forceinline__ T pp_shfl_down(T v, int offset) {
+  static_assert(sizeof(T) % 4 == 0, "shuffle works on 4-byte words");
+  constexpr int W = sizeof(T) / 4;
+  union {
+    T t;
+    int w[W];
+  } u;
+  u.t = v;
+#pragma unroll
+  for (int i = 0; i < W; i++) u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], offset);
+  return u.t;
+}
+
+/* Load through L2 only (ld.global.cg), word by word: for values other blocks of the same
+ * launch wrote, which this SM's L1 must not serve stale. */
+template <typename T>
+__device__ __forceinline__ T pp_load_cg(const T *p) {
+  static_assert(sizeof(T) % 4 == 0, "cg load works on 4-byte words");
+  constexpr int W = sizeof(T) / 4;
+  union {
+    T t;
+    unsigned w[W];
+  } u;
+  const unsigned *src = reinterpret_cast<const unsigned *>(p);
+#pragma unroll
+  for (int i = 0; i < W; i++) u.w[i] = __ldcg(src + i);
+  return u.t;
+}
+
+/* Result valid in lane 0. */
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc pp_warp_reduce(Acc v) {
+#pragma unroll
+  for (int offset = PP_WARP / 2; offset > 0; offset /= 2) v = Op::combine(v, pp_shfl_down(v, offset));
+  return v;
+}
+
+/* Result valid in thread 0. Every thread of the block must call it; it may be called
+ * again after a __syncthreads(). */
+template <typename Op, int THREADS, typename Acc>
+__device__ __forceinline__ Acc pp_block_reduce(Acc v) {
+  static_assert(THREADS % PP_WARP == 0 && THREADS <= 1024, "whole warps");
+  constexpr int WARPS = THREADS / PP_WARP;
+  __shared__ Acc warp_partial[WARPS];
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  v = pp_warp_reduce<Op>(v);
+  if (WARPS == 1) return v;
+  if (lane == 0) warp_partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < WARPS ? warp_partial[lane] : Op::identity();
+    v = pp_warp_reduce<Op>(v);
+  }
+  return v;
+}
+
+/* "Am I the last block to finish?" — the single-pass pattern: each block publishes its
+ * partial, fences, and takes a ticket; the block that draws the last ticket sees every
+ * partial and finishes the job, then returns the counter to zero for the next launch on
+ * the stream. Call from all threads after thread 0 has stored the block's partial. */
+__device__ __forceinline__ bool pp_last_block_done(unsigned *counter) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    __threadfence(); /* the partial is visible device-wide before the ticket */
+    unsigned ticket = atomicAdd(counter, 1u);
+    last = ticket == gridDim.x - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence(); /* and the other blocks' partials are seen after it */
+  return last;
+}
+
+#endif /* PP_CUDA_COMMON_CUH */

@@ -1,0 +1,406 @@
+/* reduce.cu — pp_reduce and pp_argreduce on the GPU.
+ *
+ * One kernel launch per call, whatever n (no second pass, no allocation): a grid of at
+ * most one full wave of blocks walks the input with 16-byte loads, UNROLL of them in
+ * flight per thread before any is used (enough bytes in flight to cover DRAM latency);
+ * each block reduces in registers, shuffles and shared memory, publishes a partial in the
+ * context's scratch, and the last block to finish combines the partials and writes the
+ * result (pp_last_block_done).
+ *
+ * Arithmetic (API.md):
+ *  - integer SUM wraps in the type: accumulated in the unsigned type of the same width
+ *    (u8 in 32 bits, truncated at the end);
+ *  - f32 SUM: the four floats of a 16-byte load are added pairwise in f32, then each
+ *    thread accumulates in double, so the error stays far inside pairwise summation's
+ *    while the conversions (a quarter of the elements) stay off the critical path;
+ *  - float MIN/MAX: NaN is "nothing seen yet" (all NaN gives NaN), -0.0 orders below
+ *    +0.0 so the result does not depend on the order of combination;
+ *  - argreduce: (value, index) pairs; ties and NaN resolved by index, so the first index
+ *    wins wherever each element was visited.
+ */
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <float.h>
+#include <limits.h>
+#include <type_traits>
+
+/* Tuning (measured on an H200, see docs/benchmarks): overridable at build time so that
+ * variants can be timed side by side (-DPP_REDUCE_UNROLL=8 ...). */
+#define REDUCE_THREADS 256
+#ifndef PP_REDUCE_UNROLL
+#define PP_REDUCE_UNROLL 4
+#endif
+#define REDUCE_UNROLL PP_REDUCE_UNROLL
+/* 0: ld.global.cs (evict-first); 1: ld.global.nc; 2: ld.global.nc, no L1 allocation, with
+ * a 256-byte L2 prefetch hint (fewer, larger DRAM requests) */
+#ifndef PP_REDUCE_LOAD
+#define PP_REDUCE_LOAD 0
+#endif
+/* 0: blocks stride over the grid tile by tile; 1: each block owns one contiguous range */
+#ifndef PP_REDUCE_CONTIGUOUS
+#define PP_REDUCE_CONTIGUOUS 1
+#endif
+/* per-block partials follow a 256-byte header holding the done-counter */
+#define REDUCE_COUNTER_BYTES 256
+
+/* ---- element types ------------------------------------------------------------------- */
+
+template <typename T> struct limits;
+template <> struct limits<uint8_t> {
+  static __device__ uint8_t lowest() { return 0; }
+  static __device__ uint8_t highest() { return UINT8_MAX; }
+};
+template <> struct limits<int32_t> {
+  static __device__ int32_t lowest() { return INT32_MIN; }
+  static __device__ int32_t highest() { return INT32_MAX; }
+};
+template <> struct limits<uint32_t> {
+  static __device__ uint32_t lowest() { return 0; }
+  static __device__ uint32_t highest() { return UINT32_MAX; }
+};
+template <> struct limits<int64_t> {
+  static __device__ int64_t lowest() { return INT64_MIN; }
+  static __device__ int64_t highest() { return INT64_MAX; }
+};
+template <> struct limits<uint64_t> {
+  static __device__ uint64_t lowest() { return 0; }
+  static __device__ uint64_t highest() { return UINT64_MAX; }
+};
+template <> struct limits<float> {
+  static __device__ float lowest() { return -INFINITY; }
+  static __device__ float highest() { return INFINITY; }
+};
+template <> struct limits<double> {
+  static __device__ double lowest() { return -INFINITY; }
+  static __device__ double highest() { return INFINITY; }
+};
+
+template <typename T> __device__ __forceinline__ bool is_nan(T) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float x) { return isnan(x); }
+template <> __device__ __forceinline__ bool is_nan<double>(double x) { return isnan(x); }
+template <typename T> __host__ __device__ constexpr bool is_float() { return false; }
+template <> __host__ __device__ constexpr bool is_float<float>() { return true; }
+template <> __host__ __device__ constexpr bool is_float<double>() { return true; }
+
+/* MIN under the float rules: NaN absent, -0.0 below +0.0. Integers: plain min. */
+template <typename T>
+__device__ __forceinline__ T min_rule(T a, T b) {
+  if (is_nan(b)) return a;
+  if (is_nan(a)) return b;
+  if (b < a) return b;
+  if (a < b) return a;
+  if constexpr (is_float<T>()) return signbit(b) ? b : a;
+  return a;
+}
+template <typename T>
+__device__ __forceinline__ T max_rule(T a, T b) {
+  if (is_nan(b)) return a;
+  if (is_nan(a)) return b;
+  if (b > a) return b;
+  if (a > b) return a;
+  if constexpr (is_float<T>()) return signbit(b) ? a : b;
+  return a;
+}
+
+/* ---- operators: Acc, identity, combine, from (one element), result ---------------------- */
+
+/* Wrapping integer sums and f64 sums. */
+template <typename T, typename A>
+struct op_sum {
+  typedef A Acc;
+  static __device__ A identity() { return A(0); }
+  static __device__ A combine(A a, A b) { return a + b; }
+  static __device__ A from(T x, size_t) { return A(x); }
+  static __device__ T result(A a, size_t) { return T(a); }
+};
+
+/* f32 sums: double accumulation (see the file comment). */
+struct op_sum_f32 : op_sum<float, double> {
+  static constexpr bool pairwise_f32 = true;
+};
+
+/* MIN/MAX accumulate in T (u8 in 32 bits so shuffles see whole words). For floats the
+ * identity is NaN ("nothing yet") and result() turns an empty input into +-inf. */
+template <typename T, typename A, bool IS_MIN>
+struct op_minmax {
+  typedef A Acc;
+  static __device__ A identity() {
+    if constexpr (is_float<T>()) return A(NAN);
+    return IS_MIN ? A(limits<T>::highest()) : A(limits<T>::lowest());
+  }
+  static __device__ A combine(A a, A b) { return IS_MIN ? min_rule(a, b) : max_rule(a, b); }
+  static __device__ A from(T x, size_t) { return A(x); }
+  static __device__ T result(A a, size_t n) {
+    if (n == 0) return IS_MIN ? limits<T>::highest() : limits<T>::lowest();
+    return T(a);
+  }
+};
+
+/* argmin/argmax pairs: index UINT64_MAX marks the identity. */
+template <typename T>
+struct arg_pair {
+  T value;
+  uint64_t index;
+};
+
+template <typename T, bool IS_MIN>
+struct op_arg {
+  typedef arg_pair<T> Acc;
+  static __device__ Acc identity() {
+    Acc a;
+    if constexpr (is_float<T>())
+      a.value = T(NAN);
+    else
+      a.value = IS_MIN ? limits<T>::highest() : limits<T>::lowest();
+    a.index = UINT64_MAX;
+    return a;
+  }
+  static __device__ Acc combine(Acc a, Acc b) {
+    bool an = is_nan(a.value), bn = is_nan(b.value);
+    if (an != bn) return an ? b : a; /* a number beats NaN */
+    if (!an) {
+      if (IS_MIN ? b.value < a.value : b.value > a.value) return b;
+      if (IS_MIN ? a.value < b.value : a.value > b.value) return a;
+    }
+    return b.index < a.index ? b : a; /* ties (and all-NaN): first index */
+  }
+  static __device__ Acc from(T x, size_t i) {
+    Acc a;
+    a.value = x;
+    a.index = i;
+    return a;
+  }
+};
+
+/* ---- the kernel ---------------------------------------------------------------------- */
+
+template <typename Op> struct wants_pairwise_f32 {
+  static constexpr bool value = false;
+};
+template <> struct wants_pairwise_f32<op_sum_f32> {
+  static constexpr bool value = true;
+};
+
+/* One 16-byte load of data read exactly once. */
+__device__ __forceinline__ uint4 load_once(const uint4 *p) {
+#if PP_REDUCE_LOAD == 0
+  return __ldcs(p);
+#elif PP_REDUCE_LOAD == 1
+  return __ldg(p);
+#else
+  uint4 r;
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p));
+  return r;
+#endif
+}
+
+/* Fold one 16-byte vector (V elements starting at element index first) into acc. */
+template <typename T, typename Op>
+__device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, uint4 raw,
+                                                        size_t first) {
+  constexpr int V = 16 / sizeof(T);
+  union {
+    uint4 raw;
+    T x[V];
+  } u;
+  u.raw = raw;
+  if constexpr (wants_pairwise_f32<Op>::value) {
+    return acc + double((u.x[0] + u.x[1]) + (u.x[2] + u.x[3]));
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; j++) acc = Op::combine(acc, Op::from(u.x[j], first + j));
+    return acc;
+  }
+}
+
+/* Each thread's share of in[0, n): the unaligned head and the tail (fewer than V
+ * elements each) go to the first threads of the grid, the 16-byte body is walked in
+ * tiles of THREADS*UNROLL vectors per block. */
+template <typename T, typename Op, int THREADS, int UNROLL>
+__device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ in, size_t n) {
+  typedef typename Op::Acc A;
+  constexpr int V = 16 / sizeof(T);
+  A acc = Op::identity();
+  size_t head = ((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / sizeof(T);
+  if (head > n) head = n;
+  const size_t nvec = (n - head) / V;
+  const size_t tail_begin = head + nvec * V;
+  const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
+  if (tid < head) acc = Op::combine(acc, Op::from(in[tid], tid));
+  if (tid < n - tail_begin) acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));
+
+  const uint4 *__restrict__ body = reinterpret_cast<const uint4 *>(in + head);
+  const size_t tile = (size_t)THREADS * UNROLL;
+#if PP_REDUCE_CONTIGUOUS
+  /* block b owns tiles [b*T/G, (b+1)*T/G): neighbouring requests stay in one DRAM page */
+  const size_t tiles = pp_ceil_div_dev(nvec, tile);
+  const size_t first = tiles / gridDim.x * blockIdx.x + min((size_t)blockIdx.x, tiles % gridDim.x);
+  const size_t last = first + tiles / gridDim.x + (blockIdx.x < tiles % gridDim.x ? 1 : 0);
+  const size_t begin = first * tile, end = last * tile, stride = tile;
+#else
+  const size_t begin = blockIdx.x * tile, end = nvec, stride = (size_t)gridDim.x * tile;
+#endif
+  for (size_t base = begin; base < end; base += stride) {
+    if (base + tile <= nvec) { /* full tile: every load issued before the first use */
+      uint4 r[UNROLL];
+#pragma unroll
+      for (int u = 0; u < UNROLL; u++) r[u] = load_once(body + base + u * THREADS + threadIdx.x);
+#pragma unroll
+      for (int u = 0; u < UNROLL; u++)
+        acc = fold_vector<T, Op>(acc, r[u], head + (base + u * THREADS + threadIdx.x) * V);
+    } else {
+      for (int u = 0; u < UNROLL; u++) {
+        size_t v = base + u * THREADS + threadIdx.x;
+        if (v < nvec) acc = fold_vector<T, Op>(acc, load_once(body + v), head + v * V);
+      }
+    }
+  }
+  return acc;
+}
+
+/* Reduce the block's value, then let the last block combine all partials. Returns true in
+ * thread 0 of the block that holds the final value in *result. */
+template <typename Op, int THREADS>
+__device__ __forceinline__ bool finish_grid(typename Op::Acc acc, typename Op::Acc *partials,
+                                            unsigned *counter, typename Op::Acc *result) {
+  typedef typename Op::Acc A;
+  acc = pp_block_reduce<Op, THREADS>(acc);
+  if (gridDim.x == 1) {
+    *result = acc;
+    return threadIdx.x == 0;
+  }
+  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+  if (!pp_last_block_done(counter)) return false;
+  A all = Op::identity();
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += THREADS)
+    all = Op::combine(all, pp_load_cg(partials + b));
+  all = pp_block_reduce<Op, THREADS>(all);
+  *result = all;
+  return threadIdx.x == 0;
+}
+
+template <typename T, typename Op, int THREADS, int UNROLL>
+__global__ void __launch_bounds__(THREADS)
+reduce_kernel(const T *__restrict__ in, size_t n, T *out, typename Op::Acc *partials,
+              unsigned *counter) {
+  typename Op::Acc acc = thread_share<T, Op, THREADS, UNROLL>(in, n), total;
+  if (finish_grid<Op, THREADS>(acc, partials, counter, &total)) *out = Op::result(total, n);
+}
+
+template <typename T, bool IS_MIN, int THREADS, int UNROLL>
+__global__ void __launch_bounds__(THREADS)
+argreduce_kernel(const T *__restrict__ in, size_t n, T *value_out, uint64_t *index_out,
+                 arg_pair<T> *partials, unsigned *counter) {
+  typedef op_arg<T, IS_MIN> Op;
+  typename Op::Acc acc = thread_share<T, Op, THREADS, UNROLL>(in, n), total;
+  if (finish_grid<Op, THREADS>(acc, partials, counter, &total)) {
+    if (n == 0) { /* the pp_reduce identity, index 0 */
+      *value_out = IS_MIN ? limits<T>::highest() : limits<T>::lowest();
+      *index_out = 0;
+    } else {
+      *value_out = total.value; /* all NaN: the first NaN, index 0 */
+      *index_out = total.index;
+    }
+  }
+}
+
+/* ---- host side ----------------------------------------------------------------------- */
+
+/* Enough blocks to cover n in tiles, at most one full wave of the kernel as compiled
+ * (registers decide how many blocks an SM holds), at most what the scratch holds. */
+template <typename Kernel>
+static unsigned grid_for(pp_cuda_state *st, Kernel kernel, int *per_sm_cache, size_t n,
+                         size_t elem_size, size_t partial_size) {
+  int per_sm = *per_sm_cache; /* one cache per kernel; a benign race writes the same value */
+  if (per_sm == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, REDUCE_THREADS, 0) !=
+            cudaSuccess || per_sm < 1)
+      per_sm = 1;
+    *per_sm_cache = per_sm;
+  }
+  size_t vectors = n / (16 / elem_size);
+  size_t want = pp_ceil_div(vectors, (size_t)REDUCE_THREADS * REDUCE_UNROLL);
+  size_t wave = (size_t)st->sm_count * (size_t)per_sm;
+  size_t room = (PP_CUDA_SCRATCH_BYTES - REDUCE_COUNTER_BYTES) / partial_size;
+  size_t g = want < wave ? want : wave;
+  g = g < room ? g : room;
+  return g ? (unsigned)g : 1u;
+}
+
+template <typename T, typename Op>
+static pp_status launch_reduce(pp_context *ctx, const void *in, size_t n, void *out) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  typedef typename Op::Acc A;
+  static int per_sm = 0;
+  auto kernel = reduce_kernel<T, Op, REDUCE_THREADS, REDUCE_UNROLL>;
+  unsigned grid = grid_for(st, kernel, &per_sm, n, sizeof(T), sizeof(A));
+  char *scratch = (char *)st->scratch;
+  kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>(
+      (const T *)in, n, (T *)out, (A *)(scratch + REDUCE_COUNTER_BYTES), (unsigned *)scratch);
+  PP_CUDA_LAUNCHED(ctx, "pp_reduce");
+  return PP_OK;
+}
+
+template <typename T, typename SumAcc>
+static pp_status reduce_typed(pp_context *ctx, pp_op op, const void *in, size_t n, void *out) {
+  typedef typename std::conditional<sizeof(T) < 4, uint32_t, T>::type MinMaxAcc;
+  switch (op) {
+  case PP_SUM:
+    if constexpr (std::is_same<T, float>::value)
+      return launch_reduce<T, op_sum_f32>(ctx, in, n, out);
+    else
+      return launch_reduce<T, op_sum<T, SumAcc>>(ctx, in, n, out);
+  case PP_MIN: return launch_reduce<T, op_minmax<T, MinMaxAcc, true>>(ctx, in, n, out);
+  case PP_MAX: return launch_reduce<T, op_minmax<T, MinMaxAcc, false>>(ctx, in, n, out);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_reduce: op (%d)", (int)op);
+}
+
+pp_status pp_cuda_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
+                         void *out) {
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_reduce");
+  switch (t) {
+  case PP_U8: return reduce_typed<uint8_t, uint32_t>(ctx, op, in, n, out);
+  case PP_I32: return reduce_typed<int32_t, uint32_t>(ctx, op, in, n, out);
+  case PP_U32: return reduce_typed<uint32_t, uint32_t>(ctx, op, in, n, out);
+  case PP_I64: return reduce_typed<int64_t, uint64_t>(ctx, op, in, n, out);
+  case PP_U64: return reduce_typed<uint64_t, uint64_t>(ctx, op, in, n, out);
+  case PP_F32: return reduce_typed<float, double>(ctx, op, in, n, out);
+  case PP_F64: return reduce_typed<double, double>(ctx, op, in, n, out);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_reduce: dtype (%d)", (int)t);
+}
+
+template <typename T>
+static pp_status argreduce_typed(pp_context *ctx, pp_op op, const void *in, size_t n,
+                                 void *value_out, uint64_t *index_out) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  auto kernel = op == PP_MIN ? argreduce_kernel<T, true, REDUCE_THREADS, REDUCE_UNROLL>
+                             : argreduce_kernel<T, false, REDUCE_THREADS, REDUCE_UNROLL>;
+  static int per_sm[2] = {0, 0};
+  unsigned grid = grid_for(st, kernel, &per_sm[op == PP_MIN], n, sizeof(T), sizeof(arg_pair<T>));
+  char *scratch = (char *)st->scratch;
+  kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>((const T *)in, n, (T *)value_out, index_out,
+                                                  (arg_pair<T> *)(scratch + REDUCE_COUNTER_BYTES),
+                                                  (unsigned *)scratch);
+  PP_CUDA_LAUNCHED(ctx, "pp_argreduce");
+  return PP_OK;
+}
+
+pp_status pp_cuda_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
+                            void *value_out, uint64_t *index_out) {
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_argreduce");
+  switch (t) {
+  case PP_U8: return argreduce_typed<uint8_t>(ctx, op, in, n, value_out, index_out);
+  case PP_I32: return argreduce_typed<int32_t>(ctx, op, in, n, value_out, index_out);
+  case PP_U32: return argreduce_typed<uint32_t>(ctx, op, in, n, value_out, index_out);
+  case PP_I64: return argreduce_typed<int64_t>(ctx, op, in, n, value_out, index_out);
+  case PP_U64: return argreduce_typed<uint64_t>(ctx, op, in, n, value_out, index_out);
+  case PP_F32: return argreduce_typed<float>(ctx, op, in, n, value_out, index_out);
+  case PP_F64: return argreduce_typed<double>(ctx, op, in, n, value_out, index_out);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_argreduce: dtype (%d)", (int)t);
+}
