@@ -1,0 +1,24 @@
+/*
+ * cli.h — what the files of the `parprim` command share. Each subcommand is a
+ * main-like function: argv[0] is the subcommand's name, the return value is the exit
+ * code (0 ok, 1 failure, 2 usage error).
+ */
+#ifndef PP_CLI_H
+#define PP_CLI_H
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* `parprim demo`: every implemented primitive on generated data, checked against the
+ * CPU backend (cli/demo.c). */
+int pp_cli_demo_main(int argc, char **argv);
+void pp_cli_demo_usage(FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PP_CLI_H */

@@ -1,0 +1,1162 @@
+/*
+ * ladder/reduce.cu — the parallel-reduction ladder: f32 SUM from a CPU reference through
+ * the classic GPU optimisation steps to the production kernel and CUB, plus the f32 MAX
+ * variant of the grid-stride/atomic step.
+ *
+ * The steps follow the reduction chapter of the seed texts (seed 004: neighboured pairs,
+ * less divergence, interleaved pairs, unrolling, unrolled last warp, complete unrolling)
+ * and the training-camp write-up (seed 002: grid-stride loop, shared-memory tree, one
+ * atomic per block). The code is our own: any n (tails are handled in every kernel), any
+ * power-of-two block size in [64, 1024], 64-bit indices, and warp-level code that is
+ * correct under Volta's independent thread scheduling.
+ *
+ *   step 1   CPU reference: recursive pairwise sum in double
+ *   step 2   neighboured pairs, divergent           (seed 004)
+ *   step 3   neighboured pairs, less divergence     (seed 004)
+ *   step 4   interleaved pairs                      (seed 004)
+ *   step 5-7 unroll x2 / x4 / x8 data blocks        (seed 004)
+ *   step 8   unrolled last warp                     (seed 004, made Volta-safe)
+ *   step 9   complete unrolling, template on block  (seed 004)
+ *   step 10  grid-stride + shared tree + atomicAdd  (seed 002); 10m: atomicMax for MAX
+ *   step 11  production: pp_reduce on a CUDA context
+ *   step 12  cub::DeviceReduce::Sum (12m: ::Max)
+ *
+ * Steps 2-9 reduce in place in global memory, as the seed does, so each run works on a
+ * fresh copy of the input (restored outside the timed region). They leave one partial
+ * per block; the seed copies those back and adds them on the host. Here a second small
+ * kernel (one block) adds them on the GPU and its time is included in the step's time.
+ *
+ * Run through the CLI:   parprim ladder reduce [--n N] [--block B] [--check] [--csv]
+ * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
+ *                          -I include ladder/reduce.cu -o ladder_reduce -L<build> -lparprim
+ */
+#include "ladder.h"
+#include "parprim.h"
+
+#include <cuda_runtime.h>
+#include <cub/device/device_reduce.cuh>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+/* ------------------------------------------------------------------------------------ */
+/* Error checking                                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+// A failed CUDA call ends the whole run (exit status 1): after an illegal address or a
+// launch failure the context is unusable, so there is nothing sensible to continue with.
+struct CudaFailure {
+  std::string what;
+};
+
+[[noreturn]] void cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s:%d: %s failed: %s (%s)", file, line, call,
+           cudaGetErrorString(e), cudaGetErrorName(e));
+  throw CudaFailure{buf};
+}
+
+#define CUDA_CHECK(call)                                                                   \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) cuda_fail(e_, #call, __FILE__, __LINE__);                       \
+  } while (0)
+
+// A step that cannot produce a result (pp_reduce returned an error): that step fails,
+// the others still run.
+struct StepFailure {
+  std::string what;
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 1: CPU reference                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+// Recursive pairwise summation in double. The seed halves the array in place
+// (data[i] += data[i + stride]); splitting the index range instead gives the same tree
+// shape without a writable copy of the input. In double, its error (about
+// log2(n) * 2^-53 * sum|x|) is far below anything a float GPU sum can reach, so it
+// serves as the exact answer for checking.
+double cpu_pairwise_sum(const float *x, size_t n) {
+  if (n <= 16) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; ++i) s += (double)x[i];
+    return s;
+  }
+  const size_t half = n / 2;
+  return cpu_pairwise_sum(x, half) + cpu_pairwise_sum(x + half, n - half);
+}
+
+float cpu_max(const float *x, size_t n) {
+  float m = -INFINITY;
+  for (size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Shared device helpers                                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+// Elements of [start, start + block) that exist. Every launch below sizes its grid so that
+// start < n; only the last block sees fewer than `block`, and the tree steps treat the
+// missing ones as zeros by never reading or writing them (they may lie past the end of
+// the array).
+__device__ __forceinline__ unsigned valid_in_block(size_t start, size_t n, unsigned block) {
+  const size_t left = n - start;
+  return left < block ? (unsigned)left : block;
+}
+
+// Sum over the 32 lanes of a warp; lane 0 gets the total. __shfl_down_sync names the
+// participating lanes and synchronises them itself, which is what makes warp-level code
+// correct since Volta (see step 8).
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Steps 5-9 first fold K consecutive data blocks of the block's segment into its first
+// one: thread t adds x[start + t + j*B] for j < K and writes the sum to x[start + t].
+// The K loads are independent, so they are all in flight at once (memory-level
+// parallelism), and the tree that follows runs once per K*B elements instead of per B.
+template <unsigned K>
+__device__ __forceinline__ void fold_segment(float *g, size_t n, size_t start, unsigned tid,
+                                             unsigned block) {
+  const size_t i = start + tid;
+  if (start + (size_t)K * block <= n) {  // whole segment present: no per-element test
+    float v[K];
+#pragma unroll
+    for (unsigned j = 0; j < K; ++j) v[j] = g[i + (size_t)j * block];
+    float s = v[0];
+#pragma unroll
+    for (unsigned j = 1; j < K; ++j) s += v[j];
+    g[i] = s;
+  } else if (i < n) {  // the last segment: add what exists
+    float s = g[i];
+#pragma unroll
+    for (unsigned j = 1; j < K; ++j) {
+      const size_t k = i + (size_t)j * block;
+      if (k < n) s += g[k];
+    }
+    g[i] = s;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 2: neighboured pairs, divergent (seed 004)                                      */
+/* ------------------------------------------------------------------------------------ */
+
+// The starting point: each block sums its B elements in place in global memory. In round
+// `stride` the thread whose index is a multiple of 2*stride adds its neighbour at +stride.
+// Bottleneck: warp divergence. In round 1 half the lanes of every warp are idle, in
+// round 2 three quarters, ..., yet until the stride reaches 32 every warp still holds an
+// active lane and must issue the round, so each of those rounds costs as much as the
+// first. The `%` by a run-time value is slow too, and the active threads touch
+// addresses 2*stride apart (no coalescing).
+// (The seed returns early from threads past n and then reaches __syncthreads in the
+// loop; here every thread stays for the barriers, and `tid + stride < m` keeps the reads
+// inside the array.)
+__global__ void reduce_neighboured_divergent(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * blockDim.x;
+  const unsigned m = valid_in_block(start, n, blockDim.x);
+  float *data = g + start;
+  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+    if ((tid % (2 * stride)) == 0 && tid + stride < m) data[tid] += data[tid + stride];
+    __syncthreads();  // the next round reads what this one wrote
+  }
+  if (tid == 0) partials[blockIdx.x] = data[0];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 3: neighboured pairs, less divergence (seed 004)                                */
+/* ------------------------------------------------------------------------------------ */
+
+// Same pairs, different workers: thread t handles the pair starting at 2*stride*t, so the
+// active threads are the lowest-numbered ones and whole warps go idle together. Idle
+// warps issue nothing, which removes the divergence of step 2 (only the last rounds, with
+// fewer than 32 active threads, still diverge) and the `%`.
+// Remaining bottleneck: the active threads still access memory 2*stride elements apart,
+// so each warp's loads and stores scatter over many memory transactions.
+__global__ void reduce_neighboured_less_divergent(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * blockDim.x;
+  const unsigned m = valid_in_block(start, n, blockDim.x);
+  float *data = g + start;
+  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
+    const unsigned index = 2 * stride * tid;  // < 2 * 512 * 1024, no overflow
+    if (index + stride < m) data[index] += data[index + stride];
+    __syncthreads();
+  }
+  if (tid == 0) partials[blockIdx.x] = data[0];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 4: interleaved pairs (seed 004)                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+// Pair element t with element t + stride, stride halving from B/2. The active threads
+// are again the lowest ones, and now a warp reads and writes 32 consecutive floats:
+// every access is coalesced. This removes step 3's scattered accesses.
+// Remaining bottleneck: half the threads idle from the first round on; each thread loads
+// one element from DRAM, so too few loads are in flight to cover memory latency, and
+// the tree costs log2(B) barriers for only B elements.
+__global__ void reduce_interleaved(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * blockDim.x;
+  const unsigned m = valid_in_block(start, n, blockDim.x);
+  float *data = g + start;
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) partials[blockIdx.x] = data[0];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Steps 5, 6, 7: unrolling x2, x4, x8 (seed 004)                                       */
+/* ------------------------------------------------------------------------------------ */
+
+// Each block first adds K data blocks (fold_segment), then runs step 4's tree on the
+// result. This removes step 4's latency bound: every thread has K independent loads in
+// flight, the grid is K times smaller, and the barrier-bound tree is amortised over K*B
+// elements. x2 -> x4 -> x8 shows how much more memory parallelism buys.
+template <unsigned K>
+__global__ void reduce_unrolled(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * blockDim.x * K;
+  fold_segment<K>(g, n, start, tid, blockDim.x);
+  __syncthreads();
+  const unsigned m = valid_in_block(start, n, blockDim.x);
+  float *data = g + start;
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) partials[blockIdx.x] = data[0];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 8: unroll x8 + unrolled last warp (seed 004)                                    */
+/* ------------------------------------------------------------------------------------ */
+
+// Once 64 partial sums are left, one warp can finish them: the last six rounds need no
+// __syncthreads and no loop, and the other warps of the block are free to retire. This
+// removes the barriers and loop overhead of the last six rounds of step 7.
+//
+// The seed does those rounds through a `volatile` pointer with no synchronisation at all
+// ("a warp runs in lock-step"). Since Volta, threads of a warp are scheduled
+// independently, so a lane may read its partner's slot before the partner has written
+// it: that code races. The safe forms are a __syncwarp() between the read and the write
+// of every round, or register shuffles, which synchronise the lanes they name. We use
+// shuffles; they also keep the values in registers instead of memory.
+__global__ void reduce_unrolled_last_warp(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * blockDim.x * 8;
+  fold_segment<8>(g, n, start, tid, blockDim.x);
+  __syncthreads();
+  const unsigned m = valid_in_block(start, n, blockDim.x);
+  float *data = g + start;
+  for (unsigned stride = blockDim.x / 2; stride > 32; stride >>= 1) {
+    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
+    __syncthreads();
+  }
+  if (tid < 32) {  // warp 0, all 32 lanes: blockDim.x >= 64
+    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
+    v = warp_sum(v);
+    if (tid == 0) partials[blockIdx.x] = v;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 9: complete unrolling, template on the block size (seed 004)                    */
+/* ------------------------------------------------------------------------------------ */
+
+// With the block size a compile-time constant the tree loop disappears: each round is a
+// straight-line statement, the `if (B >= ...)` tests vanish at compile time, and the
+// compiler can schedule across rounds. This removes the loop bookkeeping (counter,
+// shift, compare, branch) that step 8 still pays per round; the host picks the
+// instantiation for the requested block size.
+template <unsigned B>
+__global__ void __launch_bounds__(B) reduce_complete_unroll(float *g, float *partials, size_t n) {
+  const unsigned tid = threadIdx.x;
+  const size_t start = (size_t)blockIdx.x * B * 8;
+  fold_segment<8>(g, n, start, tid, B);
+  __syncthreads();
+  const unsigned m = valid_in_block(start, n, B);
+  float *data = g + start;
+  // The barriers sit inside conditions that are constant for the whole block.
+  if (B >= 1024) {
+    if (tid < 512 && tid + 512 < m) data[tid] += data[tid + 512];
+    __syncthreads();
+  }
+  if (B >= 512) {
+    if (tid < 256 && tid + 256 < m) data[tid] += data[tid + 256];
+    __syncthreads();
+  }
+  if (B >= 256) {
+    if (tid < 128 && tid + 128 < m) data[tid] += data[tid + 128];
+    __syncthreads();
+  }
+  if (B >= 128) {
+    if (tid < 64 && tid + 64 < m) data[tid] += data[tid + 64];
+    __syncthreads();
+  }
+  if (tid < 32) {  // the same Volta-safe last warp as step 8
+    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
+    v = warp_sum(v);
+    if (tid == 0) partials[blockIdx.x] = v;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Finishing steps 2-9: one block adds the per-block partials                           */
+/* ------------------------------------------------------------------------------------ */
+
+// The seed copies the partials to the host and adds them there. This kernel does the
+// same work on the GPU (its time is part of every step 2-9): one block of 1024 threads,
+// a strided loop over the partials, then warp sums. One block can use only one SM's
+// bandwidth, which is why fewer partials (steps 5-9) also make this part cheaper.
+constexpr unsigned kFinishThreads = 1024;
+
+__global__ void __launch_bounds__(kFinishThreads)
+    finish_partials(const float *partials, size_t count, float *out) {
+  __shared__ float warp_totals[kFinishThreads / 32];
+  const unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  float s = 0.0f;
+  for (size_t i = tid; i < count; i += kFinishThreads) s += partials[i];
+  s = warp_sum(s);
+  if (lane == 0) warp_totals[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = warp_sum(warp_totals[lane]);  // kFinishThreads / 32 == 32 slots, one per lane
+    if (lane == 0) *out = s;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 10: grid-stride loop + shared-memory tree + one atomic per block (seed 002)     */
+/* ------------------------------------------------------------------------------------ */
+
+// A different plan from steps 2-9: launch only as many blocks as the GPU holds at once
+// and let each thread walk the input with a grid-sized stride, adding into a register.
+// The input is read once and never written (steps 2-9 write partial sums back to global
+// memory), the tree runs on shared memory, and one atomicAdd per block replaces the
+// second pass, so no partials array and no second kernel remain.
+// The seed launches ceil(n/B) blocks, which makes the loop run once per thread and puts
+// n/B atomics on one address; we size the grid from the occupancy calculator instead.
+// The seed also puts a second __syncthreads between reading and writing each round; one
+// barrier per round is enough, because round `stride` reads only [stride, 2*stride) and
+// writes only [0, stride).
+// Costs left: one element per load (no vector loads), a full shared-memory tree with a
+// barrier per round, and the float accumulation order depends on the atomics' order, so
+// the result may differ in the last bits from run to run.
+__global__ void reduce_grid_stride_atomic_sum(const float *in, float *out, size_t n) {
+  extern __shared__ float smem_sum[];
+  const unsigned tid = threadIdx.x;
+  float s = 0.0f;
+  const size_t step = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) s += in[i];
+  smem_sum[tid] = s;
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (tid < stride) smem_sum[tid] += smem_sum[tid + stride];
+    __syncthreads();
+  }
+  if (tid == 0) atomicAdd(out, smem_sum[0]);  // *out was zeroed before the launch
+}
+
+// Step 10m, seed 002's MAX. There is no atomicMax for float, and the seed's int version
+// cannot take float bits directly: floats are sign-magnitude, so as two's-complement ints
+// two negative floats compare the wrong way round (-1.0f has a larger int than -2.0f).
+// The int-bit trick, with the sign handled: map each float to an unsigned key whose
+// order is the float order, by setting the sign bit of non-negative floats and
+// inverting all bits of negative ones; then unsigned atomicMax is a float max. Key 0 lies
+// below the key of -inf, so zeroing *out initialises it. (NaN would map above +inf; this
+// teaching step does not ignore NaN as pp_reduce does, and the input has none.)
+__device__ __forceinline__ unsigned float_to_ordered_key(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+float ordered_key_to_float(unsigned key) {  // host-side inverse of float_to_ordered_key
+  const unsigned b = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+__global__ void reduce_grid_stride_atomic_max(const float *in, unsigned *out_key, size_t n) {
+  extern __shared__ float smem_max[];
+  const unsigned tid = threadIdx.x;
+  float v = -INFINITY;
+  const size_t step = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) v = fmaxf(v, in[i]);
+  smem_max[tid] = v;
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (tid < stride) smem_max[tid] = fmaxf(smem_max[tid], smem_max[tid + stride]);
+    __syncthreads();
+  }
+  if (tid == 0) atomicMax(out_key, float_to_ordered_key(smem_max[0]));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Host side: the steps as launchable units                                             */
+/* ------------------------------------------------------------------------------------ */
+
+enum class Op { Sum, Max };
+
+// Everything one configuration (n, block, data set) needs on the device.
+struct Env {
+  size_t n = 0;
+  unsigned block = 256;
+  cudaStream_t stream = nullptr;
+  const float *in = nullptr;  // the input, never written
+  float *scratch = nullptr;   // copy of the input for the in-place steps 2-9
+  float *partials = nullptr;  // one float per block for steps 2-9
+  float *out = nullptr;       // the step's result (a float, or the key for step 10m)
+  void *cub_temp = nullptr;
+  size_t cub_temp_bytes = 0;
+  unsigned atomic_grid_sum = 1, atomic_grid_max = 1;  // step 10 grids
+  pp_context *ctx = nullptr;
+};
+
+unsigned blocks_for(size_t n, size_t per_block) {
+  const size_t g = (n + per_block - 1) / per_block;
+  if (g > 0x7fffffffu) throw StepFailure{"n too large for a one-dimensional grid"};
+  return (unsigned)g;
+}
+
+void finish(const Env &e, unsigned grid) {
+  finish_partials<<<1, kFinishThreads, 0, e.stream>>>(e.partials, grid, e.out);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void run_step2(const Env &e) {
+  const unsigned grid = blocks_for(e.n, e.block);
+  reduce_neighboured_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+void run_step3(const Env &e) {
+  const unsigned grid = blocks_for(e.n, e.block);
+  reduce_neighboured_less_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+void run_step4(const Env &e) {
+  const unsigned grid = blocks_for(e.n, e.block);
+  reduce_interleaved<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+template <unsigned K>
+void run_unrolled(const Env &e) {
+  const unsigned grid = blocks_for(e.n, (size_t)e.block * K);
+  reduce_unrolled<K><<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+void run_step8(const Env &e) {
+  const unsigned grid = blocks_for(e.n, (size_t)e.block * 8);
+  reduce_unrolled_last_warp<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+void run_step9(const Env &e) {
+  const unsigned grid = blocks_for(e.n, (size_t)e.block * 8);
+  switch (e.block) {
+    case 64: reduce_complete_unroll<64><<<grid, 64, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
+    case 128: reduce_complete_unroll<128><<<grid, 128, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
+    case 256: reduce_complete_unroll<256><<<grid, 256, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
+    case 512: reduce_complete_unroll<512><<<grid, 512, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
+    case 1024: reduce_complete_unroll<1024><<<grid, 1024, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
+    default: throw StepFailure{"block size has no instantiation"};
+  }
+  CUDA_CHECK(cudaGetLastError());
+  finish(e, grid);
+}
+
+void run_step10_sum(const Env &e) {
+  CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(float), e.stream));  // 0.0f: the atomics' start
+  reduce_grid_stride_atomic_sum<<<e.atomic_grid_sum, e.block, e.block * sizeof(float), e.stream>>>(
+      e.in, e.out, e.n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void run_step10_max(const Env &e) {
+  CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(unsigned), e.stream));  // key 0 < key(-inf)
+  reduce_grid_stride_atomic_max<<<e.atomic_grid_max, e.block, e.block * sizeof(float), e.stream>>>(
+      e.in, reinterpret_cast<unsigned *>(e.out), e.n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void run_production(const Env &e, pp_op op) {
+  const pp_status st = pp_reduce(e.ctx, op, PP_F32, e.in, e.n, e.out);
+  if (st != PP_OK) {
+    throw StepFailure{std::string("pp_reduce: ") + pp_status_string(st) + ": " +
+                      pp_last_error(e.ctx)};
+  }
+}
+void run_step11_sum(const Env &e) { run_production(e, PP_SUM); }
+void run_step11_max(const Env &e) { run_production(e, PP_MAX); }
+
+void run_step12_sum(const Env &e) {
+  size_t bytes = e.cub_temp_bytes;
+  CUDA_CHECK(cub::DeviceReduce::Sum(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
+}
+
+void run_step12_max(const Env &e) {
+  size_t bytes = e.cub_temp_bytes;
+  CUDA_CHECK(cub::DeviceReduce::Max(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
+}
+
+enum class Kind { Kernel, Production, Cub };
+
+struct Step {
+  const char *id;
+  const char *name;
+  Op op;
+  Kind kind;
+  bool in_place;    // works on e.scratch, which must hold the input before every run
+  bool result_key;  // e.out holds an ordered key (step 10m), not a float
+  void (*run)(const Env &);
+};
+
+const Step kSteps[] = {
+    {"2", "neighboured pairs, divergent", Op::Sum, Kind::Kernel, true, false, run_step2},
+    {"3", "neighboured pairs, less divergence", Op::Sum, Kind::Kernel, true, false, run_step3},
+    {"4", "interleaved pairs", Op::Sum, Kind::Kernel, true, false, run_step4},
+    {"5", "unroll x2 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<2>},
+    {"6", "unroll x4 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<4>},
+    {"7", "unroll x8 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<8>},
+    {"8", "unroll x8 + unrolled last warp", Op::Sum, Kind::Kernel, true, false, run_step8},
+    {"9", "unroll x8 + complete unroll <B>", Op::Sum, Kind::Kernel, true, false, run_step9},
+    {"10", "grid-stride + smem tree + atomicAdd", Op::Sum, Kind::Kernel, false, false, run_step10_sum},
+    {"11", "production pp_reduce(PP_SUM)", Op::Sum, Kind::Production, false, false, run_step11_sum},
+    {"12", "cub::DeviceReduce::Sum", Op::Sum, Kind::Cub, false, false, run_step12_sum},
+    {"10m", "grid-stride + smem tree + atomicMax", Op::Max, Kind::Kernel, false, true, run_step10_max},
+    {"11m", "production pp_reduce(PP_MAX)", Op::Max, Kind::Production, false, false, run_step11_max},
+    {"12m", "cub::DeviceReduce::Max", Op::Max, Kind::Cub, false, false, run_step12_max},
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Data, validation                                                                      */
+/* ------------------------------------------------------------------------------------ */
+
+enum class Data { Uniform, Integers };
+
+const char *data_name(Data d) { return d == Data::Uniform ? "uniform" : "integers"; }
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Uniform: floats in [-1, 1) on a 2^-23 grid from a fixed seed, so every run of every
+// build sees the same numbers. Integers (--check only): whole numbers in [-4, 4]; for
+// n <= 2^22 every partial sum of any subset is an integer below 2^24 in magnitude, so it
+// is exact in float whatever the order, and every step must match the reference exactly.
+// That catches a dropped or doubled element that the tolerance might hide.
+void fill(std::vector<float> &x, Data d) {
+  uint64_t state = 0x7061727072696dull;  // fixed seed
+  for (float &v : x) {
+    const uint64_t r = splitmix64(state);
+    if (d == Data::Uniform)
+      v = (float)((int64_t)(r >> 40) - (1 << 23)) * (1.0f / (1 << 23));
+    else
+      v = (float)((int)((r >> 32) % 9u) - 4);
+  }
+}
+
+struct Reference {
+  double sum = 0.0;
+  double l2 = 0.0;  // sqrt(sum x^2)
+  float max = 0.0f;
+  double cpu_ms = 0.0;
+};
+
+Reference make_reference(const std::vector<float> &x) {
+  Reference r;
+  const auto t0 = std::chrono::steady_clock::now();
+  r.sum = cpu_pairwise_sum(x.data(), x.size());
+  const auto t1 = std::chrono::steady_clock::now();
+  r.cpu_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  double sq = 0.0;
+  for (float v : x) sq += (double)v * (double)v;
+  r.l2 = std::sqrt(sq);
+  r.max = cpu_max(x.data(), x.size());
+  return r;
+}
+
+// SUM check. Rounding errors of a float sum grow with the size of the partial sums it
+// forms. For zero-mean random data those grow like the L2 norm ||x||_2 (about 0.58*sqrt(n)
+// here), not like sum|x| (n/2): the textbook worst-case bound eps*depth*sum|x| would be
+// so loose at n = 2^24 that a dropped element would pass. So the error is measured
+// relative to max(|sum|, ||x||_2), and allowed to grow with the depth of the summation:
+//   PASS when |gpu - ref| <= 8 * FLT_EPSILON * max(1, ceil(log2 n)) * max(|ref|, ||x||_2)
+// The Integers data set must match exactly.
+double sum_tolerance(size_t n) {
+  const double depth = std::max(1.0, std::ceil(std::log2((double)n)));
+  return 8.0 * FLT_EPSILON * depth;
+}
+
+struct Verdict {
+  bool pass = false;
+  double rel_err = 0.0;
+};
+
+Verdict check_result(const Step &s, float got, const Reference &ref, size_t n, Data d) {
+  Verdict v;
+  if (s.op == Op::Max) {
+    v.pass = (got == ref.max);  // max is exact in any order
+    v.rel_err = std::isnan(got) ? INFINITY : std::fabs((double)got - (double)ref.max) /
+                                                 std::max(1e-30, std::fabs((double)ref.max));
+    return v;
+  }
+  const double err = std::fabs((double)got - ref.sum);
+  const double scale = std::max(std::fabs(ref.sum), ref.l2);
+  v.rel_err = std::isnan(got) ? INFINITY : (scale > 0 ? err / scale : err);
+  v.pass = std::isfinite(got) && (d == Data::Integers ? (double)got == ref.sum
+                                                      : err <= sum_tolerance(n) * scale);
+  return v;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Device resources                                                                      */
+/* ------------------------------------------------------------------------------------ */
+
+struct DeviceBuffer {
+  void *p = nullptr;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes) CUDA_CHECK(cudaMalloc(&p, bytes));
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);  // errors here cannot be reported usefully
+  }
+  template <class T>
+  T *as() const {
+    return static_cast<T *>(p);
+  }
+};
+
+struct Session {  // lives for the whole command
+  int device = 0;
+  cudaDeviceProp prop{};
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  pp_context *ctx = nullptr;
+  std::string ctx_skip;  // why the production steps are skipped, when they are
+  std::string ctx_fail;  // why they fail (no context), when they do
+  void *l2_flush = nullptr;
+  size_t l2_flush_bytes = 0;
+  ~Session() {
+    if (ctx) pp_destroy(ctx);  // before the stream it queues work on goes away
+    if (l2_flush) cudaFree(l2_flush);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* Running one configuration                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+struct Row {
+  std::string id, name;
+  Op op = Op::Sum;
+  Kind kind = Kind::Kernel;
+  std::string status;  // PASS, FAIL, SKIP, ref
+  std::string note;    // why it failed or was skipped
+  double rel_err = NAN;
+  double ms = NAN;     // median over the timed runs
+};
+
+struct Options {
+  size_t n = (size_t)1 << 24;
+  bool n_given = false;
+  unsigned block = 256;
+  bool block_given = false;
+  int reps = 25;
+  int warmup = 3;
+  bool check = false;
+  bool csv = false;
+};
+
+// Puts e.out and e.partials in a poisoned state (NaN bits) and the scratch copy back to
+// the input, so that a step that skips writing its result, or a partial, cannot pass on
+// what an earlier run left behind.
+void prepare(const Step &s, const Env &e) {
+  if (s.in_place)
+    CUDA_CHECK(cudaMemcpyAsync(e.scratch, e.in, e.n * sizeof(float), cudaMemcpyDeviceToDevice,
+                               e.stream));
+  CUDA_CHECK(cudaMemsetAsync(e.out, 0xff, sizeof(float), e.stream));
+  if (s.kind == Kind::Kernel && s.in_place)
+    CUDA_CHECK(cudaMemsetAsync(e.partials, 0xff, (size_t)blocks_for(e.n, 64) * sizeof(float),
+                               e.stream));
+}
+
+float read_result(const Step &s, const Env &e) {
+  CUDA_CHECK(cudaStreamSynchronize(e.stream));
+  uint32_t bits = 0;
+  CUDA_CHECK(cudaMemcpy(&bits, e.out, sizeof bits, cudaMemcpyDeviceToHost));
+  if (s.result_key) return ordered_key_to_float(bits);
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
+                            bool timing) {
+  std::vector<float> h(n);
+  fill(h, d);
+  const Reference ref = make_reference(h);
+
+  DeviceBuffer in(n * sizeof(float)), scratch(n * sizeof(float));
+  DeviceBuffer partials((size_t)blocks_for(n, 64) * sizeof(float));  // most blocks: B = 64, K = 1
+  DeviceBuffer out(sizeof(double));
+  CUDA_CHECK(cudaMemcpy(in.p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+
+  Env e;
+  e.n = n;
+  e.block = block;
+  e.stream = ss.stream;
+  e.in = in.as<const float>();
+  e.scratch = scratch.as<float>();
+  e.partials = partials.as<float>();
+  e.out = out.as<float>();
+  e.ctx = ss.ctx;
+
+  // CUB's temporary storage: sized and allocated here, outside every timed region.
+  size_t sum_bytes = 0, max_bytes = 0;
+  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, sum_bytes, e.in, e.out, (int64_t)n, ss.stream));
+  CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, e.in, e.out, (int64_t)n, ss.stream));
+  e.cub_temp_bytes = std::max(sum_bytes, max_bytes);
+  DeviceBuffer cub_temp(e.cub_temp_bytes);
+  e.cub_temp = cub_temp.p;
+
+  // Step 10: as many blocks as are resident at once, but no block without data.
+  int per_sm_sum = 0, per_sm_max = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm_sum, reduce_grid_stride_atomic_sum, (int)block, block * sizeof(float)));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm_max, reduce_grid_stride_atomic_max, (int)block, block * sizeof(float)));
+  const size_t data_blocks = blocks_for(n, block);
+  e.atomic_grid_sum = (unsigned)std::min(data_blocks, (size_t)std::max(1, per_sm_sum) * ss.prop.multiProcessorCount);
+  e.atomic_grid_max = (unsigned)std::min(data_blocks, (size_t)std::max(1, per_sm_max) * ss.prop.multiProcessorCount);
+
+  std::vector<Row> rows;
+  Row cpu;
+  cpu.id = "1";
+  cpu.name = "cpu recursive pairwise (double)";
+  cpu.status = "ref";
+  cpu.ms = ref.cpu_ms;
+  cpu.note = "host, one run";
+  rows.push_back(cpu);
+
+  for (const Step &s : kSteps) {
+    Row r;
+    r.id = s.id;
+    r.name = s.name;
+    r.op = s.op;
+    r.kind = s.kind;
+    if (s.kind == Kind::Production && !ss.ctx) {
+      r.status = ss.ctx_fail.empty() ? "SKIP" : "FAIL";
+      r.note = ss.ctx_fail.empty() ? ss.ctx_skip : ss.ctx_fail;
+      rows.push_back(r);
+      continue;
+    }
+    try {
+      // Validation run, then warm-up, then timed runs; the last timed run is checked too.
+      bool pass = true;
+      double worst = 0.0;
+      auto validate = [&]() {
+        const Verdict v = check_result(s, read_result(s, e), ref, n, d);
+        pass = pass && v.pass;
+        worst = std::isnan(worst) || std::isnan(v.rel_err) ? NAN : std::max(worst, v.rel_err);
+      };
+      prepare(s, e);
+      s.run(e);
+      validate();
+      if (!timing) {  // --check: a second run catches state a first run depends on
+        prepare(s, e);
+        s.run(e);
+        validate();
+      } else {
+        for (int w = 0; w < o.warmup; ++w) {
+          prepare(s, e);
+          s.run(e);
+        }
+        std::vector<float> times;
+        for (int k = 0; k < o.reps; ++k) {
+          prepare(s, e);
+          // Evict the input from L2 (50-60 MB on an H100/H200) so that every step reads
+          // it from DRAM, as the first reduction of freshly produced data would.
+          if (ss.l2_flush)
+            CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
+          CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+          s.run(e);
+          CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+          CUDA_CHECK(cudaEventSynchronize(ss.stop));
+          float ms = 0.0f;
+          CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+          times.push_back(ms);
+        }
+        validate();
+        std::sort(times.begin(), times.end());
+        const size_t k = times.size();
+        r.ms = k % 2 ? times[k / 2] : 0.5 * ((double)times[k / 2 - 1] + times[k / 2]);
+      }
+      r.status = pass ? "PASS" : "FAIL";
+      r.rel_err = worst;
+    } catch (const StepFailure &f) {
+      CUDA_CHECK(cudaStreamSynchronize(ss.stream));
+      r.status = "FAIL";
+      r.note = f.what;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Output                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+const Row *find_row(const std::vector<Row> &rows, Op op, Kind kind) {
+  for (const Row &r : rows)
+    if (r.op == op && r.kind == kind && r.status != "ref") return &r;
+  return nullptr;
+}
+
+std::string fmt(const char *f, double v) {
+  if (std::isnan(v)) return "-";
+  char b[64];
+  snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+void print_timing(const std::vector<Row> &rows, const Options &o, const Session &ss) {
+  const double bytes = 4.0 * (double)o.n;
+  // With --csv the context goes to stderr, so stdout is pure CSV.
+  FILE *info = o.csv ? stderr : stdout;
+  fprintf(info,
+          "parprim ladder reduce: f32, n = %zu (%.1f MiB), block = %u, median of %d runs after "
+          "%d warm-up\n",
+          o.n, bytes / (1 << 20), o.block, o.reps, o.warmup);
+  fprintf(info, "device: %s (%d SMs, L2 %.0f MiB, flushed before every timed run)\n",
+          ss.prop.name, ss.prop.multiProcessorCount, ss.prop.l2CacheSize / 1048576.0);
+  fprintf(info,
+          "check: PASS when |gpu - ref| <= %.3g * max(|ref|, ||x||_2)  "
+          "(8 * FLT_EPSILON * ceil(log2 n)); MAX exact\n",
+          sum_tolerance(o.n));
+  fprintf(info, "steps 2-9 write one partial per block; a second 1-block kernel adds them, and "
+                "its time is included\n");
+  fprintf(info,
+          "GB/s counts 4n bytes read; x prod / x cub = time / time of step 11 / 12 (same op)\n%s",
+          o.csv ? "" : "\n");
+  if (o.csv)
+    printf("step,name,check,rel_err,ms,gbps,x_prod,x_cub,note\n");
+  else
+    printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s\n", "step", "name", "check", "rel.err", "ms",
+           "GB/s", "x prod", "x cub");
+  for (const Row &r : rows) {
+    const Row *prod = find_row(rows, r.op, Kind::Production);
+    const Row *cub = find_row(rows, r.op, Kind::Cub);
+    const double gbs = std::isnan(r.ms) ? NAN : bytes / (r.ms * 1e6);
+    const double xp = prod && !std::isnan(r.ms) ? r.ms / prod->ms : NAN;
+    const double xc = cub && !std::isnan(r.ms) ? r.ms / cub->ms : NAN;
+    if (o.csv) {
+      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id.c_str(), r.name.c_str(), r.status.c_str(),
+             fmt("%.3e", r.rel_err).c_str(), fmt("%.5f", r.ms).c_str(), fmt("%.1f", gbs).c_str(),
+             fmt("%.3f", xp).c_str(), fmt("%.3f", xc).c_str(), r.note.c_str());
+    } else {
+      printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s%s%s\n", r.id.c_str(), r.name.c_str(),
+             r.status.c_str(), fmt("%.2e", r.rel_err).c_str(), fmt("%.4f", r.ms).c_str(),
+             fmt("%.1f", gbs).c_str(), fmt("%.2f", xp).c_str(), fmt("%.2f", xc).c_str(),
+             r.note.empty() ? "" : "  ", r.note.c_str());
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Command line                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+void usage(FILE *f) {
+  fprintf(f,
+          "usage: parprim ladder reduce [--n N] [--block B] [--reps R] [--check] [--csv] [--help]\n"
+          "\n"
+          "Runs the parallel-reduction ladder for f32 SUM (and the atomicMax step for f32 MAX):\n"
+          "a CPU reference, the seed's GPU optimisation steps, the production pp_reduce and\n"
+          "CUB. Every step is validated against the reference and timed with CUDA events.\n"
+          "\n"
+          "  --n N      number of elements, N >= 1 (default 16777216); also 1<<K, or hex\n"
+          "  --block B  threads per block for steps 2-10: a power of two in [64, 1024]\n"
+          "             (default 256)\n"
+          "  --reps R   timed runs per step, the median is reported (default 25, R >= 20)\n"
+          "  --check    no timing: validate every step (two runs each) over awkward sizes\n"
+          "             (1 .. 2^21+13, or only --n N) and two data sets, for every block size\n"
+          "             (or only --block B); exit 0 only if all pass\n"
+          "  --csv      comma-separated output\n"
+          "  --help     this text\n"
+          "\n"
+          "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
+}
+
+// Accepts decimal, 0x hex, and A<<B.
+bool parse_size(const char *s, size_t &out) {
+  if (!s || !*s || *s == '-' || *s == '+') return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || end == s) return false;
+  if (end[0] == '<' && end[1] == '<') {
+    const char *p = end + 2;
+    if (*p < '0' || *p > '9') return false;
+    const unsigned long long sh = strtoull(p, &end, 10);
+    if (errno || end == p || sh >= 64) return false;
+    if (sh > 0 && (v >> (64 - sh)) != 0) return false;  // would overflow
+    v <<= sh;
+  }
+  if (*end != '\0') return false;
+  out = (size_t)v;
+  return true;
+}
+
+enum ParseResult { kParseOk, kParseHelp, kParseBad };
+
+ParseResult parse_args(int argc, char **argv, Options &o) {
+  int i = 0;
+  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;  // the command's own name
+  for (; i < argc; ++i) {
+    std::string a = argv[i] ? argv[i] : "";
+    std::string val;
+    bool has_val = false;
+    const size_t eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_val = true;
+    }
+    auto take = [&](std::string &dst) {
+      if (has_val) {
+        dst = val;
+        return true;
+      }
+      if (i + 1 >= argc || !argv[i + 1]) return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      return kParseHelp;
+    } else if (a == "--check" || a == "--csv") {
+      if (has_val) {
+        fprintf(stderr, "%s takes no value\n", a.c_str());
+        return kParseBad;
+      }
+      (a == "--check" ? o.check : o.csv) = true;
+    } else if (a == "--n") {
+      std::string v;
+      size_t n = 0;
+      if (!take(v) || !parse_size(v.c_str(), n) || n == 0) {
+        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
+        return kParseBad;
+      }
+      if (n > SIZE_MAX / 8) {
+        fprintf(stderr, "--n %zu is too large\n", n);
+        return kParseBad;
+      }
+      o.n = n;
+      o.n_given = true;
+    } else if (a == "--block") {
+      std::string v;
+      size_t b = 0;
+      if (!take(v) || !parse_size(v.c_str(), b) || b < 64 || b > 1024 || (b & (b - 1))) {
+        fprintf(stderr, "--block needs a power of two in [64, 1024] (got '%s')\n", v.c_str());
+        return kParseBad;
+      }
+      o.block = (unsigned)b;
+      o.block_given = true;
+    } else if (a == "--reps") {
+      std::string v;
+      size_t r = 0;
+      if (!take(v) || !parse_size(v.c_str(), r) || r < 20 || r > 100000) {
+        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", v.c_str());
+        return kParseBad;
+      }
+      o.reps = (int)r;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      return kParseBad;
+    }
+  }
+  return kParseOk;
+}
+
+int run_check(Session &ss, const Options &o) {
+  std::vector<size_t> sizes;
+  if (o.n_given) {
+    sizes.push_back(o.n);
+  } else {
+    // Sizes around the segment lengths the steps use (B, 2B, ..., 8*1024), a warp, the
+    // finishing kernel's 1024 threads, and the brief's 1<<20 and (1<<20)+7.
+    sizes = {1,    2,    3,     31,    33,    63,      65,      1000,   1023,
+             1025, 4097, 8191,  8193,  65537, 100003, (size_t)1 << 20, ((size_t)1 << 20) + 7,
+             ((size_t)1 << 21) + 13};
+  }
+  std::vector<unsigned> blocks;
+  if (o.block_given)
+    blocks.push_back(o.block);
+  else
+    blocks = {64, 128, 256, 512, 1024};
+
+  if (o.csv) printf("block,n,data,step,name,check,rel_err,note\n");
+  else
+    printf("parprim ladder reduce --check on %s: %zu sizes x %zu block sizes x 2 data sets, "
+           "two runs per step\n",
+           ss.prop.name, sizes.size(), blocks.size());
+  int failures = 0, configs = 0;
+  double worst_uniform = 0.0;
+  for (unsigned b : blocks) {
+    for (size_t n : sizes) {
+      for (Data d : {Data::Uniform, Data::Integers}) {
+        // The Integers set is exact only while 4n < 2^24.
+        if (d == Data::Integers && n > ((size_t)1 << 22)) continue;
+        const std::vector<Row> rows = run_config(ss, o, n, b, d, false);
+        ++configs;
+        std::string failed;
+        for (const Row &r : rows) {
+          if (r.status == "FAIL") {
+            ++failures;
+            failed += " " + r.id;
+            if (!r.note.empty()) failed += " (" + r.note + ")";
+          }
+          if (d == Data::Uniform && r.op == Op::Sum && r.status == "PASS" && r.kind == Kind::Kernel)
+            worst_uniform = std::max(worst_uniform, r.rel_err);
+          if (o.csv && r.status != "ref")
+            printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id.c_str(),
+                   r.name.c_str(), r.status.c_str(), fmt("%.3e", r.rel_err).c_str(),
+                   r.note.c_str());
+        }
+        if (!o.csv && !failed.empty())
+          printf("FAIL block=%u n=%zu data=%s: steps%s\n", b, n, data_name(d), failed.c_str());
+      }
+    }
+  }
+  const bool skipped = !ss.ctx && ss.ctx_fail.empty();
+  if (!o.csv) {
+    printf("%d configurations, %d step failures; largest relative error of steps 2-10 on "
+           "uniform data: %.2e (tolerance at n = 2^21: %.2e)\n",
+           configs, failures, worst_uniform, sum_tolerance((size_t)1 << 21));
+    if (skipped) printf("steps 11, 11m skipped: %s\n", ss.ctx_skip.c_str());
+    printf("%s\n", failures ? "FAIL" : "PASS");
+  }
+  return failures ? 1 : 0;
+}
+
+int ladder_main(int argc, char **argv) {
+  Options o;
+  switch (parse_args(argc, argv, o)) {
+    case kParseHelp: usage(stdout); return 0;
+    case kParseBad: usage(stderr); return 2;
+    case kParseOk: break;
+  }
+
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();  // clear it
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+
+  Session ss;
+  CUDA_CHECK(cudaGetDevice(&ss.device));
+  CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
+  if (ss.prop.maxThreadsPerBlock < (int)o.block) {
+    fprintf(stderr, "--block %u exceeds this device's limit of %d threads\n", o.block,
+            ss.prop.maxThreadsPerBlock);
+    return 2;
+  }
+  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreate(&ss.start));
+  CUDA_CHECK(cudaEventCreate(&ss.stop));
+
+  if (!pp_has_cuda_backend()) {
+    ss.ctx_skip = "library built without the CUDA backend";
+  } else {
+    // Without a context the production steps fail; the rest of the ladder still runs.
+    const pp_status st = pp_create(&ss.ctx, PP_BACKEND_CUDA);
+    if (st != PP_OK) {
+      ss.ctx = nullptr;
+      ss.ctx_fail = std::string("pp_create(PP_BACKEND_CUDA): ") + pp_status_string(st) + ": " +
+                    pp_last_error(nullptr);
+    } else {
+      const pp_status st2 = pp_set_stream(ss.ctx, ss.stream);
+      if (st2 != PP_OK) {
+        ss.ctx_fail = std::string("pp_set_stream: ") + pp_status_string(st2) + ": " +
+                      pp_last_error(ss.ctx);
+        pp_destroy(ss.ctx);
+        ss.ctx = nullptr;
+      }
+    }
+  }
+
+  if (o.check) return run_check(ss, o);
+
+  if (ss.prop.l2CacheSize > 0) {
+    ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
+    CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
+  }
+  const std::vector<Row> rows = run_config(ss, o, o.n, o.block, Data::Uniform, true);
+  print_timing(rows, o, ss);
+  for (const Row &r : rows)
+    if (r.status == "FAIL") return 1;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int pp_ladder_reduce_main(int argc, char **argv) {
+  try {
+    return ladder_main(argc, argv);
+  } catch (const CudaFailure &f) {
+    fprintf(stderr, "CUDA error: %s\n", f.what.c_str());
+  } catch (const StepFailure &f) {
+    fprintf(stderr, "error: %s\n", f.what.c_str());
+  } catch (const std::bad_alloc &) {
+    fprintf(stderr, "error: out of host memory\n");
+  } catch (const std::exception &x) {
+    fprintf(stderr, "error: %s\n", x.what());
+  }
+  return 1;
+}
+
+#ifdef PP_LADDER_STANDALONE
+int main(int argc, char **argv) { return pp_ladder_reduce_main(argc, argv); }
+#endif
