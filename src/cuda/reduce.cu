@@ -29,7 +29,7 @@
  * variants can be timed side by side (-DPP_REDUCE_UNROLL=8 ...). */
 #define REDUCE_THREADS 256
 #ifndef PP_REDUCE_UNROLL
-#define PP_REDUCE_UNROLL 4
+#define PP_REDUCE_UNROLL 8
 #endif
 #define REDUCE_UNROLL PP_REDUCE_UNROLL
 /* 0: ld.global.cs (evict-first); 1: ld.global.nc; 2: ld.global.nc, no L1 allocation, with
