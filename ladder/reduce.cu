@@ -854,6 +854,13 @@ const Row *find_row(const std::vector<Row> &rows, Op op, Kind kind) {
   return nullptr;
 }
 
+// CSV field: quoted, since step names and notes contain commas.
+std::string csv_text(const std::string &t) {
+  std::string q = "\"";
+  for (char c : t) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 std::string fmt(const char *f, double v) {
   if (std::isnan(v)) return "-";
   char b[64];
@@ -892,9 +899,10 @@ void print_timing(const std::vector<Row> &rows, const Options &o, const Session 
     const double xp = prod && !std::isnan(r.ms) ? r.ms / prod->ms : NAN;
     const double xc = cub && !std::isnan(r.ms) ? r.ms / cub->ms : NAN;
     if (o.csv) {
-      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id.c_str(), r.name.c_str(), r.status.c_str(),
-             fmt("%.3e", r.rel_err).c_str(), fmt("%.5f", r.ms).c_str(), fmt("%.1f", gbs).c_str(),
-             fmt("%.3f", xp).c_str(), fmt("%.3f", xc).c_str(), r.note.c_str());
+      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id.c_str(), csv_text(r.name).c_str(),
+             r.status.c_str(), fmt("%.3e", r.rel_err).c_str(), fmt("%.5f", r.ms).c_str(),
+             fmt("%.1f", gbs).c_str(), fmt("%.3f", xp).c_str(), fmt("%.3f", xc).c_str(),
+             csv_text(r.note).c_str());
     } else {
       printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s%s%s\n", r.id.c_str(), r.name.c_str(),
              r.status.c_str(), fmt("%.2e", r.rel_err).c_str(), fmt("%.4f", r.ms).c_str(),
@@ -1061,8 +1069,8 @@ int run_check(Session &ss, const Options &o) {
             worst_uniform = std::max(worst_uniform, r.rel_err);
           if (o.csv && r.status != "ref")
             printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id.c_str(),
-                   r.name.c_str(), r.status.c_str(), fmt("%.3e", r.rel_err).c_str(),
-                   r.note.c_str());
+                   csv_text(r.name).c_str(), r.status.c_str(), fmt("%.3e", r.rel_err).c_str(),
+                   csv_text(r.note).c_str());
         }
         if (!o.csv && !failed.empty())
           printf("FAIL block=%u n=%zu data=%s: steps%s\n", b, n, data_name(d), failed.c_str());
