@@ -16,9 +16,7 @@ pp_status pp_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t 
   static const char fn[] = "pp_histogram_even";
   size_t in_bytes = 0, count_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
-  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, pp_dtype_size(t), &in_bytes));
-  PP_TRY(pp_check_data(ctx, fn, "in", in, n));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, &count_bytes));
   if (!(lo < hi) || !isfinite(lo) || !isfinite(hi))
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: [lo, hi) = [%g, %g) is not a finite range",
@@ -67,9 +65,7 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   static const char fn[] = "pp_histogram_range";
   size_t in_bytes = 0, count_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
-  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, pp_dtype_size(t), &in_bytes));
-  PP_TRY(pp_check_data(ctx, fn, "in", in, n));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, &count_bytes));
   double *host_edges = NULL;
   PP_TRY(check_edges(ctx, fn, edges, bins, &host_edges));

@@ -2,20 +2,12 @@
  * dispatch. */
 #include "check.h"
 
-/* Checks shared by every entry point that reads n elements of one dtype. */
-static pp_status check_typed_input(pp_context *ctx, const char *fn, pp_dtype t, const void *in,
-                                   size_t n, size_t *bytes) {
-  PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
-  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, pp_dtype_size(t), bytes));
-  return pp_check_data(ctx, fn, "in", in, n);
-}
-
 pp_status pp_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n, void *out) {
   static const char fn[] = "pp_reduce";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
   PP_TRY(pp_check_op(ctx, fn, op, false));
-  PP_TRY(check_typed_input(ctx, fn, t, in, n, &bytes));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
   PP_TRY(pp_check_ptr(ctx, fn, "out", out));
   if (!ctx->ops->reduce) return pp_not_implemented(ctx, fn);
 
@@ -36,7 +28,7 @@ pp_status pp_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, si
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
   PP_TRY(pp_check_op(ctx, fn, op, true));
-  PP_TRY(check_typed_input(ctx, fn, t, in, n, &bytes));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
   PP_TRY(pp_check_ptr(ctx, fn, "value_out", value_out));
   PP_TRY(pp_check_ptr(ctx, fn, "index_out", index_out));
   if (!ctx->ops->argreduce) return pp_not_implemented(ctx, fn);
@@ -59,7 +51,7 @@ pp_status pp_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *o
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
   PP_TRY(pp_check_op(ctx, fn, op, false));
-  PP_TRY(check_typed_input(ctx, fn, t, in, n, &bytes));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));
   if (!ctx->ops->scan) return pp_not_implemented(ctx, fn);
 
@@ -96,7 +88,7 @@ static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp
                              uint64_t *count) {
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(check_typed_input(ctx, fn, t, in, n, &bytes));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
   PP_TRY(pp_check_enum(ctx, fn, "cmp", (int)cmp, PP_NE + 1));
   PP_TRY(pp_check_ptr(ctx, fn, "value", value));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));

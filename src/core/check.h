@@ -74,6 +74,16 @@ static inline pp_status pp_check_add(pp_context *ctx, const char *fn, const char
   return PP_OK;
 }
 
+/* The checks of every entry point that reads n elements of one dtype from `in`; *bytes is
+ * their size. */
+static inline pp_status pp_check_typed_input(pp_context *ctx, const char *fn, pp_dtype t,
+                                             const void *in, size_t n, size_t *bytes) {
+  *bytes = 0;
+  PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
+  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, pp_dtype_size(t), bytes));
+  return pp_check_data(ctx, fn, "in", in, n);
+}
+
 static inline pp_status pp_not_implemented(pp_context *ctx, const char *fn) {
   return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: not implemented yet on the %s backend", fn,
                  ctx->ops->name);

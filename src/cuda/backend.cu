@@ -128,16 +128,19 @@ static pp_status cuda_synchronize(pp_context *ctx) {
   return PP_OK;
 }
 
+/* An allocation's outcome: OUT_OF_MEMORY when the device is full, DEVICE for anything
+ * else, with the size in the message; the error is cleared so the context stays usable. */
+static pp_status alloc_result(pp_context *ctx, cudaError_t e, const char *what, size_t bytes) {
+  if (e == cudaSuccess) return PP_OK;
+  cudaGetLastError();
+  return pp_fail(ctx, e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE,
+                 "%s: cannot allocate %zu bytes on the device (%s)", what, bytes,
+                 cudaGetErrorString(e));
+}
+
 static pp_status cuda_mem_alloc(pp_context *ctx, void **ptr, size_t bytes) {
   PP_CUDA_TRY(ctx, use_device(ctx), "pp_malloc");
-  cudaError_t e = cudaMalloc(ptr, bytes);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return pp_fail(ctx, e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE,
-                   "pp_malloc: cannot allocate %zu bytes on the device (%s)", bytes,
-                   cudaGetErrorString(e));
-  }
-  return PP_OK;
+  return alloc_result(ctx, cudaMalloc(ptr, bytes), "pp_malloc", bytes);
 }
 
 static pp_status cuda_mem_free(pp_context *ctx, void *ptr) {
@@ -181,13 +184,7 @@ static pp_status cuda_temp_alloc(pp_context *ctx, void **ptr, size_t bytes) {
   PP_CUDA_TRY(ctx, use_device(ctx), "scratch");
   cudaError_t e = st->pool ? cudaMallocFromPoolAsync(ptr, bytes, st->pool, st->stream)
                            : cudaMalloc(ptr, bytes);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return pp_fail(ctx, e == cudaErrorMemoryAllocation ? PP_ERR_OUT_OF_MEMORY : PP_ERR_DEVICE,
-                   "cannot allocate %zu bytes of device scratch (%s)", bytes,
-                   cudaGetErrorString(e));
-  }
-  return PP_OK;
+  return alloc_result(ctx, e, "scratch", bytes);
 }
 
 static void cuda_temp_free(pp_context *ctx, void *ptr) {
