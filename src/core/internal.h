@@ -111,6 +111,9 @@ pp_status pp_fail(pp_context *ctx, pp_status s, const char *fmt, ...)
 #endif
     ;
 
+/* memcpy between host buffers, on several threads when large (src/core/stage.c). */
+void pp_host_memcpy(void *dst, const void *src, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

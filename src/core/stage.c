@@ -66,3 +66,19 @@ pp_status pp_args_finish(pp_context *ctx, pp_args *set, pp_status backend_status
   set->count = 0;
   return s;
 }
+
+/* Large host copies (staging through pinned buffers) split over a few threads: one core's
+ * memcpy reaches about 10 GB/s, less than a PCIe 5 link moves. */
+void pp_host_memcpy(void *dst, const void *src, size_t bytes) {
+  enum { PIECE = 1 << 20, MAX_THREADS = 8 };
+  long pieces = (long)((bytes + PIECE - 1) / PIECE);
+  if (pieces < 2) {
+    memcpy(dst, src, bytes);
+    return;
+  }
+#pragma omp parallel for schedule(static) num_threads(pieces < MAX_THREADS ? pieces : MAX_THREADS)
+  for (long p = 0; p < pieces; p++) {
+    size_t off = (size_t)p * PIECE, len = bytes - off < PIECE ? bytes - off : PIECE;
+    memcpy((char *)dst + off, (const char *)src + off, len);
+  }
+}

@@ -20,6 +20,10 @@ pp_status pp_cuda_fail(pp_context *ctx, cudaError_t e, const char *what, const c
 static inline cudaError_t use_device(pp_context *ctx) { return cudaSetDevice(pp_cuda(ctx)->device); }
 
 static void release_state(pp_cuda_state *st) {
+  for (int i = 0; i < 2; i++) {
+    if (st->pinned[i]) cudaFreeHost(st->pinned[i]);
+    if (st->pinned_free[i]) cudaEventDestroy(st->pinned_free[i]);
+  }
   if (st->scratch) cudaFree(st->scratch);
   if (st->pool) cudaMemPoolDestroy(st->pool);
   if (st->own_stream) cudaStreamDestroy(st->own_stream);
@@ -149,7 +153,7 @@ static pp_status cuda_mem_free(pp_context *ctx, void *ptr) {
   return PP_OK;
 }
 
-enum where { WHERE_HOST, WHERE_DEVICE };
+enum where { WHERE_PAGEABLE, WHERE_HOST, WHERE_DEVICE };
 
 /* Kernels on this context's device may use device memory of that device and managed
  * memory; everything else (pageable or pinned host memory, another GPU's memory) is
@@ -158,8 +162,9 @@ static enum where where_is(pp_context *ctx, const void *p) {
   cudaPointerAttributes a;
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
     cudaGetLastError();
-    return WHERE_HOST;
+    return WHERE_PAGEABLE;
   }
+  if (a.type == cudaMemoryTypeUnregistered) return WHERE_PAGEABLE;
   if (a.type == cudaMemoryTypeManaged) return WHERE_DEVICE;
   if (a.type == cudaMemoryTypeDevice && a.device == pp_cuda(ctx)->device) return WHERE_DEVICE;
   return WHERE_HOST;
@@ -169,13 +174,83 @@ static bool cuda_accessible(pp_context *ctx, const void *p) {
   return where_is(ctx, p) == WHERE_DEVICE;
 }
 
+/* Pageable copies of at least this many bytes go through our pinned buffers, in chunks of
+ * PINNED_CHUNK; smaller ones are left to the driver, whose own staging is as fast there. */
+#define PINNED_MIN ((size_t)4 << 20)
+#define PINNED_CHUNK ((size_t)16 << 20)
+
+/* false when pinned memory cannot be had; the copy is then left to the driver */
+static bool pinned_ready(pp_cuda_state *st) {
+  for (int i = 0; i < 2; i++) {
+    if (!st->pinned[i] && cudaHostAlloc(&st->pinned[i], PINNED_CHUNK, cudaHostAllocPortable) !=
+                              cudaSuccess) {
+      cudaGetLastError();
+      st->pinned[i] = NULL;
+      return false;
+    }
+    if (!st->pinned_free[i] &&
+        cudaEventCreateWithFlags(&st->pinned_free[i], cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();
+      st->pinned_free[i] = NULL;
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Pageable host -> device: while the copy engine moves chunk k from one pinned buffer,
+ * the CPU fills the other with chunk k+1. Returns once src has been read entirely; the
+ * last transfers stay queued on the stream. */
+static pp_status upload_pageable(pp_context *ctx, char *dst, const char *src, size_t bytes) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  for (size_t off = 0, k = 0; off < bytes; off += PINNED_CHUNK, k++) {
+    size_t len = bytes - off < PINNED_CHUNK ? bytes - off : PINNED_CHUNK;
+    int b = (int)(k & 1);
+    PP_CUDA_TRY(ctx, cudaEventSynchronize(st->pinned_free[b]), "pp_copy");
+    pp_host_memcpy(st->pinned[b], src + off, len);
+    PP_CUDA_TRY(ctx, cudaMemcpyAsync(dst + off, st->pinned[b], len, cudaMemcpyHostToDevice,
+                                     st->stream), "pp_copy");
+    PP_CUDA_TRY(ctx, cudaEventRecord(st->pinned_free[b], st->stream), "pp_copy");
+  }
+  return PP_OK;
+}
+
+/* Device -> pageable host: the copy engine fills one pinned buffer with chunk k+1 while
+ * the CPU drains chunk k from the other. */
+static pp_status download_pageable(pp_context *ctx, char *dst, const char *src, size_t bytes) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  size_t chunks = (bytes + PINNED_CHUNK - 1) / PINNED_CHUNK;
+  for (size_t k = 0; k <= chunks; k++) {
+    if (k < chunks) { /* queue chunk k; its buffer was drained in iteration k-1 */
+      size_t off = k * PINNED_CHUNK, len = bytes - off < PINNED_CHUNK ? bytes - off : PINNED_CHUNK;
+      int b = (int)(k & 1);
+      PP_CUDA_TRY(ctx, cudaMemcpyAsync(st->pinned[b], src + off, len, cudaMemcpyDeviceToHost,
+                                       st->stream), "pp_copy");
+      PP_CUDA_TRY(ctx, cudaEventRecord(st->pinned_free[b], st->stream), "pp_copy");
+    }
+    if (k > 0) { /* drain chunk k-1 */
+      size_t off = (k - 1) * PINNED_CHUNK;
+      size_t len = bytes - off < PINNED_CHUNK ? bytes - off : PINNED_CHUNK;
+      int b = (int)((k - 1) & 1);
+      PP_CUDA_TRY(ctx, cudaEventSynchronize(st->pinned_free[b]), "pp_copy");
+      pp_host_memcpy(dst + off, st->pinned[b], len);
+    }
+  }
+  return PP_OK;
+}
+
 static pp_status cuda_copy(pp_context *ctx, void *dst, const void *src, size_t bytes) {
   pp_cuda_state *st = pp_cuda(ctx);
   PP_CUDA_TRY(ctx, use_device(ctx), "pp_copy");
+  enum where wd = where_is(ctx, dst), ws = where_is(ctx, src);
+  if (bytes >= PINNED_MIN && (wd == WHERE_PAGEABLE) != (ws == WHERE_PAGEABLE) &&
+      pinned_ready(st)) {
+    if (ws == WHERE_PAGEABLE) return upload_pageable(ctx, (char *)dst, (const char *)src, bytes);
+    return download_pageable(ctx, (char *)dst, (const char *)src, bytes);
+  }
   PP_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st->stream), "pp_copy");
   /* the contract: a call whose output is host memory returns once it is written */
-  if (where_is(ctx, dst) == WHERE_HOST)
-    PP_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), "pp_copy");
+  if (wd != WHERE_DEVICE) PP_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), "pp_copy");
   return PP_OK;
 }
 

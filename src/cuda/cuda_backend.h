@@ -22,6 +22,11 @@ struct pp_cuda_state {
   cudaMemPool_t pool;      /* stream-ordered temp storage; NULL: plain cudaMalloc */
   void *scratch;           /* PP_CUDA_SCRATCH_BYTES, zeroed at creation; counters in it
                               are returned to zero by the kernels that use them */
+  /* Two pinned host buffers through which copies from and to pageable memory are
+   * pipelined: the CPU fills or drains one while the copy engine works on the other.
+   * Allocated on the first large pageable copy. */
+  void *pinned[2];
+  cudaEvent_t pinned_free[2];
 };
 
 static inline pp_cuda_state *pp_cuda(pp_context *ctx) { return (pp_cuda_state *)ctx->impl; }
