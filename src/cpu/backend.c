@@ -117,4 +117,8 @@ const pp_backend_ops pp_cpu_ops = {
     .temp_free = cpu_temp_free,
     .reduce = pp_cpu_reduce,
     .argreduce = pp_cpu_argreduce,
+    .scan = pp_cpu_scan,
+    .select = pp_cpu_select,
+    .select_flagged = pp_cpu_select_flagged,
+    .partition = pp_cpu_partition,
 };

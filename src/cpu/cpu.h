@@ -21,4 +21,14 @@ pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, s
 pp_status pp_cpu_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                            void *value_out, uint64_t *index_out);
 
+/* scan.c */
+pp_status pp_cpu_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                      size_t n, bool inclusive);
+pp_status pp_cpu_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                        const void *value, void *out, uint64_t *count);
+pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
+                                const uint8_t *flags, size_t n, void *out, uint64_t *count);
+pp_status pp_cpu_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                           const void *value, void *out, uint64_t *count_true);
+
 #endif /* PP_CPU_H */

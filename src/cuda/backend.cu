@@ -24,6 +24,7 @@ static void release_state(pp_cuda_state *st) {
     if (st->pinned[i]) cudaFreeHost(st->pinned[i]);
     if (st->pinned_free[i]) cudaEventDestroy(st->pinned_free[i]);
   }
+  if (st->lookback) cudaFree(st->lookback);
   if (st->scratch) cudaFree(st->scratch);
   if (st->pool) cudaMemPoolDestroy(st->pool);
   if (st->own_stream) cudaStreamDestroy(st->own_stream);
@@ -289,6 +290,10 @@ static pp_backend_ops cuda_ops_table(void) {
   o.temp_free = cuda_temp_free;
   o.reduce = pp_cuda_reduce;
   o.argreduce = pp_cuda_argreduce;
+  o.scan = pp_cuda_scan;
+  o.select = pp_cuda_select;
+  o.select_flagged = pp_cuda_select_flagged;
+  o.partition = pp_cuda_partition;
   return o;
 }
 

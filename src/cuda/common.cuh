@@ -17,10 +17,12 @@
 static inline size_t pp_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 __device__ __forceinline__ size_t pp_ceil_div_dev(size_t a, size_t b) { return (a + b - 1) / b; }
 
-/* Shuffle any 4-byte-multiple plain type, word by word (doubles, 64-bit integers,
+/* Shuffles of any 4-byte-multiple plain type, word by word (doubles, 64-bit integers,
  * value/index pairs). */
-template <typename T>
-__device__ __forceinline__ T pp_shfl_down(T v, int offset) {
+enum pp_shfl_kind { PP_SHFL_DOWN, PP_SHFL_UP, PP_SHFL_XOR, PP_SHFL_IDX };
+
+template <pp_shfl_kind K, typename T>
+__device__ __forceinline__ T pp_shfl(T v, int arg) {
   static_assert(sizeof(T) % 4 == 0, "shuffle works on 4-byte words");
   constexpr int W = sizeof(T) / 4;
   union {
@@ -29,8 +31,18 @@ __device__ __forceinline__ T pp_shfl_down(T v, int offset) {
   } u;
   u.t = v;
 #pragma unroll
-  for (int i = 0; i < W; i++) u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], offset);
+  for (int i = 0; i < W; i++) {
+    if (K == PP_SHFL_DOWN) u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], arg);
+    if (K == PP_SHFL_UP) u.w[i] = __shfl_up_sync(0xffffffffu, u.w[i], arg);
+    if (K == PP_SHFL_XOR) u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], arg);
+    if (K == PP_SHFL_IDX) u.w[i] = __shfl_sync(0xffffffffu, u.w[i], arg);
+  }
   return u.t;
+}
+
+template <typename T>
+__device__ __forceinline__ T pp_shfl_down(T v, int offset) {
+  return pp_shfl<PP_SHFL_DOWN>(v, offset);
 }
 
 /* Load through L2 only (ld.global.cg), word by word: for values other blocks of the same
@@ -54,6 +66,26 @@ template <typename Op, typename Acc>
 __device__ __forceinline__ Acc pp_warp_reduce(Acc v) {
 #pragma unroll
   for (int offset = PP_WARP / 2; offset > 0; offset /= 2) v = Op::combine(v, pp_shfl_down(v, offset));
+  return v;
+}
+
+/* Result in every lane. */
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc pp_warp_allreduce(Acc v) {
+#pragma unroll
+  for (int m = PP_WARP / 2; m > 0; m /= 2) v = Op::combine(v, pp_shfl<PP_SHFL_XOR>(v, m));
+  return v;
+}
+
+/* Inclusive scan across the warp's lanes in lane order (Hillis-Steele: log2(32) steps). */
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc pp_warp_scan_inclusive(Acc v) {
+  const int lane = threadIdx.x % PP_WARP;
+#pragma unroll
+  for (int d = 1; d < PP_WARP; d *= 2) {
+    Acc up = pp_shfl<PP_SHFL_UP>(v, d);
+    if (lane >= d) v = Op::combine(up, v);
+  }
   return v;
 }
 

@@ -22,6 +22,12 @@ struct pp_cuda_state {
   cudaMemPool_t pool;      /* stream-ordered temp storage; NULL: plain cudaMalloc */
   void *scratch;           /* PP_CUDA_SCRATCH_BYTES, zeroed at creation; counters in it
                               are returned to zero by the kernels that use them */
+  /* Decoupled look-back state of the single-pass kernels (scan.cu): a tile counter and
+   * one status descriptor per tile, tagged with the call's epoch so that no launch has to
+   * clear them first. Grown on demand, zeroed when (re)allocated. */
+  void *lookback;
+  size_t lookback_bytes;
+  uint32_t lookback_epoch;
   /* Two pinned host buffers through which copies from and to pageable memory are
    * pipelined: the CPU fills or drains one while the copy engine works on the other.
    * Allocated on the first large pageable copy. */
@@ -50,5 +56,15 @@ pp_status pp_cuda_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, 
                          void *out);
 pp_status pp_cuda_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                             void *value_out, uint64_t *index_out);
+
+/* scan.cu */
+pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                       size_t n, bool inclusive);
+pp_status pp_cuda_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                         const void *value, void *out, uint64_t *count);
+pp_status pp_cuda_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
+                                 const uint8_t *flags, size_t n, void *out, uint64_t *count);
+pp_status pp_cuda_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                            const void *value, void *out, uint64_t *count_true);
 
 #endif /* PP_CUDA_BACKEND_H */

@@ -18,11 +18,10 @@
  *  - argreduce: (value, index) pairs; ties and NaN resolved by index, so the first index
  *    wins wherever each element was visited.
  */
+#include "arith.cuh"
 #include "common.cuh"
 #include "cuda_backend.h"
 
-#include <float.h>
-#include <limits.h>
 #include <type_traits>
 
 /* Tuning (measured on an H200, see docs/benchmarks): overridable at build time so that
@@ -43,65 +42,6 @@
 #endif
 /* per-block partials follow a 256-byte header holding the done-counter */
 #define REDUCE_COUNTER_BYTES 256
-
-/* ---- element types ------------------------------------------------------------------- */
-
-template <typename T> struct limits;
-template <> struct limits<uint8_t> {
-  static __device__ uint8_t lowest() { return 0; }
-  static __device__ uint8_t highest() { return UINT8_MAX; }
-};
-template <> struct limits<int32_t> {
-  static __device__ int32_t lowest() { return INT32_MIN; }
-  static __device__ int32_t highest() { return INT32_MAX; }
-};
-template <> struct limits<uint32_t> {
-  static __device__ uint32_t lowest() { return 0; }
-  static __device__ uint32_t highest() { return UINT32_MAX; }
-};
-template <> struct limits<int64_t> {
-  static __device__ int64_t lowest() { return INT64_MIN; }
-  static __device__ int64_t highest() { return INT64_MAX; }
-};
-template <> struct limits<uint64_t> {
-  static __device__ uint64_t lowest() { return 0; }
-  static __device__ uint64_t highest() { return UINT64_MAX; }
-};
-template <> struct limits<float> {
-  static __device__ float lowest() { return -INFINITY; }
-  static __device__ float highest() { return INFINITY; }
-};
-template <> struct limits<double> {
-  static __device__ double lowest() { return -INFINITY; }
-  static __device__ double highest() { return INFINITY; }
-};
-
-template <typename T> __device__ __forceinline__ bool is_nan(T) { return false; }
-template <> __device__ __forceinline__ bool is_nan<float>(float x) { return isnan(x); }
-template <> __device__ __forceinline__ bool is_nan<double>(double x) { return isnan(x); }
-template <typename T> __host__ __device__ constexpr bool is_float() { return false; }
-template <> __host__ __device__ constexpr bool is_float<float>() { return true; }
-template <> __host__ __device__ constexpr bool is_float<double>() { return true; }
-
-/* MIN under the float rules: NaN absent, -0.0 below +0.0. Integers: plain min. */
-template <typename T>
-__device__ __forceinline__ T min_rule(T a, T b) {
-  if (is_nan(b)) return a;
-  if (is_nan(a)) return b;
-  if (b < a) return b;
-  if (a < b) return a;
-  if constexpr (is_float<T>()) return signbit(b) ? b : a;
-  return a;
-}
-template <typename T>
-__device__ __forceinline__ T max_rule(T a, T b) {
-  if (is_nan(b)) return a;
-  if (is_nan(a)) return b;
-  if (b > a) return b;
-  if (a > b) return a;
-  if constexpr (is_float<T>()) return signbit(b) ? a : b;
-  return a;
-}
 
 /* ---- operators: Acc, identity, combine, from (one element), result ---------------------- */
 

@@ -1,0 +1,905 @@
+/* scan.cu — pp_scan, pp_select, pp_select_flagged and pp_partition on the GPU.
+ *
+ * Every call is one pass over the data with decoupled look-back (Merrill & Garland,
+ * "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the
+ * next tile from an atomic counter (so the tiles before it are running or done), scans it
+ * in registers and shared memory, publishes the tile's aggregate, and its first warp then
+ * reads the descriptors of the preceding tiles 32 at a time, adding aggregates until it
+ * meets a tile that has published its inclusive prefix. Compaction and partition are the
+ * same pass: the flags are counted instead of values summed, and the kept elements are
+ * packed in shared memory and written out contiguously.
+ *
+ * Tile layout ("striped vectors"): a tile is VECS segments of THREADS 16-byte vectors;
+ * thread t holds vector t of each segment, so every load and store is one fully
+ * coalesced 16-byte access per thread and no shared-memory transpose is needed. The order
+ * of the tile's elements is segment, warp, lane, element of the vector; the block scan
+ * therefore scans each thread's vector serially, each segment's thread totals with warp
+ * shuffles, and the VECS x WARPS warp totals (32 values) in one more warp scan.
+ *
+ * Descriptors carry the call's epoch in their status word, so stale ones from earlier
+ * calls read as "not yet published" and nothing has to be cleared between launches.
+ *
+ * Arithmetic (API.md): integer sums wrap in the type (accumulated in the unsigned type of
+ * the same width); float MIN/MAX follow pp_reduce (NaN only when the whole prefix is NaN,
+ * -0.0 below +0.0), so the exclusive scan's first element is the n == 0 identity; f32 SUM
+ * is accumulated in double throughout (tile and carry) and rounded once per output, so
+ * element i is the correctly rounded double prefix sum: partial sums past 2^24 and
+ * intermediate overflow behave as in the CPU backend (tests/test_scan.c states and checks
+ * the bound).
+ */
+#include "arith.cuh"
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <string.h>
+#include <type_traits>
+
+/* Tuning, overridable at build time so variants can be timed side by side. */
+#ifndef PP_SCAN_THREADS
+#define PP_SCAN_THREADS 256
+#endif
+#ifndef PP_SCAN_VECS
+#define PP_SCAN_VECS 8
+#endif
+/* select, partition and select_flagged keep a tile in shared memory too: smaller tiles,
+ * more blocks per SM */
+/* blocks per SM the kernels are compiled for (caps their registers) */
+#ifndef PP_SCAN_MIN_BLOCKS
+#define PP_SCAN_MIN_BLOCKS 4
+#endif
+#ifndef PP_SELECT_MIN_BLOCKS
+#define PP_SELECT_MIN_BLOCKS 5
+#endif
+#ifndef PP_SELECT_VECS
+#define PP_SELECT_VECS 4
+#endif
+/* 0: streaming (evict-first) 16-byte loads and stores; 1: default caching */
+#ifndef PP_SCAN_CACHE
+#define PP_SCAN_CACHE 0
+#endif
+/* 1: tiles handed out by an atomic counter (forward progress whatever order blocks are
+ * scheduled in); 0: tile = blockIdx.x (blocks are dispatched in index order). */
+/* 1: a resident grid walks the tiles, prefetching (scan only) */
+#ifndef PP_SCAN_PERSISTENT
+#define PP_SCAN_PERSISTENT 0
+#endif
+#ifndef PP_SCAN_DYNAMIC_TILES
+#define PP_SCAN_DYNAMIC_TILES 0
+#endif
+#define SCAN_THREADS PP_SCAN_THREADS
+#define SCAN_VECS PP_SCAN_VECS
+#define SELECT_VECS PP_SELECT_VECS
+#define SCAN_WARPS (SCAN_THREADS / PP_WARP)
+/* bytes of one tile of V vectors per thread */
+#define TILE_BYTES(V) (SCAN_THREADS * (V) * 16)
+
+/* The look-back buffer: the tile counter, then one 16-byte descriptor slot per tile. */
+#define LOOKBACK_HEADER 256
+/* Narrow status words hold the epoch in 30 bits; after that many calls they are cleared. */
+#define EPOCH_LIMIT (1u << 30)
+/* scratch offset of the partition count accumulator (reduce.cu uses [0, 8) and [256, ..)) */
+#define COUNT_ACC_OFFSET 64
+
+enum { ST_INVALID = 0, ST_AGGREGATE = 1, ST_PREFIX = 2 };
+
+/* ---- descriptors ------------------------------------------------------------------------
+ * One status word and one value, published together by a single store so that a reader
+ * never sees a status with another tile's value. 4-byte values share an 8-byte word with
+ * (epoch << 2 | status); 8-byte values use a 16-byte pair {status word, value}. */
+template <typename C, bool WIDE = (sizeof(C) == 8)>
+struct desc;
+
+template <typename C>
+struct desc<C, false> {
+  static_assert(sizeof(C) == 4, "narrow descriptors hold 4-byte values");
+  static __device__ __forceinline__ void publish(void *base, size_t tile, uint32_t epoch,
+                                                 int status, C v) {
+    uint32_t bits;
+    memcpy(&bits, &v, 4);
+    unsigned long long w = ((unsigned long long)((epoch << 2) | (uint32_t)status) << 32) | bits;
+    unsigned long long *p = (unsigned long long *)base + tile;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
+  }
+  /* true when tile's descriptor belongs to this call; then *status and *v are set */
+  static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
+                                              int *status, C *v) {
+    const unsigned long long *p = (const unsigned long long *)base + tile;
+    unsigned long long w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
+    uint32_t tag = (uint32_t)(w >> 32), bits = (uint32_t)w;
+    memcpy(v, &bits, 4);
+    *status = (int)(tag & 3u);
+    return (tag >> 2) == epoch && (tag & 3u) != ST_INVALID;
+  }
+};
+
+template <typename C>
+struct desc<C, true> {
+  static __device__ __forceinline__ void publish(void *base, size_t tile, uint32_t epoch,
+                                                 int status, C v) {
+    unsigned long long tag = ((unsigned long long)epoch << 2) | (unsigned)status, bits;
+    memcpy(&bits, &v, 8);
+    unsigned long long *p = (unsigned long long *)base + 2 * tile;
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(tag), "l"(bits)
+                 : "memory");
+  }
+  static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
+                                              int *status, C *v) {
+    const unsigned long long *p = (const unsigned long long *)base + 2 * tile;
+    unsigned long long tag, bits;
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(tag), "=l"(bits)
+                 : "l"(p)
+                 : "memory");
+    memcpy(v, &bits, 8);
+    *status = (int)(tag & 3u);
+    return (tag >> 2) == epoch && (tag & 3u) != ST_INVALID;
+  }
+};
+
+/* Descriptors each lane reads per round of the look-back. Wider rounds (2, 4) cover more
+ * tiles per L2 round trip but cost registers in every thread; on the H200 one per lane
+ * measured best (docs/benchmarks/h200.md). */
+#ifndef PP_LOOKBACK_PER_LANE
+#define PP_LOOKBACK_PER_LANE 1
+#endif
+
+/* Called by all lanes of one warp: publish this tile's aggregate, wait for and combine
+ * the preceding tiles' values, publish the inclusive prefix. Returns the exclusive prefix
+ * (the identity for tile 0) in every lane. CombC: identity() and combine() of the carry. */
+
+template <typename CombC>
+__device__ __forceinline__ typename CombC::Acc
+look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
+  typedef typename CombC::Acc C;
+  typedef desc<C> D;
+  constexpr int K = PP_LOOKBACK_PER_LANE;
+  const int lane = threadIdx.x % PP_WARP;
+  if (tile == 0) {
+    if (lane == 0) D::publish(descs, 0, epoch, ST_PREFIX, aggregate);
+    return CombC::identity();
+  }
+  if (lane == 0) D::publish(descs, tile, epoch, ST_AGGREGATE, aggregate);
+  C acc = CombC::identity();
+  long long newest = (long long)tile - 1;
+  for (;;) {
+    /* lane l reads tiles newest - l*K - k, k < K: nearest first */
+    int status[K];
+    C v[K];
+    bool ok[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) {
+      const long long t = newest - lane * K - k;
+      status[k] = ST_PREFIX; /* before tile 0: nothing to add */
+      v[k] = CombC::identity();
+      ok[k] = t < 0 || D::poll(descs, (size_t)t, epoch, &status[k], &v[k]);
+    }
+    for (;;) {
+      bool all = true;
+#pragma unroll
+      for (int k = 0; k < K; k++) all = all && ok[k];
+      if (__all_sync(0xffffffffu, all)) break;
+      __nanosleep(16);
+#pragma unroll
+      for (int k = 0; k < K; k++) {
+        const long long t = newest - lane * K - k;
+        if (!ok[k]) ok[k] = D::poll(descs, (size_t)t, epoch, &status[k], &v[k]);
+      }
+    }
+    /* this lane's nearest prefix, then the warp's */
+    int first = K;
+#pragma unroll
+    for (int k = K - 1; k >= 0; k--)
+      if (status[k] == ST_PREFIX) first = k;
+    const unsigned lanes = __ballot_sync(0xffffffffu, first < K);
+    const int stop_lane = lanes ? __ffs(lanes) - 1 : PP_WARP;
+    /* entries nearer than the nearest prefix, and the prefix itself, contribute */
+    C mine = CombC::identity();
+#pragma unroll
+    for (int k = 0; k < K; k++)
+      if (lane < stop_lane || (lane == stop_lane && k <= first)) mine = CombC::combine(mine, v[k]);
+    acc = CombC::combine(pp_warp_allreduce<CombC>(mine), acc);
+    if (lanes) break;
+    newest -= PP_WARP * K;
+  }
+  if (lane == 0) D::publish(descs, tile, epoch, ST_PREFIX, CombC::combine(acc, aggregate));
+  return acc;
+}
+
+/* The next tile for this block, from the counter in the look-back header; the block that
+ * draws the last tile returns the counter to zero for the next launch on the stream. */
+__device__ __forceinline__ size_t next_tile(unsigned *counter, size_t num_tiles) {
+  if (!PP_SCAN_DYNAMIC_TILES) return blockIdx.x;
+  __shared__ unsigned tile;
+  if (threadIdx.x == 0) {
+    unsigned t = atomicAdd(counter, 1u);
+    if (t == num_tiles - 1) *counter = 0;
+    tile = t;
+  }
+  __syncthreads();
+  return tile;
+}
+
+/* ---- scan operators ----------------------------------------------------------------------
+ * T the element, L what a tile computes in, C what is carried between tiles. */
+template <typename T, typename L, typename C>
+struct scan_sum {
+  typedef T Elem;
+  typedef L Local;
+  typedef C Carry;
+  static __device__ L id_local() { return L(0); }
+  static __device__ C id_carry() { return C(0); }
+  static __device__ L add_local(L a, L b) { return a + b; }
+  static __device__ C add_carry(C a, C b) { return a + b; }
+  static __device__ T first() { return T(0); } /* exclusive scan's element 0 */
+};
+
+/* Float identity is NaN ("nothing yet"); the exclusive scan's first element is the n == 0
+ * result of pp_reduce (+inf for MIN, -inf for MAX). u8 works in 32 bits for shuffles. */
+template <typename T, bool IS_MIN>
+struct scan_minmax {
+  typedef T Elem;
+  typedef typename std::conditional<sizeof(T) < 4, uint32_t, T>::type Local;
+  typedef Local Carry;
+  static __device__ Local id_local() {
+    if constexpr (is_float<T>()) return Local(NAN);
+    return IS_MIN ? Local(limits<T>::highest()) : Local(limits<T>::lowest());
+  }
+  static __device__ Carry id_carry() { return id_local(); }
+  static __device__ Local add_local(Local a, Local b) {
+    return IS_MIN ? min_rule(a, b) : max_rule(a, b);
+  }
+  static __device__ Carry add_carry(Carry a, Carry b) { return add_local(a, b); }
+  static __device__ T first() { return IS_MIN ? limits<T>::highest() : limits<T>::lowest(); }
+};
+
+/* Adapters to the Op::identity/combine shape of common.cuh. */
+template <typename Op>
+struct local_of {
+  typedef typename Op::Local Acc;
+  static __device__ Acc identity() { return Op::id_local(); }
+  static __device__ Acc combine(Acc a, Acc b) { return Op::add_local(a, b); }
+};
+template <typename Op>
+struct carry_of {
+  typedef typename Op::Carry Acc;
+  static __device__ Acc identity() { return Op::id_carry(); }
+  static __device__ Acc combine(Acc a, Acc b) { return Op::add_carry(a, b); }
+};
+struct count_sum {
+  typedef unsigned long long Acc;
+  static __device__ Acc identity() { return 0; }
+  static __device__ Acc combine(Acc a, Acc b) { return a + b; }
+};
+struct u32_sum {
+  typedef uint32_t Acc;
+  static __device__ Acc identity() { return 0; }
+  static __device__ Acc combine(Acc a, Acc b) { return a + b; }
+};
+
+/* ---- tile loads and stores ------------------------------------------------------------- */
+
+template <typename T>
+union vec16 {
+  uint4 raw;
+  T e[16 / sizeof(T)];
+};
+
+/* Vector v of this thread: its first element's index, and how many of its elements are
+ * inside [0, n). */
+template <typename T>
+__device__ __forceinline__ size_t vec_first(size_t tile_base, int v) {
+  return tile_base + ((size_t)v * SCAN_THREADS + threadIdx.x) * (16 / sizeof(T));
+}
+__device__ __forceinline__ int vec_count(size_t first, size_t n, int per_vec) {
+  return first >= n ? 0 : (n - first >= (size_t)per_vec ? per_vec : (int)(n - first));
+}
+
+/* Whole-tile loads go through 16-byte streaming loads when the data is 16-byte aligned;
+ * the last tile and unaligned data go element by element (missing elements are left
+ * unset: callers mask them with the counts). */
+template <typename T, int V>
+__device__ __forceinline__ void load_tile(const T *in, size_t n, size_t base, bool vector_ok,
+                                          vec16<T> (&x)[V], int (&cnt)[V]) {
+  constexpr int VW = 16 / sizeof(T);
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    size_t first = vec_first<T>(base, v);
+    cnt[v] = vec_count(first, n, VW);
+    x[v].raw = make_uint4(0, 0, 0, 0);
+    if (vector_ok) {
+#if PP_SCAN_CACHE == 0
+      x[v].raw = __ldcs(reinterpret_cast<const uint4 *>(in + first));
+#else
+      x[v].raw = *reinterpret_cast<const uint4 *>(in + first);
+#endif
+    } else {
+#pragma unroll
+      for (int c = 0; c < VW; c++)
+        if (c < cnt[v]) x[v].e[c] = in[first + c];
+    }
+  }
+}
+
+/* The scan of a tile's V x WARPS warp totals (segment-major), by one whole warp: lane l
+ * takes entries [l*K, l*K+K). Every lane gets the tile total; prefix_of(e) gives entry e's
+ * exclusive prefix (e the same in all lanes). */
+template <typename Comb, int V>
+struct totals_scan {
+  static constexpr int N_TOTALS = V * SCAN_WARPS;
+  static constexpr int TOTALS_PER_LANE = (N_TOTALS + PP_WARP - 1) / PP_WARP;
+  typedef typename Comb::Acc A;
+  A pre[TOTALS_PER_LANE];
+  A total;
+  __device__ __forceinline__ void run(const A *totals) {
+    const int lane = threadIdx.x % PP_WARP;
+    A loc[TOTALS_PER_LANE];
+    A s = Comb::identity();
+#pragma unroll
+    for (int k = 0; k < TOTALS_PER_LANE; k++) {
+      int e = lane * TOTALS_PER_LANE + k;
+      loc[k] = e < N_TOTALS ? totals[e] : Comb::identity();
+      s = Comb::combine(s, loc[k]);
+    }
+    A inc = pp_warp_scan_inclusive<Comb>(s);
+    A exc = pp_shfl<PP_SHFL_UP>(inc, 1);
+    if (lane == 0) exc = Comb::identity();
+#pragma unroll
+    for (int k = 0; k < TOTALS_PER_LANE; k++) {
+      pre[k] = exc;
+      exc = Comb::combine(exc, loc[k]);
+    }
+    total = pp_shfl<PP_SHFL_IDX>(inc, PP_WARP - 1);
+  }
+  __device__ __forceinline__ A prefix_of(int e) const {
+    A mine = pre[0];
+#pragma unroll
+    for (int k = 1; k < TOTALS_PER_LANE; k++)
+      if (k == e % TOTALS_PER_LANE) mine = pre[k];
+    return pp_shfl<PP_SHFL_IDX>(mine, e / TOTALS_PER_LANE);
+  }
+  /* store every entry's prefix (lanes write their own entries) */
+  __device__ __forceinline__ void store(A *prefix) const {
+    const int lane = threadIdx.x % PP_WARP;
+#pragma unroll
+    for (int k = 0; k < TOTALS_PER_LANE; k++) {
+      int e = lane * TOTALS_PER_LANE + k;
+      if (e < N_TOTALS) prefix[e] = pre[k];
+    }
+  }
+};
+
+/* ---- scan kernel ----------------------------------------------------------------------- */
+
+/* Shared memory of one tile's block scan. */
+template <typename C>
+struct scan_smem {
+  C warp_total[SCAN_VECS * SCAN_WARPS];
+  C warp_prefix[SCAN_VECS * SCAN_WARPS];
+  C tile_prefix;
+};
+
+/* Scan one tile whose data this thread already holds in x (see load_tile) and store it.
+ * Starts and ends with every thread of the block in step (two barriers inside). */
+template <typename Op>
+__device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size_t tile,
+                                          bool aligned, bool inclusive, void *descs,
+                                          uint32_t epoch,
+                                          const vec16<typename Op::Elem> (&x)[SCAN_VECS],
+                                          const int (&cnt)[SCAN_VECS],
+                                          scan_smem<typename Op::Carry> &sm) {
+  typedef typename Op::Elem T;
+  typedef typename Op::Local L;
+  typedef typename Op::Carry C;
+  constexpr int VW = 16 / sizeof(T);
+  constexpr int TILE = SCAN_THREADS * SCAN_VECS * VW;
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  const size_t base = tile * TILE;
+  const bool full = n - base >= (size_t)TILE;
+
+  /* each vector's total, then each segment's exclusive prefix within the warp */
+  L lane_prefix[SCAN_VECS];
+#pragma unroll
+  for (int v = 0; v < SCAN_VECS; v++) {
+    L s = Op::id_local();
+#pragma unroll
+    for (int c = 0; c < VW; c++)
+      if (c < cnt[v]) s = Op::add_local(s, L(x[v].e[c]));
+    L inc = pp_warp_scan_inclusive<local_of<Op>>(s);
+    L exc = pp_shfl<PP_SHFL_UP>(inc, 1);
+    lane_prefix[v] = lane == 0 ? Op::id_local() : exc;
+    if (lane == PP_WARP - 1) sm.warp_total[v * SCAN_WARPS + warp] = C(inc);
+  }
+  __syncthreads();
+
+  if (warp == 0) {
+    totals_scan<carry_of<Op>, SCAN_VECS> ts;
+    ts.run(sm.warp_total);
+    ts.store(sm.warp_prefix);
+    C p = look_back<carry_of<Op>>(descs, tile, epoch, ts.total);
+    if (lane == 0) sm.tile_prefix = p;
+  }
+  __syncthreads();
+
+#pragma unroll
+  for (int v = 0; v < SCAN_VECS; v++) {
+    /* one rounding of the carried prefix into the tile's type, then local additions */
+    L b = Op::add_local(L(Op::add_carry(sm.tile_prefix, sm.warp_prefix[v * SCAN_WARPS + warp])),
+                        lane_prefix[v]);
+    L run = Op::id_local();
+    vec16<T> y;
+#pragma unroll
+    for (int c = 0; c < VW; c++) {
+      L next = Op::add_local(run, L(x[v].e[c]));
+      y.e[c] = T(Op::add_local(b, inclusive ? next : run));
+      run = next;
+    }
+    size_t first = vec_first<T>(base, v);
+    if (!inclusive && first == 0) y.e[0] = Op::first();
+    if (aligned && full) {
+#if PP_SCAN_CACHE == 0
+      __stcs(reinterpret_cast<uint4 *>(out + first), y.raw);
+#else
+      *reinterpret_cast<uint4 *>(out + first) = y.raw;
+#endif
+    } else {
+#pragma unroll
+      for (int c = 0; c < VW; c++)
+        if (c < cnt[v]) out[first + c] = y.e[c];
+    }
+  }
+}
+
+#if !PP_SCAN_PERSISTENT
+/* One tile per block. */
+template <typename Op>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
+scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_t num_tiles,
+            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch) {
+  typedef typename Op::Elem T;
+  constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
+  __shared__ scan_smem<typename Op::Carry> sm;
+  const size_t tile = next_tile(counter, num_tiles);
+  vec16<T> x[SCAN_VECS];
+  int cnt[SCAN_VECS];
+  load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
+  scan_tile<Op>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm);
+}
+#else
+/* A resident grid: block b scans tiles b, b + G, b + 2G, ... and loads its next tile
+ * before scanning the current one, so the look-back of one tile overlaps the loads of the
+ * next. Every block is resident, so every look-back finds its predecessors running. */
+template <typename Op>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
+scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_t num_tiles,
+            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch) {
+  typedef typename Op::Elem T;
+  constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
+  __shared__ scan_smem<typename Op::Carry> sm;
+  (void)counter;
+  size_t tile = blockIdx.x;
+  vec16<T> x[SCAN_VECS], nx[SCAN_VECS];
+  int cnt[SCAN_VECS], ncnt[SCAN_VECS];
+  load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
+  for (; tile < num_tiles; tile += gridDim.x) {
+    const size_t next = tile + gridDim.x;
+    if (next < num_tiles)
+      load_tile<T, SCAN_VECS>(in, n, next * TILE, aligned && n - next * TILE >= (size_t)TILE, nx, ncnt);
+    scan_tile<Op>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm);
+#pragma unroll
+    for (int v = 0; v < SCAN_VECS; v++) {
+      x[v] = nx[v];
+      cnt[v] = ncnt[v];
+    }
+  }
+}
+#endif
+
+/* ---- select / partition kernel ------------------------------------------------------------ */
+
+/* x cmp value as a set of accepted outcomes {x < v, x == v, x > v, unordered}, so one
+ * kernel serves every comparison without a branch per element. NaN is unordered: false
+ * for every comparison but NE. */
+template <typename T>
+struct cmp_pred {
+  T value;
+  unsigned accept;
+  __device__ __forceinline__ bool operator()(T x) const {
+    unsigned o = x < value ? 0u : x == value ? 1u : x > value ? 2u : 3u;
+    return (accept >> o) & 1u;
+  }
+};
+
+static unsigned accept_set(pp_cmp cmp) {
+  enum { LT = 1, EQ = 2, GT = 4, UN = 8 };
+  switch (cmp) {
+  case PP_GT: return GT;
+  case PP_GE: return GT | EQ;
+  case PP_LT: return LT;
+  case PP_LE: return LT | EQ;
+  case PP_EQ: return EQ;
+  case PP_NE: return LT | GT | UN;
+  }
+  return 0;
+}
+
+/* Block-wide ranks of the kept elements: kept[v] has bit c set when element c of vector v
+ * is kept. Fills rank_base[v] (the block-local rank of the vector's first kept element)
+ * and returns the tile's kept count. Each warp scans the 32 warp totals itself, so no
+ * second barrier is needed before the shared-memory scatter. */
+template <int V>
+__device__ __forceinline__ uint32_t rank_kept(const uint32_t (&kept)[V], uint32_t (&rank_base)[V],
+                                              uint32_t *warp_total) {
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    uint32_t c = __popc(kept[v]);
+    uint32_t inc = pp_warp_scan_inclusive<u32_sum>(c);
+    rank_base[v] = inc - c;
+    if (lane == PP_WARP - 1) warp_total[v * SCAN_WARPS + warp] = inc;
+  }
+  __syncthreads();
+  totals_scan<u32_sum, V> ts;
+  ts.run(warp_total);
+#pragma unroll
+  for (int v = 0; v < V; v++) rank_base[v] += ts.prefix_of(v * SCAN_WARPS + warp);
+  return ts.total;
+}
+
+/* PARTITION: the kept elements go to out[prefix ...], the others to
+ * out[*true_total + (elements before them that were not kept) ...]. Otherwise only the
+ * kept ones are written and the last tile writes *count. */
+template <typename T, bool PARTITION>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_SELECT_MIN_BLOCKS)
+select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
+              const uint64_t *true_total, size_t num_tiles, bool aligned, void *descs,
+              unsigned *counter, uint32_t epoch) {
+  constexpr int VW = 16 / sizeof(T);
+  constexpr int TILE = SCAN_THREADS * SELECT_VECS * VW;
+  __shared__ T packed[TILE];
+  __shared__ uint32_t warp_total[SELECT_VECS * SCAN_WARPS];
+  __shared__ unsigned long long tile_prefix;
+
+  const int warp = threadIdx.x / PP_WARP;
+  const size_t tile = next_tile(counter, num_tiles);
+  const size_t base = tile * TILE;
+  const bool full = n - base >= (size_t)TILE;
+  const size_t total_true = PARTITION ? *true_total : 0;
+
+  vec16<T> x[SELECT_VECS];
+  int cnt[SELECT_VECS];
+  load_tile<T, SELECT_VECS>(in, n, base, aligned && full, x, cnt);
+  uint32_t kept[SELECT_VECS], rank_base[SELECT_VECS];
+#pragma unroll
+  for (int v = 0; v < SELECT_VECS; v++) {
+    kept[v] = 0;
+#pragma unroll
+    for (int c = 0; c < VW; c++)
+      if (c < cnt[v] && pred(x[v].e[c])) kept[v] |= 1u << c;
+  }
+  const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
+
+  /* the first warp looks back while the others pack the tile */
+  if (warp == 0) {
+    unsigned long long p = look_back<count_sum>(descs, tile, epoch, tile_kept);
+    if (threadIdx.x == 0) tile_prefix = p;
+  }
+#pragma unroll
+  for (int v = 0; v < SELECT_VECS; v++) {
+    const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
+#pragma unroll
+    for (int c = 0; c < VW; c++) {
+      uint32_t before = rank_base[v] + __popc(kept[v] & ((1u << c) - 1u));
+      if (kept[v] & (1u << c))
+        packed[before] = x[v].e[c];
+      else if (PARTITION && c < cnt[v])
+        packed[tile_kept + (pos0 + c - before)] = x[v].e[c];
+    }
+  }
+  __syncthreads();
+
+  const size_t prefix = tile_prefix;
+  if (PARTITION) {
+    const size_t valid = full ? (size_t)TILE : n - base;
+    const size_t false_base = total_true + (base - prefix) - tile_kept;
+    for (uint32_t k = threadIdx.x; k < valid; k += SCAN_THREADS)
+      out[k < tile_kept ? prefix + k : false_base + k] = packed[k];
+  } else {
+    for (uint32_t k = threadIdx.x; k < tile_kept; k += SCAN_THREADS) out[prefix + k] = packed[k];
+    if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
+  }
+}
+
+/* Partition needs the number of kept elements before it can place the first rejected
+ * one: a counting pass (a read of the input) writes it to *count_true. */
+template <typename T>
+__global__ void __launch_bounds__(SCAN_THREADS)
+count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *count_true,
+             unsigned long long *acc, unsigned *done) {
+  constexpr int VW = 16 / sizeof(T);
+  constexpr int TILE = SCAN_THREADS * SELECT_VECS * VW;
+  const size_t tiles = pp_ceil_div_dev(n, TILE);
+  uint32_t mine = 0;
+  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const size_t base = t * TILE;
+    vec16<T> x[SELECT_VECS];
+    int cnt[SELECT_VECS];
+    load_tile<T, SELECT_VECS>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
+#pragma unroll
+    for (int v = 0; v < SELECT_VECS; v++)
+#pragma unroll
+      for (int c = 0; c < VW; c++) mine += (c < cnt[v] && pred(x[v].e[c])) ? 1u : 0u;
+  }
+  unsigned long long block = pp_block_reduce<count_sum, SCAN_THREADS>((unsigned long long)mine);
+  if (threadIdx.x == 0) atomicAdd(acc, block);
+  if (pp_last_block_done(done) && threadIdx.x == 0) {
+    *count_true = atomicExch(acc, 0ull);
+  }
+}
+
+/* ---- select_flagged: records of any size ----------------------------------------------
+ * A tile covers TILE_BYTES flags (one 16-byte vector of flags per thread per segment);
+ * the kept records' tile positions are packed in shared memory, then the block copies
+ * them word by word (W: the widest word dividing the record), consecutive threads
+ * writing consecutive words. */
+template <typename W>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_SELECT_MIN_BLOCKS)
+flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_t n, W *out,
+               uint64_t *count, size_t num_tiles, bool aligned, void *descs, unsigned *counter,
+               uint32_t epoch) {
+  constexpr int TILE = TILE_BYTES(SELECT_VECS);
+  extern __shared__ uint16_t which[]; /* TILE entries: dynamic, as it may pass 48 KB */
+  __shared__ uint32_t warp_total[SELECT_VECS * SCAN_WARPS];
+  __shared__ unsigned long long tile_prefix;
+
+  const int warp = threadIdx.x / PP_WARP;
+  const size_t tile = next_tile(counter, num_tiles);
+  const size_t base = tile * TILE;
+  const bool full = n - base >= (size_t)TILE;
+
+  vec16<uint8_t> f[SELECT_VECS];
+  int cnt[SELECT_VECS];
+  load_tile<uint8_t, SELECT_VECS>(flags, n, base, aligned && full, f, cnt);
+  uint32_t kept[SELECT_VECS], rank_base[SELECT_VECS];
+#pragma unroll
+  for (int v = 0; v < SELECT_VECS; v++) {
+    kept[v] = 0;
+#pragma unroll
+    for (int c = 0; c < 16; c++)
+      if (c < cnt[v] && f[v].e[c] != 0) kept[v] |= 1u << c;
+  }
+  const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
+  if (warp == 0) {
+    unsigned long long p = look_back<count_sum>(descs, tile, epoch, tile_kept);
+    if (threadIdx.x == 0) tile_prefix = p;
+  }
+#pragma unroll
+  for (int v = 0; v < SELECT_VECS; v++) {
+    const uint32_t pos0 = (uint32_t)vec_first<uint8_t>(0, v);
+    uint32_t m = kept[v];
+    uint32_t r = rank_base[v];
+    while (m) {
+      int c = __ffs(m) - 1;
+      which[r++] = (uint16_t)(pos0 + c);
+      m &= m - 1;
+    }
+  }
+  __syncthreads();
+
+  const size_t prefix = tile_prefix;
+  const size_t words = (size_t)tile_kept * words_per_record;
+  for (size_t k = threadIdx.x; k < words; k += SCAN_THREADS) {
+    size_t rec = k / words_per_record, w = k - rec * words_per_record;
+    out[(prefix + rec) * words_per_record + w] = in[(base + which[rec]) * words_per_record + w];
+  }
+  if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
+}
+
+static_assert(TILE_BYTES(SELECT_VECS) <= 65536, "tile positions fit uint16_t");
+
+/* ---- host side ------------------------------------------------------------------------ */
+
+/* The look-back buffer for `tiles` tiles and this call's epoch. */
+static pp_status lookback_begin(pp_context *ctx, const char *fn, size_t tiles, void **descs,
+                                unsigned **counter, uint32_t *epoch) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  if (tiles > (size_t)INT32_MAX)
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: n needs %zu tiles, more than a grid holds",
+                   fn, tiles);
+  size_t need = LOOKBACK_HEADER + tiles * 16;
+  if (need > st->lookback_bytes) {
+    size_t bytes = need < 2 * st->lookback_bytes ? 2 * st->lookback_bytes : need;
+    if (bytes < ((size_t)1 << 20)) bytes = (size_t)1 << 20;
+    if (st->lookback) {
+      PP_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream), fn);
+      cudaFree(st->lookback);
+      st->lookback = NULL;
+      st->lookback_bytes = 0;
+    }
+    cudaError_t e = cudaMalloc(&st->lookback, bytes);
+    if (e != cudaSuccess) {
+      st->lookback = NULL;
+      return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+    }
+    st->lookback_bytes = bytes;
+    st->lookback_epoch = 0;
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(st->lookback, 0, bytes, st->stream), fn);
+  }
+  if (++st->lookback_epoch >= EPOCH_LIMIT) { /* every status word could now be ambiguous */
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(st->lookback, 0, st->lookback_bytes, st->stream), fn);
+    st->lookback_epoch = 1;
+  }
+  *counter = (unsigned *)st->lookback;
+  *descs = (char *)st->lookback + LOOKBACK_HEADER;
+  *epoch = st->lookback_epoch;
+  return PP_OK;
+}
+
+static bool aligned16(const void *a, const void *b) {
+  return (((uintptr_t)a | (uintptr_t)b) & 15u) == 0;
+}
+
+template <typename Op>
+static pp_status launch_scan(pp_context *ctx, const void *in, void *out, size_t n,
+                             bool inclusive) {
+  typedef typename Op::Elem T;
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t tile = TILE_BYTES(SCAN_VECS) / sizeof(T), tiles = pp_ceil_div(n, tile);
+  void *descs;
+  unsigned *counter;
+  uint32_t epoch;
+  pp_status s = lookback_begin(ctx, "pp_scan", tiles, &descs, &counter, &epoch);
+  if (s != PP_OK) return s;
+  size_t grid = tiles;
+#if PP_SCAN_PERSISTENT
+  static int per_sm = 0; /* per instantiation; a benign race writes the same value */
+  if (per_sm == 0 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel<Op>,
+                                                                    SCAN_THREADS, 0) != cudaSuccess ||
+                      per_sm < 1))
+    per_sm = 1;
+  size_t wave = (size_t)st->sm_count * (size_t)per_sm;
+  grid = tiles < wave ? tiles : wave;
+#endif
+  scan_kernel<Op><<<(unsigned)grid, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, (T *)out, n, tiles, aligned16(in, out), inclusive, descs, counter, epoch);
+  PP_CUDA_LAUNCHED(ctx, "pp_scan");
+  return PP_OK;
+}
+
+template <typename T, typename SumL, typename SumC>
+static pp_status scan_typed(pp_context *ctx, pp_op op, const void *in, void *out, size_t n,
+                            bool inclusive) {
+  switch (op) {
+  case PP_SUM: return launch_scan<scan_sum<T, SumL, SumC>>(ctx, in, out, n, inclusive);
+  case PP_MIN: return launch_scan<scan_minmax<T, true>>(ctx, in, out, n, inclusive);
+  case PP_MAX: return launch_scan<scan_minmax<T, false>>(ctx, in, out, n, inclusive);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_scan: op (%d)", (int)op);
+}
+
+pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                       size_t n, bool inclusive) {
+  if (n == 0) return PP_OK;
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_scan");
+  switch (t) {
+  case PP_U8: return scan_typed<uint8_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
+  case PP_I32: return scan_typed<int32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
+  case PP_U32: return scan_typed<uint32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
+  case PP_I64: return scan_typed<int64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive);
+  case PP_U64: return scan_typed<uint64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive);
+  case PP_F32: return scan_typed<float, double, double>(ctx, op, in, out, n, inclusive);
+  case PP_F64: return scan_typed<double, double, double>(ctx, op, in, out, n, inclusive);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_scan: dtype (%d)", (int)t);
+}
+
+/* Blocks of the counting pass: enough to fill the GPU a few times over, each walking
+ * tiles with a grid stride. */
+static unsigned count_grid(pp_cuda_state *st, size_t tiles) {
+  size_t g = (size_t)st->sm_count * 8;
+  return (unsigned)(tiles < g ? tiles : g);
+}
+
+template <typename T>
+static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, const void *in,
+                              size_t n, pp_cmp cmp, const void *value, void *out,
+                              uint64_t *count) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  cmp_pred<T> pred;
+  memcpy(&pred.value, value, sizeof(T)); /* value is host memory (API.md) */
+  pred.accept = accept_set(cmp);
+  const size_t tile = TILE_BYTES(SELECT_VECS) / sizeof(T), tiles = pp_ceil_div(n, tile);
+  const bool aligned = aligned16(in, in);
+  if (partition) {
+    char *scratch = (char *)st->scratch;
+    count_kernel<T><<<count_grid(st, tiles), SCAN_THREADS, 0, st->stream>>>(
+        (const T *)in, n, pred, aligned, count,
+        (unsigned long long *)(scratch + COUNT_ACC_OFFSET), (unsigned *)scratch);
+    PP_CUDA_LAUNCHED(ctx, fn);
+  }
+  void *descs;
+  unsigned *counter;
+  uint32_t epoch;
+  pp_status s = lookback_begin(ctx, fn, tiles, &descs, &counter, &epoch);
+  if (s != PP_OK) return s;
+  if (partition)
+    select_kernel<T, true><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
+        (const T *)in, n, pred, (T *)out, count, count, tiles, aligned, descs, counter, epoch);
+  else
+    select_kernel<T, false><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
+        (const T *)in, n, pred, (T *)out, count, NULL, tiles, aligned, descs, counter, epoch);
+  PP_CUDA_LAUNCHED(ctx, fn);
+  return PP_OK;
+}
+
+static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp_dtype t,
+                             const void *in, size_t n, pp_cmp cmp, const void *value, void *out,
+                             uint64_t *count) {
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
+  if (n == 0) {
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, pp_cuda(ctx)->stream), fn);
+    return PP_OK;
+  }
+  switch (t) {
+  case PP_U8: return select_typed<uint8_t>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_I32: return select_typed<int32_t>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_U32: return select_typed<uint32_t>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_I64: return select_typed<int64_t>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_U64: return select_typed<uint64_t>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_F32: return select_typed<float>(ctx, fn, partition, in, n, cmp, value, out, count);
+  case PP_F64: return select_typed<double>(ctx, fn, partition, in, n, cmp, value, out, count);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dtype (%d)", fn, (int)t);
+}
+
+pp_status pp_cuda_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                         const void *value, void *out, uint64_t *count) {
+  return select_like(ctx, "pp_select", false, t, in, n, cmp, value, out, count);
+}
+
+pp_status pp_cuda_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
+                            const void *value, void *out, uint64_t *count_true) {
+  return select_like(ctx, "pp_partition", true, t, in, n, cmp, value, out, count_true);
+}
+
+template <typename W>
+static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *in,
+                                const uint8_t *flags, size_t n, void *out, uint64_t *count) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t tiles = pp_ceil_div(n, (size_t)TILE_BYTES(SELECT_VECS));
+  void *descs;
+  unsigned *counter;
+  uint32_t epoch;
+  pp_status s = lookback_begin(ctx, "pp_select_flagged", tiles, &descs, &counter, &epoch);
+  if (s != PP_OK) return s;
+  const size_t smem = TILE_BYTES(SELECT_VECS) * sizeof(uint16_t);
+  static bool smem_set = false; /* a benign race sets the same attribute */
+  if (!smem_set) {
+    PP_CUDA_TRY(ctx, cudaFuncSetAttribute(flagged_kernel<W>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+                "pp_select_flagged");
+    smem_set = true;
+  }
+  flagged_kernel<W><<<(unsigned)tiles, SCAN_THREADS, smem, st->stream>>>(
+      (const W *)in, elem_size / sizeof(W), flags, n, (W *)out, count, tiles,
+      aligned16(flags, flags), descs, counter, epoch);
+  PP_CUDA_LAUNCHED(ctx, "pp_select_flagged");
+  return PP_OK;
+}
+
+pp_status pp_cuda_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
+                                 const uint8_t *flags, size_t n, void *out, uint64_t *count) {
+  static const char fn[] = "pp_select_flagged";
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
+  if (n == 0) {
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, pp_cuda(ctx)->stream), fn);
+    return PP_OK;
+  }
+  /* the widest word that divides the record and both pointers' alignment */
+  uintptr_t a = (uintptr_t)in | (uintptr_t)out | (uintptr_t)elem_size;
+  if (a % 16 == 0) return launch_flagged<uint4>(ctx, elem_size, in, flags, n, out, count);
+  if (a % 8 == 0) return launch_flagged<uint64_t>(ctx, elem_size, in, flags, n, out, count);
+  if (a % 4 == 0) return launch_flagged<uint32_t>(ctx, elem_size, in, flags, n, out, count);
+  if (a % 2 == 0) return launch_flagged<uint16_t>(ctx, elem_size, in, flags, n, out, count);
+  return launch_flagged<uint8_t>(ctx, elem_size, in, flags, n, out, count);
+}
