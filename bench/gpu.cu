@@ -2,17 +2,22 @@
  * gpu.cu — bench/gpu.h on the CUDA runtime and CUB (CCCL 3).
  *
  * This file is the only place in parprim that calls CUB: CUB is the peer the benchmarks
- * measure against, never part of the library. Written C-style; the templates only stamp
- * out one CUB call per element type.
+ * measure against, never part of the library. Written C-style; the templates (and the
+ * generic lambdas of by_dtype / by_count) only stamp out one CUB call per element type
+ * and count width.
  */
 #include "gpu.h"
 
 #include <cub/cub.cuh>
+#include <cuda/functional>
+#include <cuda/std/functional>
+#include <cuda/std/limits>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 struct bench_gpu_timer {
   cudaEvent_t start;
@@ -273,6 +278,316 @@ extern "C" int bench_cub_argreduce(pp_dtype t, pp_op op, const void *d_in, size_
   return check(cub_argreduce_any(t, g_temp, bytes, op, d_in, n, d_value_out, d_index_out,
                                  as_stream(stream)),
                "cub::DeviceReduce::ArgMin/ArgMax");
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* CUB peers of scan, select, partition, sort and merge                                */
+/* ---------------------------------------------------------------------------------- */
+
+/* Calls f with a value of the C type of t (only its type matters). */
+template <typename F> static cudaError_t by_dtype(pp_dtype t, F &&f) {
+  switch (t) {
+  case PP_U8:
+    return f(uint8_t{});
+  case PP_I32:
+    return f(int32_t{});
+  case PP_U32:
+    return f(uint32_t{});
+  case PP_I64:
+    return f(int64_t{});
+  case PP_U64:
+    return f(uint64_t{});
+  case PP_F32:
+    return f(float{});
+  case PP_F64:
+    return f(double{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+/* Scan and radix sort take the item count's type as a template parameter and pick their
+ * offset width from it. Callers of CUB pass an int almost always, so below 2^32 the peer
+ * gets 32-bit offsets (CUB's fastest, and what its published numbers use); beyond, 64. */
+template <typename F> static cudaError_t by_count(size_t n, F &&f) {
+  if (n <= UINT32_MAX)
+    return f(static_cast<uint32_t>(n));
+  return f(static_cast<uint64_t>(n));
+}
+
+/* x > value, the predicate of the select and partition peers. */
+template <typename T> struct greater_than {
+  T value;
+  __host__ __device__ bool operator()(const T &x) const { return x > value; }
+};
+
+template <typename T> static greater_than<T> predicate_from(const void *value) {
+  greater_than<T> p;
+  if (value)
+    memcpy(&p.value, value, sizeof(T));
+  else
+    p.value = T{}; /* the temp-size query does not look at it */
+  return p;
+}
+
+template <typename T>
+static cudaError_t cub_scan_t(void *temp, size_t &temp_bytes, pp_op op, bool inclusive,
+                              const void *in, void *out, size_t n, cudaStream_t s) {
+  const T *d_in = static_cast<const T *>(in);
+  T *d_out = static_cast<T *>(out);
+  using lim = ::cuda::std::numeric_limits<T>;
+  /* exclusive MIN/MAX start from the identity, as pp_scan's do */
+  const T min_identity = lim::has_infinity ? lim::infinity() : lim::max();
+  const T max_identity = lim::has_infinity ? -lim::infinity() : lim::lowest();
+  return by_count(n, [&](auto count) -> cudaError_t {
+    switch (op) {
+    case PP_SUM:
+      return inclusive ? cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in, d_out, count, s)
+                       : cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in, d_out, count, s);
+    case PP_MIN:
+      return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, d_in, d_out,
+                                                        ::cuda::minimum<>{}, count, s)
+                       : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, d_in, d_out,
+                                                        ::cuda::minimum<>{}, min_identity,
+                                                        count, s);
+    case PP_MAX:
+      return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, d_in, d_out,
+                                                        ::cuda::maximum<>{}, count, s)
+                       : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, d_in, d_out,
+                                                        ::cuda::maximum<>{}, max_identity,
+                                                        count, s);
+    }
+    return cudaErrorInvalidValue;
+  });
+}
+
+static cudaError_t cub_scan_any(pp_dtype t, void *temp, size_t &temp_bytes, pp_op op,
+                                bool inclusive, const void *in, void *out, size_t n,
+                                cudaStream_t s) {
+  return by_dtype(t, [&](auto type_tag) {
+    return cub_scan_t<decltype(type_tag)>(temp, temp_bytes, op, inclusive, in, out, n, s);
+  });
+}
+
+extern "C" int bench_cub_scan_prepare(pp_dtype t, pp_op op, bool inclusive, size_t n,
+                                      void *stream) {
+  size_t need = 0;
+  cudaError_t e =
+      cub_scan_any(t, nullptr, need, op, inclusive, nullptr, nullptr, n, as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceScan (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_scan(pp_dtype t, pp_op op, bool inclusive, const void *d_in,
+                              void *d_out, size_t n, void *stream) {
+  if (need_prepared("bench_cub_scan"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_scan_any(t, g_temp, bytes, op, inclusive, d_in, d_out, n, as_stream(stream)),
+               "cub::DeviceScan");
+}
+
+/* select (partition false) and partition share the predicate and the argument list. */
+static cudaError_t cub_select_any(bool partition, pp_dtype t, void *temp, size_t &temp_bytes,
+                                  const void *value, const void *in, void *out,
+                                  uint64_t *count, size_t n, cudaStream_t s) {
+  return by_dtype(t, [&](auto type_tag) -> cudaError_t {
+    using T = decltype(type_tag);
+    const T *d_in = static_cast<const T *>(in);
+    T *d_out = static_cast<T *>(out);
+    greater_than<T> pred = predicate_from<T>(value);
+    if (partition) {
+      /* DevicePartition::If picks 32-bit offsets from an int count, like by_count */
+      if (n <= static_cast<size_t>(INT32_MAX))
+        return cub::DevicePartition::If(temp, temp_bytes, d_in, d_out, count,
+                                         static_cast<int32_t>(n), pred, s);
+      return cub::DevicePartition::If(temp, temp_bytes, d_in, d_out, count,
+                                       static_cast<int64_t>(n), pred, s);
+    }
+    return cub::DeviceSelect::If(temp, temp_bytes, d_in, d_out, count, static_cast<int64_t>(n),
+                                 pred, s);
+  });
+}
+
+extern "C" int bench_cub_select_prepare(pp_dtype t, size_t n, void *stream) {
+  size_t need = 0;
+  cudaError_t e = cub_select_any(false, t, nullptr, need, nullptr, nullptr, nullptr, nullptr, n,
+                                 as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceSelect::If (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_select(pp_dtype t, const void *value, const void *d_in, void *d_out,
+                                uint64_t *d_count, size_t n, void *stream) {
+  if (need_prepared("bench_cub_select"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_select_any(false, t, g_temp, bytes, value, d_in, d_out, d_count, n,
+                              as_stream(stream)),
+               "cub::DeviceSelect::If");
+}
+
+extern "C" int bench_cub_partition_prepare(pp_dtype t, size_t n, void *stream) {
+  size_t need = 0;
+  cudaError_t e = cub_select_any(true, t, nullptr, need, nullptr, nullptr, nullptr, nullptr, n,
+                                 as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DevicePartition::If (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_partition(pp_dtype t, const void *value, const void *d_in, void *d_out,
+                                   uint64_t *d_count, size_t n, void *stream) {
+  if (need_prepared("bench_cub_partition"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_select_any(true, t, g_temp, bytes, value, d_in, d_out, d_count, n,
+                              as_stream(stream)),
+               "cub::DevicePartition::If");
+}
+
+template <typename R>
+static cudaError_t cub_flagged_t(void *temp, size_t &temp_bytes, const void *in,
+                                 const uint8_t *flags, void *out, uint64_t *count, size_t n,
+                                 cudaStream_t s) {
+  return cub::DeviceSelect::Flagged(temp, temp_bytes, static_cast<const R *>(in), flags,
+                                    static_cast<R *>(out), count, static_cast<int64_t>(n), s);
+}
+
+static cudaError_t cub_flagged_any(size_t elem_size, void *temp, size_t &temp_bytes,
+                                   const void *in, const uint8_t *flags, void *out,
+                                   uint64_t *count, size_t n, cudaStream_t s) {
+  switch (elem_size) {
+  case 1:
+    return cub_flagged_t<uint8_t>(temp, temp_bytes, in, flags, out, count, n, s);
+  case 2:
+    return cub_flagged_t<uint16_t>(temp, temp_bytes, in, flags, out, count, n, s);
+  case 4:
+    return cub_flagged_t<uint32_t>(temp, temp_bytes, in, flags, out, count, n, s);
+  case 8:
+    return cub_flagged_t<uint64_t>(temp, temp_bytes, in, flags, out, count, n, s);
+  }
+  return cudaErrorInvalidValue;
+}
+
+extern "C" int bench_cub_select_flagged_prepare(size_t elem_size, size_t n, void *stream) {
+  size_t need = 0;
+  cudaError_t e = cub_flagged_any(elem_size, nullptr, need, nullptr, nullptr, nullptr, nullptr,
+                                  n, as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceSelect::Flagged (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_select_flagged(size_t elem_size, const void *d_in,
+                                        const uint8_t *d_flags, void *d_out, uint64_t *d_count,
+                                        size_t n, void *stream) {
+  if (need_prepared("bench_cub_select_flagged"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_flagged_any(elem_size, g_temp, bytes, d_in, d_flags, d_out, d_count, n,
+                               as_stream(stream)),
+               "cub::DeviceSelect::Flagged");
+}
+
+/* The DoubleBuffer form lets CUB ping-pong between the two buffers the caller owns, so it
+ * needs no copy of the keys in its temporary storage: CUB's fastest use of its sort. */
+template <typename K>
+static cudaError_t cub_sort_t(void *temp, size_t &temp_bytes, void *const keys[2],
+                              void *const values[2], size_t value_size, size_t n,
+                              bool descending, int *current, cudaStream_t s) {
+  cub::DoubleBuffer<K> dk(static_cast<K *>(keys[0]), static_cast<K *>(keys[1]));
+  cudaError_t e = cudaErrorInvalidValue;
+  if (value_size == 0) {
+    e = by_count(n, [&](auto count) {
+      return descending ? cub::DeviceRadixSort::SortKeysDescending(temp, temp_bytes, dk, count,
+                                                                   0, int(sizeof(K) * 8), s)
+                        : cub::DeviceRadixSort::SortKeys(temp, temp_bytes, dk, count, 0,
+                                                         int(sizeof(K) * 8), s);
+    });
+  } else if (value_size == 4) {
+    cub::DoubleBuffer<uint32_t> dv(static_cast<uint32_t *>(values[0]),
+                                   static_cast<uint32_t *>(values[1]));
+    e = by_count(n, [&](auto count) {
+      return descending
+                 ? cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, dk, dv, count, 0,
+                                                             int(sizeof(K) * 8), s)
+                 : cub::DeviceRadixSort::SortPairs(temp, temp_bytes, dk, dv, count, 0,
+                                                   int(sizeof(K) * 8), s);
+    });
+  }
+  if (current)
+    *current = dk.selector;
+  return e;
+}
+
+static cudaError_t cub_sort_any(pp_dtype t, void *temp, size_t &temp_bytes, void *const keys[2],
+                                void *const values[2], size_t value_size, size_t n,
+                                bool descending, int *current, cudaStream_t s) {
+  return by_dtype(t, [&](auto type_tag) {
+    return cub_sort_t<decltype(type_tag)>(temp, temp_bytes, keys, values, value_size, n,
+                                          descending, current, s);
+  });
+}
+
+extern "C" int bench_cub_sort_prepare(pp_dtype key_t, size_t value_size, bool descending,
+                                      size_t n, void *stream) {
+  void *const none[2] = {nullptr, nullptr};
+  size_t need = 0;
+  cudaError_t e = cub_sort_any(key_t, nullptr, need, none, none, value_size, n, descending,
+                               nullptr, as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceRadixSort (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const d_values[2],
+                              size_t value_size, size_t n, bool descending, int *current,
+                              void *stream) {
+  if (need_prepared("bench_cub_sort"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_sort_any(key_t, g_temp, bytes, d_keys, d_values, value_size, n, descending,
+                            current, as_stream(stream)),
+               "cub::DeviceRadixSort");
+}
+
+static cudaError_t cub_merge_any(pp_dtype t, bool descending, void *temp, size_t &temp_bytes,
+                                 const void *a, size_t na, const void *b, size_t nb, void *out,
+                                 cudaStream_t s) {
+  return by_dtype(t, [&](auto type_tag) {
+    using K = decltype(type_tag);
+    const K *pa = static_cast<const K *>(a);
+    const K *pb = static_cast<const K *>(b);
+    K *po = static_cast<K *>(out);
+    int64_t ca = static_cast<int64_t>(na), cb = static_cast<int64_t>(nb);
+    if (descending)
+      return cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, ca, pb, cb, po,
+                                         ::cuda::std::greater<>{}, s);
+    return cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, ca, pb, cb, po,
+                                       ::cuda::std::less<>{}, s);
+  });
+}
+
+extern "C" int bench_cub_merge_prepare(pp_dtype t, bool descending, size_t na, size_t nb,
+                                       void *stream) {
+  size_t need = 0;
+  cudaError_t e = cub_merge_any(t, descending, nullptr, need, nullptr, na, nullptr, nb, nullptr,
+                                as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceMerge::MergeKeys (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_merge(pp_dtype t, bool descending, const void *d_a, size_t na,
+                               const void *d_b, size_t nb, void *d_out, void *stream) {
+  if (need_prepared("bench_cub_merge"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_merge_any(t, descending, g_temp, bytes, d_a, na, d_b, nb, d_out,
+                             as_stream(stream)),
+               "cub::DeviceMerge::MergeKeys");
 }
 
 extern "C" void bench_gpu_release(void) {

@@ -1,17 +1,22 @@
 /*
- * gpu.h — the CUDA side of the benchmark harness behind a C interface, so bench.c stays
- * C11 and builds without CUDA. bench/gpu.cu implements it with the CUDA runtime and CUB
- * (the peer we measure against); bench/gpu_none.c is the stand-in for builds without
- * CUDA, where bench_gpu_available() is 0 and everything else fails.
+ * gpu.h — the peers of the benchmark harness that are not C, behind a C interface, so
+ * bench.c stays C11 and builds without CUDA:
+ *  - the CUDA side: bench/gpu.cu implements it with the CUDA runtime and CUB (the peer
+ *    we measure against); bench/gpu_none.c is the stand-in for builds without CUDA,
+ *    where bench_gpu_available() is 0 and everything else fails;
+ *  - the CPU peers that only C++ has (std::sort, std::stable_sort, std::merge), in
+ *    bench/peer_std.cpp, present in every build.
  *
  * Every int-returning call returns 0 on success and -1 on failure; then
- * bench_gpu_error() says what failed. Streams are cudaStream_t passed as void *.
+ * bench_gpu_error() says what failed (bench_std_* calls fail only on bad arguments).
+ * Streams are cudaStream_t passed as void *.
  */
 #ifndef PP_BENCH_GPU_H
 #define PP_BENCH_GPU_H
 
 #include "parprim.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,8 +61,60 @@ int bench_cub_reduce(pp_dtype t, pp_op op, const void *d_in, size_t n, void *d_o
 int bench_cub_argreduce_prepare(pp_dtype t, pp_op op, size_t n, void *stream);
 int bench_cub_argreduce(pp_dtype t, pp_op op, const void *d_in, size_t n, void *d_value_out,
                         void *d_index_out, void *stream);
+
+/* Scan: SUM is DeviceScan::ExclusiveSum / InclusiveSum; MIN and MAX are ExclusiveScan
+ * (seeded with the identity: the largest / lowest value of t, +-inf for floats) and
+ * InclusiveScan with cuda::minimum / cuda::maximum. d_out gets n elements of t. */
+int bench_cub_scan_prepare(pp_dtype t, pp_op op, bool inclusive, size_t n, void *stream);
+int bench_cub_scan(pp_dtype t, pp_op op, bool inclusive, const void *d_in, void *d_out,
+                   size_t n, void *stream);
+/* DeviceSelect::If and DevicePartition::If keeping x > *value (value: one element of t in
+ * host memory, read at each call). The count goes to d_count as a uint64_t. Partition
+ * writes the rejected elements in reverse order after the selected ones (CUB's layout,
+ * not parprim's). */
+int bench_cub_select_prepare(pp_dtype t, size_t n, void *stream);
+int bench_cub_select(pp_dtype t, const void *value, const void *d_in, void *d_out,
+                     uint64_t *d_count, size_t n, void *stream);
+int bench_cub_partition_prepare(pp_dtype t, size_t n, void *stream);
+int bench_cub_partition(pp_dtype t, const void *value, const void *d_in, void *d_out,
+                        uint64_t *d_count, size_t n, void *stream);
+/* DeviceSelect::Flagged over records of elem_size 1, 2, 4 or 8 bytes (copied as bits);
+ * a record is kept where its flag byte is non-zero. */
+int bench_cub_select_flagged_prepare(size_t elem_size, size_t n, void *stream);
+int bench_cub_select_flagged(size_t elem_size, const void *d_in, const uint8_t *d_flags,
+                             void *d_out, uint64_t *d_count, size_t n, void *stream);
+/* DeviceRadixSort::SortKeys / SortPairs (or *Descending) in their DoubleBuffer form, the
+ * fastest CUB offers: the keys start in d_keys[0] (values in d_values[0]) and both
+ * buffers are overwritten; *current (0 or 1) says which holds the result. value_size is 0
+ * (keys only, d_values ignored) or 4 (uint32_t values). */
+int bench_cub_sort_prepare(pp_dtype key_t, size_t value_size, bool descending, size_t n,
+                           void *stream);
+int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const d_values[2],
+                   size_t value_size, size_t n, bool descending, int *current, void *stream);
+/* DeviceMerge::MergeKeys of two sorted arrays with cuda::std::less (greater when
+ * descending) into d_out (na + nb elements). CUB documents it as unstable, which only
+ * shows for keys that compare equal with different bits (-0.0 and +0.0). */
+int bench_cub_merge_prepare(pp_dtype t, bool descending, size_t na, size_t nb, void *stream);
+int bench_cub_merge(pp_dtype t, bool descending, const void *d_a, size_t na, const void *d_b,
+                    size_t nb, void *d_out, void *stream);
+
 /* Free the cached CUB temporary storage. */
 void bench_gpu_release(void);
+
+/* ---- CPU peers: the C++ standard library (bench/peer_std.cpp), serial ---------------- */
+
+/* Bytes of scratch bench_std_sort needs for pairs (0 for keys only). */
+size_t bench_std_sort_scratch_bytes(pp_dtype key_t, size_t value_size, size_t n);
+/* Keys only (values NULL): std::sort with std::less (std::greater when descending).
+ * Pairs (value_size 4 or 8): std::stable_sort of (key, value) records packed into scratch
+ * (bench_std_sort_scratch_bytes, 16-byte aligned) and unpacked again, so equal keys keep
+ * their order, as parprim's and CUB's sorts do. The data must hold no NaN (std::sort
+ * needs a strict weak order). */
+int bench_std_sort(pp_dtype key_t, void *keys, void *values, size_t value_size, size_t n,
+                   bool descending, void *scratch);
+/* std::merge (stable: a before b on ties) of two sorted arrays into out. */
+int bench_std_merge(pp_dtype t, bool descending, const void *a, size_t na, const void *b,
+                    size_t nb, void *out);
 
 #ifdef __cplusplus
 }

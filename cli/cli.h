@@ -17,6 +17,10 @@ extern "C" {
 int pp_cli_demo_main(int argc, char **argv);
 void pp_cli_demo_usage(FILE *f);
 
+/* `parprim sort`: sorts a raw binary file of one dtype with pp_sort (cli/sort_cmd.c). */
+int pp_cli_sort_main(int argc, char **argv);
+void pp_cli_sort_usage(FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -200,16 +200,18 @@ static int info_main(int argc, char **argv) {
 /* ladder                                                                               */
 /* ==================================================================================== */
 
-static int ladder_reduce(int argc, char **argv) {
+/* Each step's main lives in ladder/<step>.cu, built only with CUDA. */
 #ifdef PP_HAVE_CUDA
-  return pp_ladder_reduce_main(argc, argv);
+#define LADDER_STEP(name) pp_ladder_##name##_main
 #else
+static int ladder_without_cuda(int argc, char **argv) {
   (void)argc;
   (void)argv;
   fprintf(stderr, "ladder needs the CUDA backend; this build has none\n");
   return EXIT_SKIP;
-#endif
 }
+#define LADDER_STEP(name) ladder_without_cuda
+#endif
 
 typedef struct ladder_step {
   const char *name;
@@ -219,7 +221,11 @@ typedef struct ladder_step {
 
 static const ladder_step ladder_steps[] = {
     {"reduce", "the reduction steps, from neighboured pairs to the production kernel",
-     ladder_reduce},
+     LADDER_STEP(reduce)},
+    {"scan", "prefix sum from Hillis-Steele to Blelloch, then pack and split",
+     LADDER_STEP(scan)},
+    {"sort", "warp radix sort of 32 keys, block radix sort, then the onesweep sort",
+     LADDER_STEP(sort)},
 };
 
 static void ladder_usage(FILE *f) {
@@ -264,7 +270,9 @@ static const cli_command commands[] = {
      pp_cli_demo_usage},
     {"bench", "time primitives against CUB / memcpy in the same process", pp_bench_main,
      pp_bench_usage},
-    {"ladder", "the optimisation ladders (reduce, ...), CUDA only", ladder_main, ladder_usage},
+    {"ladder", "the optimisation ladders (parprim ladder --help), CUDA only", ladder_main,
+     ladder_usage},
+    {"sort", "sort a raw binary file of numbers (pp_sort)", pp_cli_sort_main, pp_cli_sort_usage},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -4,7 +4,7 @@
  * A ladder is a runnable, tested sequence of the classic optimisation steps for one
  * primitive (in the style of llm.c's dev/cuda/<op>.cu): a CPU reference, then one GPU
  * version per idea, each validated against the reference and timed, next to the
- * production kernel (pp_reduce) and CUB.
+ * production kernel (pp_reduce, pp_scan, ...) and CUB.
  *
  * The functions take the arguments of their subcommand: `parprim ladder reduce --n 1000`
  * calls pp_ladder_reduce_main with argv = {"reduce", "--n", "1000"}. argv[0] may also be
@@ -27,6 +27,14 @@ extern "C" {
 /* f32 SUM ladder (plus the seed's atomicMax step for f32 MAX); see ladder/reduce.cu.
  * Options: --n N, --block B, --reps R, --check, --csv, --help. */
 int pp_ladder_reduce_main(int argc, char **argv);
+
+/* u32 exclusive SUM ladder (Hillis-Steele, Blelloch, padded Blelloch) plus pack and split
+ * built on it; see ladder/scan.cu. Options: --n N, --reps R, --check, --csv, --help. */
+int pp_ladder_scan_main(int argc, char **argv);
+
+/* Sort ladder (ladder/sort.cu): warp radix sort of 32 keys, block radix sort, the
+ * production sort and CUB. */
+int pp_ladder_sort_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -36,19 +36,16 @@
 #include <cuda_runtime.h>
 #include <cub/device/device_reduce.cuh>
 
-#include <algorithm>
-#include <cfloat>
-#include <chrono>
-#include <cerrno>
-#include <cinttypes>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
-#include <new>
-#include <string>
-#include <vector>
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 namespace {
 
@@ -59,14 +56,14 @@ namespace {
 // A failed CUDA call ends the whole run (exit status 1): after an illegal address or a
 // launch failure the context is unusable, so there is nothing sensible to continue with.
 struct CudaFailure {
-  std::string what;
+  char what[512];
 };
 
 [[noreturn]] void cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s:%d: %s failed: %s (%s)", file, line, call,
+  CudaFailure f;
+  snprintf(f.what, sizeof f.what, "%s:%d: %s failed: %s (%s)", file, line, call,
            cudaGetErrorString(e), cudaGetErrorName(e));
-  throw CudaFailure{buf};
+  throw f;
 }
 
 #define CUDA_CHECK(call)                                                                   \
@@ -76,10 +73,48 @@ struct CudaFailure {
   } while (0)
 
 // A step that cannot produce a result (pp_reduce returned an error): that step fails,
-// the others still run.
+// the others still run. The text holds a status and pp_last_error (< 512 bytes).
 struct StepFailure {
-  std::string what;
+  char what[1024];
 };
+
+[[noreturn]] void step_fail(const char *format, ...) {
+  StepFailure f;
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(f.what, sizeof f.what, format, ap);
+  va_end(ap);
+  throw f;
+}
+
+// Host memory ran out; the command ends with "error: out of host memory".
+struct OutOfHostMemory {};
+
+// A zeroed host array that frees itself when a failure unwinds past it.
+struct HostBuffer {
+  void *p = nullptr;
+  explicit HostBuffer(size_t bytes) {
+    p = calloc(bytes ? bytes : 1, 1);
+    if (!p) throw OutOfHostMemory{};
+  }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  ~HostBuffer() { free(p); }
+  template <class T>
+  T *as() const {
+    return static_cast<T *>(p);
+  }
+};
+
+// std::max's and std::min's results, NaN cases included: the first when neither is less.
+double max_d(double a, double b) { return a < b ? b : a; }
+size_t min_size(size_t a, size_t b) { return b < a ? b : a; }
+
+double now_ms() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);  // what std::chrono::steady_clock reads on Linux
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
 
 /* ------------------------------------------------------------------------------------ */
 /* Step 1: CPU reference                                                                */
@@ -437,7 +472,7 @@ struct Env {
 
 unsigned blocks_for(size_t n, size_t per_block) {
   const size_t g = (n + per_block - 1) / per_block;
-  if (g > 0x7fffffffu) throw StepFailure{"n too large for a one-dimensional grid"};
+  if (g > 0x7fffffffu) step_fail("n too large for a one-dimensional grid");
   return (unsigned)g;
 }
 
@@ -490,7 +525,7 @@ void run_step9(const Env &e) {
     case 256: reduce_complete_unroll<256><<<grid, 256, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
     case 512: reduce_complete_unroll<512><<<grid, 512, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
     case 1024: reduce_complete_unroll<1024><<<grid, 1024, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
-    default: throw StepFailure{"block size has no instantiation"};
+    default: step_fail("block size has no instantiation");
   }
   CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
@@ -512,10 +547,7 @@ void run_step10_max(const Env &e) {
 
 void run_production(const Env &e, pp_op op) {
   const pp_status st = pp_reduce(e.ctx, op, PP_F32, e.in, e.n, e.out);
-  if (st != PP_OK) {
-    throw StepFailure{std::string("pp_reduce: ") + pp_status_string(st) + ": " +
-                      pp_last_error(e.ctx)};
-  }
+  if (st != PP_OK) step_fail("pp_reduce: %s: %s", pp_status_string(st), pp_last_error(e.ctx));
 }
 void run_step11_sum(const Env &e) { run_production(e, PP_SUM); }
 void run_step11_max(const Env &e) { run_production(e, PP_MAX); }
@@ -579,14 +611,14 @@ uint64_t splitmix64(uint64_t &state) {
 // n <= 2^22 every partial sum of any subset is an integer below 2^24 in magnitude, so it
 // is exact in float whatever the order, and every step must match the reference exactly.
 // That catches a dropped or doubled element that the tolerance might hide.
-void fill(std::vector<float> &x, Data d) {
+void fill(float *x, size_t n, Data d) {
   uint64_t state = 0x7061727072696dull;  // fixed seed
-  for (float &v : x) {
+  for (size_t i = 0; i < n; ++i) {
     const uint64_t r = splitmix64(state);
     if (d == Data::Uniform)
-      v = (float)((int64_t)(r >> 40) - (1 << 23)) * (1.0f / (1 << 23));
+      x[i] = (float)((int64_t)(r >> 40) - (1 << 23)) * (1.0f / (1 << 23));
     else
-      v = (float)((int)((r >> 32) % 9u) - 4);
+      x[i] = (float)((int)((r >> 32) % 9u) - 4);
   }
 }
 
@@ -597,16 +629,15 @@ struct Reference {
   double cpu_ms = 0.0;
 };
 
-Reference make_reference(const std::vector<float> &x) {
+Reference make_reference(const float *x, size_t n) {
   Reference r;
-  const auto t0 = std::chrono::steady_clock::now();
-  r.sum = cpu_pairwise_sum(x.data(), x.size());
-  const auto t1 = std::chrono::steady_clock::now();
-  r.cpu_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double t0 = now_ms();
+  r.sum = cpu_pairwise_sum(x, n);
+  r.cpu_ms = now_ms() - t0;
   double sq = 0.0;
-  for (float v : x) sq += (double)v * (double)v;
-  r.l2 = std::sqrt(sq);
-  r.max = cpu_max(x.data(), x.size());
+  for (size_t i = 0; i < n; ++i) sq += (double)x[i] * (double)x[i];
+  r.l2 = sqrt(sq);
+  r.max = cpu_max(x, n);
   return r;
 }
 
@@ -618,7 +649,7 @@ Reference make_reference(const std::vector<float> &x) {
 //   PASS when |gpu - ref| <= 8 * FLT_EPSILON * max(1, ceil(log2 n)) * max(|ref|, ||x||_2)
 // The Integers data set must match exactly.
 double sum_tolerance(size_t n) {
-  const double depth = std::max(1.0, std::ceil(std::log2((double)n)));
+  const double depth = max_d(1.0, ceil(log2((double)n)));
   return 8.0 * FLT_EPSILON * depth;
 }
 
@@ -631,14 +662,14 @@ Verdict check_result(const Step &s, float got, const Reference &ref, size_t n, D
   Verdict v;
   if (s.op == Op::Max) {
     v.pass = (got == ref.max);  // max is exact in any order
-    v.rel_err = std::isnan(got) ? INFINITY : std::fabs((double)got - (double)ref.max) /
-                                                 std::max(1e-30, std::fabs((double)ref.max));
+    v.rel_err = isnan(got) ? INFINITY : fabs((double)got - (double)ref.max) /
+                                            max_d(1e-30, fabs((double)ref.max));
     return v;
   }
-  const double err = std::fabs((double)got - ref.sum);
-  const double scale = std::max(std::fabs(ref.sum), ref.l2);
-  v.rel_err = std::isnan(got) ? INFINITY : (scale > 0 ? err / scale : err);
-  v.pass = std::isfinite(got) && (d == Data::Integers ? (double)got == ref.sum
+  const double err = fabs((double)got - ref.sum);
+  const double scale = max_d(fabs(ref.sum), ref.l2);
+  v.rel_err = isnan(got) ? INFINITY : (scale > 0 ? err / scale : err);
+  v.pass = isfinite(got) && (d == Data::Integers ? (double)got == ref.sum
                                                       : err <= sum_tolerance(n) * scale);
   return v;
 }
@@ -670,8 +701,8 @@ struct Session {  // lives for the whole command
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
   pp_context *ctx = nullptr;
-  std::string ctx_skip;  // why the production steps are skipped, when they are
-  std::string ctx_fail;  // why they fail (no context), when they do
+  char ctx_skip[1024] = "";  // why the production steps are skipped, when they are
+  char ctx_fail[1024] = "";  // why they fail (no context), when they do
   void *l2_flush = nullptr;
   size_t l2_flush_bytes = 0;
   ~Session() {
@@ -688,14 +719,24 @@ struct Session {  // lives for the whole command
 /* ------------------------------------------------------------------------------------ */
 
 struct Row {
-  std::string id, name;
+  const char *id = "", *name = "";  // static strings (kSteps, literals)
   Op op = Op::Sum;
   Kind kind = Kind::Kernel;
-  std::string status;  // PASS, FAIL, SKIP, ref
-  std::string note;    // why it failed or was skipped
+  const char *status = "";  // PASS, FAIL, SKIP, ref
+  char note[1024] = "";     // why it failed or was skipped
   double rel_err = NAN;
-  double ms = NAN;     // median over the timed runs
+  double ms = NAN;          // median over the timed runs
 };
+
+// The CPU reference, then one row per step.
+constexpr size_t kMaxRows = 1 + sizeof kSteps / sizeof kSteps[0];
+
+struct Rows {
+  Row r[kMaxRows];
+  size_t count = 0;
+};
+
+bool status_is(const char *status, const char *want) { return strcmp(status, want) == 0; }
 
 struct Options {
   size_t n = (size_t)1 << 24;
@@ -731,16 +772,32 @@ float read_result(const Step &s, const Env &e) {
   return f;
 }
 
-std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
-                            bool timing) {
-  std::vector<float> h(n);
-  fill(h, d);
-  const Reference ref = make_reference(h);
+// Adds one check's verdict to the step's: all must pass; the worst error is kept (NaN
+// once any error is NaN).
+void add_verdict(const Verdict &v, bool &pass, double &worst) {
+  pass = pass && v.pass;
+  worst = isnan(worst) || isnan(v.rel_err) ? NAN : max_d(worst, v.rel_err);
+}
+
+int compare_float(const void *a, const void *b) {
+  const float x = *static_cast<const float *>(a), y = *static_cast<const float *>(b);
+  return (x > y) - (x < y);
+}
+
+void run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d, bool timing,
+                Rows &rows) {
+  HostBuffer host(n * sizeof(float));
+  float *h = host.as<float>();
+  fill(h, n, d);
+  const Reference ref = make_reference(h, n);
 
   DeviceBuffer in(n * sizeof(float)), scratch(n * sizeof(float));
   DeviceBuffer partials((size_t)blocks_for(n, 64) * sizeof(float));  // most blocks: B = 64, K = 1
   DeviceBuffer out(sizeof(double));
-  CUDA_CHECK(cudaMemcpy(in.p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  // On the ladder's stream, and waited for: a plain cudaMemcpy from pageable memory may
+  // return before its DMA lands, and the non-blocking stream is not ordered after it.
+  CUDA_CHECK(cudaMemcpyAsync(in.p, h, n * sizeof(float), cudaMemcpyHostToDevice, ss.stream));
+  CUDA_CHECK(cudaStreamSynchronize(ss.stream));
 
   Env e;
   e.n = n;
@@ -756,7 +813,7 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned bl
   size_t sum_bytes = 0, max_bytes = 0;
   CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, sum_bytes, e.in, e.out, (int64_t)n, ss.stream));
   CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, e.in, e.out, (int64_t)n, ss.stream));
-  e.cub_temp_bytes = std::max(sum_bytes, max_bytes);
+  e.cub_temp_bytes = sum_bytes < max_bytes ? max_bytes : sum_bytes;
   DeviceBuffer cub_temp(e.cub_temp_bytes);
   e.cub_temp = cub_temp.p;
 
@@ -767,52 +824,51 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned bl
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm_max, reduce_grid_stride_atomic_max, (int)block, block * sizeof(float)));
   const size_t data_blocks = blocks_for(n, block);
-  e.atomic_grid_sum = (unsigned)std::min(data_blocks, (size_t)std::max(1, per_sm_sum) * ss.prop.multiProcessorCount);
-  e.atomic_grid_max = (unsigned)std::min(data_blocks, (size_t)std::max(1, per_sm_max) * ss.prop.multiProcessorCount);
+  const size_t sms = (size_t)ss.prop.multiProcessorCount;
+  e.atomic_grid_sum =
+      (unsigned)min_size(data_blocks, (size_t)(per_sm_sum < 1 ? 1 : per_sm_sum) * sms);
+  e.atomic_grid_max =
+      (unsigned)min_size(data_blocks, (size_t)(per_sm_max < 1 ? 1 : per_sm_max) * sms);
 
-  std::vector<Row> rows;
-  Row cpu;
+  rows.count = 0;
+  Row &cpu = rows.r[rows.count++];
+  cpu = Row();
   cpu.id = "1";
   cpu.name = "cpu recursive pairwise (double)";
   cpu.status = "ref";
   cpu.ms = ref.cpu_ms;
-  cpu.note = "host, one run";
-  rows.push_back(cpu);
+  snprintf(cpu.note, sizeof cpu.note, "host, one run");
 
   for (const Step &s : kSteps) {
-    Row r;
+    Row &r = rows.r[rows.count++];
+    r = Row();
     r.id = s.id;
     r.name = s.name;
     r.op = s.op;
     r.kind = s.kind;
     if (s.kind == Kind::Production && !ss.ctx) {
-      r.status = ss.ctx_fail.empty() ? "SKIP" : "FAIL";
-      r.note = ss.ctx_fail.empty() ? ss.ctx_skip : ss.ctx_fail;
-      rows.push_back(r);
+      r.status = ss.ctx_fail[0] ? "FAIL" : "SKIP";
+      snprintf(r.note, sizeof r.note, "%s", ss.ctx_fail[0] ? ss.ctx_fail : ss.ctx_skip);
       continue;
     }
     try {
       // Validation run, then warm-up, then timed runs; the last timed run is checked too.
       bool pass = true;
       double worst = 0.0;
-      auto validate = [&]() {
-        const Verdict v = check_result(s, read_result(s, e), ref, n, d);
-        pass = pass && v.pass;
-        worst = std::isnan(worst) || std::isnan(v.rel_err) ? NAN : std::max(worst, v.rel_err);
-      };
       prepare(s, e);
       s.run(e);
-      validate();
+      add_verdict(check_result(s, read_result(s, e), ref, n, d), pass, worst);
       if (!timing) {  // --check: a second run catches state a first run depends on
         prepare(s, e);
         s.run(e);
-        validate();
+        add_verdict(check_result(s, read_result(s, e), ref, n, d), pass, worst);
       } else {
         for (int w = 0; w < o.warmup; ++w) {
           prepare(s, e);
           s.run(e);
         }
-        std::vector<float> times;
+        HostBuffer times_buf((size_t)o.reps * sizeof(float));
+        float *times = times_buf.as<float>();
         for (int k = 0; k < o.reps; ++k) {
           prepare(s, e);
           // Evict the input from L2 (50-60 MB on an H100/H200) so that every step reads
@@ -825,11 +881,11 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned bl
           CUDA_CHECK(cudaEventSynchronize(ss.stop));
           float ms = 0.0f;
           CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
-          times.push_back(ms);
+          times[k] = ms;
         }
-        validate();
-        std::sort(times.begin(), times.end());
-        const size_t k = times.size();
+        add_verdict(check_result(s, read_result(s, e), ref, n, d), pass, worst);
+        const size_t k = (size_t)o.reps;
+        qsort(times, k, sizeof(float), compare_float);
         r.ms = k % 2 ? times[k / 2] : 0.5 * ((double)times[k / 2 - 1] + times[k / 2]);
       }
       r.status = pass ? "PASS" : "FAIL";
@@ -837,38 +893,56 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, unsigned bl
     } catch (const StepFailure &f) {
       CUDA_CHECK(cudaStreamSynchronize(ss.stream));
       r.status = "FAIL";
-      r.note = f.what;
+      snprintf(r.note, sizeof r.note, "%s", f.what);
     }
-    rows.push_back(r);
   }
-  return rows;
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* Output                                                                                */
 /* ------------------------------------------------------------------------------------ */
 
-const Row *find_row(const std::vector<Row> &rows, Op op, Kind kind) {
-  for (const Row &r : rows)
-    if (r.op == op && r.kind == kind && r.status != "ref") return &r;
+const Row *find_row(const Rows &rows, Op op, Kind kind) {
+  for (size_t i = 0; i < rows.count; ++i) {
+    const Row &r = rows.r[i];
+    if (r.op == op && r.kind == kind && !status_is(r.status, "ref")) return &r;
+  }
   return nullptr;
 }
 
-// CSV field: quoted, since step names and notes contain commas.
-std::string csv_text(const std::string &t) {
-  std::string q = "\"";
-  for (char c : t) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
+// CSV field: quoted, since step names and notes contain commas; quotes doubled. Returned
+// by value (a struct holding the text) so that several fit in one printf.
+struct CsvText {
+  char s[2 * sizeof(Row::note) + 3];
+};
+
+CsvText csv_text(const char *t) {
+  CsvText q;
+  size_t k = 0;
+  q.s[k++] = '"';
+  for (; *t && k + 3 < sizeof q.s; ++t) {
+    if (*t == '"') q.s[k++] = '"';
+    q.s[k++] = *t;
+  }
+  q.s[k++] = '"';
+  q.s[k] = '\0';
+  return q;
 }
 
-std::string fmt(const char *f, double v) {
-  if (std::isnan(v)) return "-";
-  char b[64];
-  snprintf(b, sizeof b, f, v);
-  return b;
+struct NumText {
+  char s[64];
+};
+
+NumText fmt(const char *f, double v) {
+  NumText t;
+  if (isnan(v))
+    snprintf(t.s, sizeof t.s, "-");
+  else
+    snprintf(t.s, sizeof t.s, f, v);
+  return t;
 }
 
-void print_timing(const std::vector<Row> &rows, const Options &o, const Session &ss) {
+void print_timing(const Rows &rows, const Options &o, const Session &ss) {
   const double bytes = 4.0 * (double)o.n;
   // With --csv the context goes to stderr, so stdout is pure CSV.
   FILE *info = o.csv ? stderr : stdout;
@@ -892,22 +966,21 @@ void print_timing(const std::vector<Row> &rows, const Options &o, const Session 
   else
     printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s\n", "step", "name", "check", "rel.err", "ms",
            "GB/s", "x prod", "x cub");
-  for (const Row &r : rows) {
+  for (size_t i = 0; i < rows.count; ++i) {
+    const Row &r = rows.r[i];
     const Row *prod = find_row(rows, r.op, Kind::Production);
     const Row *cub = find_row(rows, r.op, Kind::Cub);
-    const double gbs = std::isnan(r.ms) ? NAN : bytes / (r.ms * 1e6);
-    const double xp = prod && !std::isnan(r.ms) ? r.ms / prod->ms : NAN;
-    const double xc = cub && !std::isnan(r.ms) ? r.ms / cub->ms : NAN;
+    const double gbs = isnan(r.ms) ? NAN : bytes / (r.ms * 1e6);
+    const double xp = prod && !isnan(r.ms) ? r.ms / prod->ms : NAN;
+    const double xc = cub && !isnan(r.ms) ? r.ms / cub->ms : NAN;
     if (o.csv) {
-      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id.c_str(), csv_text(r.name).c_str(),
-             r.status.c_str(), fmt("%.3e", r.rel_err).c_str(), fmt("%.5f", r.ms).c_str(),
-             fmt("%.1f", gbs).c_str(), fmt("%.3f", xp).c_str(), fmt("%.3f", xc).c_str(),
-             csv_text(r.note).c_str());
+      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id, csv_text(r.name).s, r.status,
+             fmt("%.3e", r.rel_err).s, fmt("%.5f", r.ms).s, fmt("%.1f", gbs).s,
+             fmt("%.3f", xp).s, fmt("%.3f", xc).s, csv_text(r.note).s);
     } else {
-      printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s%s%s\n", r.id.c_str(), r.name.c_str(),
-             r.status.c_str(), fmt("%.2e", r.rel_err).c_str(), fmt("%.4f", r.ms).c_str(),
-             fmt("%.1f", gbs).c_str(), fmt("%.2f", xp).c_str(), fmt("%.2f", xc).c_str(),
-             r.note.empty() ? "" : "  ", r.note.c_str());
+      printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s%s%s\n", r.id, r.name, r.status,
+             fmt("%.2e", r.rel_err).s, fmt("%.4f", r.ms).s, fmt("%.1f", gbs).s,
+             fmt("%.2f", xp).s, fmt("%.2f", xc).s, r.note[0] ? "  " : "", r.note);
     }
   }
 }
@@ -959,41 +1032,43 @@ bool parse_size(const char *s, size_t &out) {
 
 enum ParseResult { kParseOk, kParseHelp, kParseBad };
 
+// arg (its first len characters, before any '=') is the option `name`.
+bool is_opt(const char *arg, size_t len, const char *name) {
+  return strlen(name) == len && strncmp(arg, name, len) == 0;
+}
+
+// The option's value: after its '=' (eq), else the next argument. *v stays "" if none.
+bool take_value(int argc, char **argv, int &i, const char *eq, const char *&v) {
+  if (eq) {
+    v = eq + 1;
+    return true;
+  }
+  if (i + 1 >= argc || !argv[i + 1]) return false;
+  v = argv[++i];
+  return true;
+}
+
 ParseResult parse_args(int argc, char **argv, Options &o) {
   int i = 0;
   if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;  // the command's own name
   for (; i < argc; ++i) {
-    std::string a = argv[i] ? argv[i] : "";
-    std::string val;
-    bool has_val = false;
-    const size_t eq = a.find('=');
-    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      val = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_val = true;
-    }
-    auto take = [&](std::string &dst) {
-      if (has_val) {
-        dst = val;
-        return true;
-      }
-      if (i + 1 >= argc || !argv[i + 1]) return false;
-      dst = argv[++i];
-      return true;
-    };
-    if (a == "--help" || a == "-h") {
+    const char *a = argv[i] ? argv[i] : "";
+    // --name=value: the name is the part before the first '='.
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : nullptr;
+    const size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    const char *v = "";
+    if (is_opt(a, len, "--help") || is_opt(a, len, "-h")) {
       return kParseHelp;
-    } else if (a == "--check" || a == "--csv") {
-      if (has_val) {
-        fprintf(stderr, "%s takes no value\n", a.c_str());
+    } else if (is_opt(a, len, "--check") || is_opt(a, len, "--csv")) {
+      if (eq) {
+        fprintf(stderr, "%.*s takes no value\n", (int)len, a);
         return kParseBad;
       }
-      (a == "--check" ? o.check : o.csv) = true;
-    } else if (a == "--n") {
-      std::string v;
+      (is_opt(a, len, "--check") ? o.check : o.csv) = true;
+    } else if (is_opt(a, len, "--n")) {
       size_t n = 0;
-      if (!take(v) || !parse_size(v.c_str(), n) || n == 0) {
-        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
+      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, n) || n == 0) {
+        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v);
         return kParseBad;
       }
       if (n > SIZE_MAX / 8) {
@@ -1002,87 +1077,101 @@ ParseResult parse_args(int argc, char **argv, Options &o) {
       }
       o.n = n;
       o.n_given = true;
-    } else if (a == "--block") {
-      std::string v;
+    } else if (is_opt(a, len, "--block")) {
       size_t b = 0;
-      if (!take(v) || !parse_size(v.c_str(), b) || b < 64 || b > 1024 || (b & (b - 1))) {
-        fprintf(stderr, "--block needs a power of two in [64, 1024] (got '%s')\n", v.c_str());
+      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, b) || b < 64 || b > 1024 ||
+          (b & (b - 1))) {
+        fprintf(stderr, "--block needs a power of two in [64, 1024] (got '%s')\n", v);
         return kParseBad;
       }
       o.block = (unsigned)b;
       o.block_given = true;
-    } else if (a == "--reps") {
-      std::string v;
+    } else if (is_opt(a, len, "--reps")) {
       size_t r = 0;
-      if (!take(v) || !parse_size(v.c_str(), r) || r < 20 || r > 100000) {
-        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", v.c_str());
+      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, r) || r < 20 || r > 100000) {
+        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", v);
         return kParseBad;
       }
       o.reps = (int)r;
     } else {
-      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      fprintf(stderr, "unknown argument '%.*s'\n", (int)len, a);
       return kParseBad;
     }
   }
   return kParseOk;
 }
 
+// Appends formatted text to buf (cap bytes, NUL-terminated, `used` long); truncates
+// rather than overflow.
+void append(char *buf, size_t cap, size_t &used, const char *format, ...) {
+  if (used + 1 >= cap) return;
+  va_list ap;
+  va_start(ap, format);
+  const int w = vsnprintf(buf + used, cap - used, format, ap);
+  va_end(ap);
+  if (w > 0) used = used + (size_t)w < cap ? used + (size_t)w : cap - 1;
+}
+
 int run_check(Session &ss, const Options &o) {
-  std::vector<size_t> sizes;
-  if (o.n_given) {
-    sizes.push_back(o.n);
-  } else {
-    // Sizes around the segment lengths the steps use (B, 2B, ..., 8*1024), a warp, the
-    // finishing kernel's 1024 threads, and the brief's 1<<20 and (1<<20)+7.
-    sizes = {1,    2,    3,     31,    33,    63,      65,      1000,   1023,
-             1025, 4097, 8191,  8193,  65537, 100003, (size_t)1 << 20, ((size_t)1 << 20) + 7,
-             ((size_t)1 << 21) + 13};
-  }
-  std::vector<unsigned> blocks;
-  if (o.block_given)
-    blocks.push_back(o.block);
-  else
-    blocks = {64, 128, 256, 512, 1024};
+  // Sizes around the segment lengths the steps use (B, 2B, ..., 8*1024), a warp, the
+  // finishing kernel's 1024 threads, and the brief's 1<<20 and (1<<20)+7.
+  static const size_t kSizes[] = {1,     2,      3,    31,   33,   63,   65,
+                                  1000,  1023,   1025, 4097, 8191, 8193, 65537,
+                                  100003, (size_t)1 << 20, ((size_t)1 << 20) + 7,
+                                  ((size_t)1 << 21) + 13};
+  static const unsigned kBlocks[] = {64, 128, 256, 512, 1024};
+  static const Data kData[] = {Data::Uniform, Data::Integers};
+  const size_t *sizes = o.n_given ? &o.n : kSizes;
+  const size_t n_sizes = o.n_given ? 1 : sizeof kSizes / sizeof kSizes[0];
+  const unsigned *blocks = o.block_given ? &o.block : kBlocks;
+  const size_t n_blocks = o.block_given ? 1 : sizeof kBlocks / sizeof kBlocks[0];
 
   if (o.csv) printf("block,n,data,step,name,check,rel_err,note\n");
   else
     printf("parprim ladder reduce --check on %s: %zu sizes x %zu block sizes x 2 data sets, "
            "two runs per step\n",
-           ss.prop.name, sizes.size(), blocks.size());
+           ss.prop.name, n_sizes, n_blocks);
   int failures = 0, configs = 0;
   double worst_uniform = 0.0;
-  for (unsigned b : blocks) {
-    for (size_t n : sizes) {
-      for (Data d : {Data::Uniform, Data::Integers}) {
+  Rows rows;
+  // " id (note)" per failed row at most.
+  char failed[kMaxRows * (sizeof(Row::note) + 16)];
+  for (size_t bi = 0; bi < n_blocks; ++bi) {
+    const unsigned b = blocks[bi];
+    for (size_t si = 0; si < n_sizes; ++si) {
+      const size_t n = sizes[si];
+      for (const Data d : kData) {
         // The Integers set is exact only while 4n < 2^24.
         if (d == Data::Integers && n > ((size_t)1 << 22)) continue;
-        const std::vector<Row> rows = run_config(ss, o, n, b, d, false);
+        run_config(ss, o, n, b, d, false, rows);
         ++configs;
-        std::string failed;
-        for (const Row &r : rows) {
-          if (r.status == "FAIL") {
+        size_t used = 0;
+        failed[0] = '\0';
+        for (size_t i = 0; i < rows.count; ++i) {
+          const Row &r = rows.r[i];
+          if (status_is(r.status, "FAIL")) {
             ++failures;
-            failed += " " + r.id;
-            if (!r.note.empty()) failed += " (" + r.note + ")";
+            append(failed, sizeof failed, used, " %s", r.id);
+            if (r.note[0]) append(failed, sizeof failed, used, " (%s)", r.note);
           }
-          if (d == Data::Uniform && r.op == Op::Sum && r.status == "PASS" && r.kind == Kind::Kernel)
-            worst_uniform = std::max(worst_uniform, r.rel_err);
-          if (o.csv && r.status != "ref")
-            printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id.c_str(),
-                   csv_text(r.name).c_str(), r.status.c_str(), fmt("%.3e", r.rel_err).c_str(),
-                   csv_text(r.note).c_str());
+          if (d == Data::Uniform && r.op == Op::Sum && status_is(r.status, "PASS") &&
+              r.kind == Kind::Kernel)
+            worst_uniform = max_d(worst_uniform, r.rel_err);
+          if (o.csv && !status_is(r.status, "ref"))
+            printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id, csv_text(r.name).s,
+                   r.status, fmt("%.3e", r.rel_err).s, csv_text(r.note).s);
         }
-        if (!o.csv && !failed.empty())
-          printf("FAIL block=%u n=%zu data=%s: steps%s\n", b, n, data_name(d), failed.c_str());
+        if (!o.csv && failed[0])
+          printf("FAIL block=%u n=%zu data=%s: steps%s\n", b, n, data_name(d), failed);
       }
     }
   }
-  const bool skipped = !ss.ctx && ss.ctx_fail.empty();
+  const bool skipped = !ss.ctx && !ss.ctx_fail[0];
   if (!o.csv) {
     printf("%d configurations, %d step failures; largest relative error of steps 2-10 on "
            "uniform data: %.2e (tolerance at n = 2^21: %.2e)\n",
            configs, failures, worst_uniform, sum_tolerance((size_t)1 << 21));
-    if (skipped) printf("steps 11, 11m skipped: %s\n", ss.ctx_skip.c_str());
+    if (skipped) printf("steps 11, 11m skipped: %s\n", ss.ctx_skip);
     printf("%s\n", failures ? "FAIL" : "PASS");
   }
   return failures ? 1 : 0;
@@ -1116,19 +1205,19 @@ int ladder_main(int argc, char **argv) {
   CUDA_CHECK(cudaEventCreate(&ss.stop));
 
   if (!pp_has_cuda_backend()) {
-    ss.ctx_skip = "library built without the CUDA backend";
+    snprintf(ss.ctx_skip, sizeof ss.ctx_skip, "library built without the CUDA backend");
   } else {
     // Without a context the production steps fail; the rest of the ladder still runs.
     const pp_status st = pp_create(&ss.ctx, PP_BACKEND_CUDA);
     if (st != PP_OK) {
       ss.ctx = nullptr;
-      ss.ctx_fail = std::string("pp_create(PP_BACKEND_CUDA): ") + pp_status_string(st) + ": " +
-                    pp_last_error(nullptr);
+      snprintf(ss.ctx_fail, sizeof ss.ctx_fail, "pp_create(PP_BACKEND_CUDA): %s: %s",
+               pp_status_string(st), pp_last_error(nullptr));
     } else {
       const pp_status st2 = pp_set_stream(ss.ctx, ss.stream);
       if (st2 != PP_OK) {
-        ss.ctx_fail = std::string("pp_set_stream: ") + pp_status_string(st2) + ": " +
-                      pp_last_error(ss.ctx);
+        snprintf(ss.ctx_fail, sizeof ss.ctx_fail, "pp_set_stream: %s: %s",
+                 pp_status_string(st2), pp_last_error(ss.ctx));
         pp_destroy(ss.ctx);
         ss.ctx = nullptr;
       }
@@ -1141,10 +1230,11 @@ int ladder_main(int argc, char **argv) {
     ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
     CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
   }
-  const std::vector<Row> rows = run_config(ss, o, o.n, o.block, Data::Uniform, true);
+  Rows rows;
+  run_config(ss, o, o.n, o.block, Data::Uniform, true, rows);
   print_timing(rows, o, ss);
-  for (const Row &r : rows)
-    if (r.status == "FAIL") return 1;
+  for (size_t i = 0; i < rows.count; ++i)
+    if (status_is(rows.r[i].status, "FAIL")) return 1;
   return 0;
 }
 
@@ -1154,13 +1244,11 @@ extern "C" int pp_ladder_reduce_main(int argc, char **argv) {
   try {
     return ladder_main(argc, argv);
   } catch (const CudaFailure &f) {
-    fprintf(stderr, "CUDA error: %s\n", f.what.c_str());
+    fprintf(stderr, "CUDA error: %s\n", f.what);
   } catch (const StepFailure &f) {
-    fprintf(stderr, "error: %s\n", f.what.c_str());
-  } catch (const std::bad_alloc &) {
+    fprintf(stderr, "error: %s\n", f.what);
+  } catch (const OutOfHostMemory &) {
     fprintf(stderr, "error: out of host memory\n");
-  } catch (const std::exception &x) {
-    fprintf(stderr, "error: %s\n", x.what());
   }
   return 1;
 }

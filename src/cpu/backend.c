@@ -121,4 +121,6 @@ const pp_backend_ops pp_cpu_ops = {
     .select = pp_cpu_select,
     .select_flagged = pp_cpu_select_flagged,
     .partition = pp_cpu_partition,
+    .sort = pp_cpu_sort,
+    .merge = pp_cpu_merge,
 };

@@ -31,4 +31,10 @@ pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *i
 pp_status pp_cpu_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
                            const void *value, void *out, uint64_t *count_true);
 
+/* sort.c */
+pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                      size_t value_size, size_t n, pp_order order, pp_sort_algo algo);
+pp_status pp_cpu_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
+                       const void *b, size_t nb, void *out, pp_order order);
+
 #endif /* PP_CPU_H */

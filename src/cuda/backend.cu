@@ -294,6 +294,8 @@ static pp_backend_ops cuda_ops_table(void) {
   o.select = pp_cuda_select;
   o.select_flagged = pp_cuda_select_flagged;
   o.partition = pp_cuda_partition;
+  o.sort = pp_cuda_sort;
+  o.merge = pp_cuda_merge;
   return o;
 }
 

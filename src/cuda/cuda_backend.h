@@ -67,4 +67,10 @@ pp_status pp_cuda_select_flagged(pp_context *ctx, size_t elem_size, const void *
 pp_status pp_cuda_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
                             const void *value, void *out, uint64_t *count_true);
 
+/* sort.cu */
+pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo);
+pp_status pp_cuda_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
+                        const void *b, size_t nb, void *out, pp_order order);
+
 #endif /* PP_CUDA_BACKEND_H */

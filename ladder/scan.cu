@@ -1,0 +1,1361 @@
+/*
+ * ladder/scan.cu — the prefix-sum ladder: exclusive SUM of u32 from a serial CPU scan
+ * through the classic GPU scans to the production kernel and CUB, then the two
+ * applications the seed builds on a scan, pack (compaction) and split (stable
+ * partition), against pp_select / pp_partition and CUB.
+ *
+ * The steps follow the prefix-sum section of seed 000 (naive scan with double buffering,
+ * Blelloch's work-efficient scan in one block of 2048 elements, the block-wise extension
+ * with a scan of the block sums, GPU Gems 3 ch. 39's bank-conflict avoidance, and
+ * pack/split as predicate -> scan -> scatter). The code is our own: any n (tails are
+ * padded with the identity 0), 64-bit indices, every step validated exactly.
+ *
+ *   step 1    CPU reference: serial exclusive scan (1p: serial pack, 1s: serial split)
+ *   step 2    Hillis-Steele within a block of 1024, double-buffered, any n
+ *   step 3    Blelloch up-sweep/down-sweep in ONE block: 2048 elements (seed's limit)
+ *   step 4    Blelloch per block of 2048 + scan of the block sums + add offsets
+ *   step 5    step 4 with padded shared-memory indices (no bank conflicts)
+ *   step 6    production: pp_scan(PP_SUM, PP_U32, exclusive) on a CUDA context
+ *   step 7    cub::DeviceScan::ExclusiveSum
+ *   step 8    pack: predicate kernel -> scan of flags (step 5) -> scatter kernel
+ *   step 9    production: pp_select(PP_F32, x > 0)
+ *   step 10   cub::DeviceSelect::If
+ *   step 11   split: predicate kernel -> scan of flags (step 5) -> scatter kernel
+ *   step 12   production: pp_partition(PP_F32, x > 0)
+ *   step 13   cub::DevicePartition::If (writes the rejected part in reverse order)
+ *
+ * Steps 2, 4 and 5 scan the block sums with the same kernel, recursively, until one
+ * block holds them all: for n = 2^24 that is the tile kernel on 2^24 elements, on their
+ * 16384 (8192) block sums and on those sums' 16 (4), then two passes adding offsets.
+ * The pack and split flags are u32, so their scan of flags needs n < 2^32; larger n
+ * skips those steps.
+ *
+ * Written C-style (structs, free functions, status returns; templates only to stamp out
+ * the padded and plain kernel). CUB is the peer we measure against; it appears here and
+ * in bench/ only, never in the library.
+ *
+ * Run through the CLI:   parprim ladder scan [--n N] [--reps R] [--check] [--csv]
+ * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
+ *                          -I include ladder/scan.cu -o ladder_scan -L<build> -lparprim
+ */
+#include "ladder.h"
+#include "parprim.h"
+
+#include <cuda_runtime.h>
+#include <cub/device/device_partition.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* Error handling                                                                        */
+/* ------------------------------------------------------------------------------------ */
+
+// A failed CUDA call ends the whole run (exit status 1): after an illegal address or a
+// launch failure the context is unusable. The first failure's text, with file:line, is
+// kept here and printed once by the command; every function on the way up returns false.
+static char g_fatal[640];
+
+static bool cuda_report(cudaError_t e, const char *call, const char *file, int line) {
+  snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s failed: %s (%s)", file, line, call,
+           cudaGetErrorString(e), cudaGetErrorName(e));
+  return false;
+}
+
+#define CUDA_TRY(call)                                                                     \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) return cuda_report(e_, #call, __FILE__, __LINE__);              \
+  } while (0)
+
+static void *host_alloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) snprintf(g_fatal, sizeof g_fatal, "error: out of host memory (%zu bytes)", bytes);
+  return p;
+}
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t min_size(size_t a, size_t b) { return b < a ? b : a; }
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 2: Hillis-Steele within a block, double-buffered                                 */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr unsigned kHsTile = 1024;  // one element per thread
+
+// The naive parallel scan: in round k every element adds the one 2^k places to its
+// left, so after log2(B) rounds each holds the sum of everything up to it. It does about
+// B*log2(B) additions where a serial scan does B: work-inefficient, and every round
+// costs a barrier. (The seed's scan_v1 is cruder still: each thread adds all elements
+// before its own, from global memory.) Within a round thread t reads slot t - 2^k while
+// thread t - 2^k writes its own slot; on one buffer that is a race, so each round reads
+// one buffer and writes the other (the seed's "double buffer"), which costs twice the
+// shared memory.
+// The kernel scans each block of B elements independently and leaves the block's total
+// in tile_sums; scan_any_n below turns those into offsets.
+// In place (in == out) is safe: a thread writes only the element it read.
+static __global__ void __launch_bounds__(kHsTile)
+    scan_hillis_steele_tile(const uint32_t *in, uint32_t *out, size_t n, uint32_t *tile_sums) {
+  __shared__ uint32_t buf[2][kHsTile];
+  const unsigned tid = threadIdx.x;
+  const size_t i = (size_t)blockIdx.x * kHsTile + tid;
+  const uint32_t x = i < n ? in[i] : 0u;  // 0, the identity, pads the last block
+  buf[0][tid] = x;
+  __syncthreads();
+  unsigned src = 0;
+  for (unsigned offset = 1; offset < kHsTile; offset *= 2) {
+    const uint32_t v = buf[src][tid];
+    buf[src ^ 1][tid] = tid >= offset ? v + buf[src][tid - offset] : v;
+    src ^= 1;
+    __syncthreads();  // the next round reads what this one wrote
+  }
+  const uint32_t inclusive = buf[src][tid];
+  // Exclusive from inclusive by subtracting the element itself: exact, since u32
+  // addition wraps and so has an inverse.
+  if (i < n) out[i] = inclusive - x;
+  if (tile_sums && tid == kHsTile - 1) tile_sums[blockIdx.x] = inclusive;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Steps 3, 4, 5: Blelloch's work-efficient scan, plain and padded                       */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr unsigned kBlThreads = 1024;
+constexpr unsigned kBlTile = 2 * kBlThreads;  // two elements per thread, as in the seed
+
+// Step 5's padding (GPU Gems 3, 39.2.3). In the sweeps, thread t touches slot
+// stride*(2t+1)-1, so a warp's 32 addresses are 2*stride apart and fall into 32/(2*stride)
+// banks at best: a 2-, 4-, ... 32-way bank conflict that serialises the access. One extra
+// slot after every 32 (i >> 5) and another after every 1024 (i >> 10) shifts those
+// addresses into different banks; for this tile that removes every conflict of both
+// sweeps and of the loads. (The book's macro writes `n >> NUM_BANKS + n >> (2 *
+// LOG_NUM_BANKS)`, which C parses as a shift by a sum; the intent is the two terms.)
+template <bool PADDED>
+static __device__ __forceinline__ unsigned bl_slot(unsigned i) {
+  return PADDED ? i + (i >> 5) + (i >> 10) : i;
+}
+
+// Blelloch (1990): the up-sweep builds a tree of partial sums in place (B-1 additions),
+// the root is replaced by the identity, and the down-sweep pushes prefixes back down the
+// tree (B-1 additions and B-1 swaps), leaving the exclusive scan. 2(B-1) additions
+// instead of step 2's B*log2(B), and two elements per thread, so one block covers 2048.
+// (The seed's down-sweep keeps the root and adds left to right, giving the inclusive
+// scan; the swap form gives the exclusive one directly.)
+// Step 3 runs this once, on one block, which is all the seed's version can do; steps 4
+// and 5 run it per block and leave each block's total in tile_sums.
+// Remaining cost: 2*log2(2048) barriers per block, half the threads idle from the first
+// round on, and (without PADDED) bank conflicts that grow with the stride.
+template <bool PADDED>
+static __global__ void __launch_bounds__(kBlThreads)
+    scan_blelloch_tile(const uint32_t *in, uint32_t *out, size_t n, uint32_t *tile_sums) {
+  constexpr unsigned kSlots = PADDED ? kBlTile + (kBlTile >> 5) + (kBlTile >> 10) : kBlTile;
+  __shared__ uint32_t s[kSlots];
+  const unsigned tid = threadIdx.x;
+  const size_t base = (size_t)blockIdx.x * kBlTile;
+  // Threads load t and t + 1024, so each warp reads 128 consecutive bytes twice.
+  const unsigned a = tid, b = tid + kBlThreads;
+  s[bl_slot<PADDED>(a)] = base + a < n ? in[base + a] : 0u;
+  s[bl_slot<PADDED>(b)] = base + b < n ? in[base + b] : 0u;
+
+  unsigned stride = 1;
+  for (unsigned active = kBlTile / 2; active > 0; active >>= 1) {  // up-sweep
+    __syncthreads();
+    if (tid < active) {
+      const unsigned left = stride * (2 * tid + 1) - 1, right = stride * (2 * tid + 2) - 1;
+      s[bl_slot<PADDED>(right)] += s[bl_slot<PADDED>(left)];
+    }
+    stride *= 2;
+  }
+  // Only thread 0 wrote the root in the last round, so it may read it without a barrier.
+  if (tid == 0) {
+    const unsigned root = bl_slot<PADDED>(kBlTile - 1);
+    if (tile_sums) tile_sums[blockIdx.x] = s[root];
+    s[root] = 0u;
+  }
+  for (unsigned active = 1; active < kBlTile; active *= 2) {  // down-sweep
+    stride >>= 1;
+    __syncthreads();
+    if (tid < active) {
+      const unsigned left = bl_slot<PADDED>(stride * (2 * tid + 1) - 1);
+      const unsigned right = bl_slot<PADDED>(stride * (2 * tid + 2) - 1);
+      const uint32_t t = s[left];
+      s[left] = s[right];
+      s[right] += t;
+    }
+  }
+  __syncthreads();
+  // Every block read its whole tile before this point, so in == out is safe.
+  if (base + a < n) out[base + a] = s[bl_slot<PADDED>(a)];
+  if (base + b < n) out[base + b] = s[bl_slot<PADDED>(b)];
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Any n: scan the block sums, add them back                                             */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr unsigned kAddThreads = 256;
+
+// Block b + 1 adds the (already scanned) total of all tiles before tile b + 1 to each of
+// its elements; tile 0's offset is 0, so it gets no block. This pass reads and writes
+// the output once more: the block-wise scan moves 16n bytes, not the 8n of one pass.
+static __global__ void __launch_bounds__(kAddThreads)
+    add_tile_offsets(uint32_t *out, size_t n, const uint32_t *tile_offsets, unsigned tile) {
+  const size_t t = (size_t)blockIdx.x + 1;
+  const uint32_t add = tile_offsets[t];
+  const size_t begin = t * tile;
+  const size_t end = begin + tile < n ? begin + tile : n;
+  for (size_t i = begin + threadIdx.x; i < end; i += kAddThreads) out[i] += add;
+}
+
+enum scan_tile_kind { TILE_HILLIS_STEELE, TILE_BLELLOCH, TILE_BLELLOCH_PADDED };
+
+static unsigned tile_elems(scan_tile_kind k) { return k == TILE_HILLIS_STEELE ? kHsTile : kBlTile; }
+
+// Block totals of every level of the recursion, back to back: level 1 has ceil(n/T),
+// level 2 ceil(level1/T), ..., down to the first level that fits in one block (which
+// writes none).
+static size_t level_sums_needed(size_t n, size_t tile) {
+  size_t total = 0;
+  for (size_t blocks = ceil_div(n, tile); blocks > 1; blocks = ceil_div(blocks, tile))
+    total += blocks;
+  return total;
+}
+
+// Exclusive scan of in[0, n) into out (in == out allowed) with one of the tile kernels:
+// scan every tile and keep its total, scan the totals the same way (recursively, in
+// place, using the rest of `sums` for the next level), then add each tile's offset.
+// The grid fits: n <= 2^36 (checked at parsing) gives at most 2^26 blocks.
+static bool scan_any_n(scan_tile_kind k, const uint32_t *in, uint32_t *out, size_t n,
+                       uint32_t *sums, cudaStream_t stream) {
+  if (n == 0) return true;
+  const size_t tile = tile_elems(k);
+  const size_t blocks = ceil_div(n, tile);
+  uint32_t *totals = blocks > 1 ? sums : nullptr;
+  switch (k) {
+    case TILE_HILLIS_STEELE:
+      scan_hillis_steele_tile<<<(unsigned)blocks, kHsTile, 0, stream>>>(in, out, n, totals);
+      break;
+    case TILE_BLELLOCH:
+      scan_blelloch_tile<false><<<(unsigned)blocks, kBlThreads, 0, stream>>>(in, out, n, totals);
+      break;
+    case TILE_BLELLOCH_PADDED:
+      scan_blelloch_tile<true><<<(unsigned)blocks, kBlThreads, 0, stream>>>(in, out, n, totals);
+      break;
+  }
+  CUDA_TRY(cudaGetLastError());
+  if (blocks == 1) return true;
+  if (!scan_any_n(k, sums, sums, blocks, sums + blocks, stream)) return false;
+  add_tile_offsets<<<(unsigned)(blocks - 1), kAddThreads, 0, stream>>>(out, n, sums,
+                                                                       (unsigned)tile);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Steps 8 and 11: pack and split as predicate -> scan -> scatter                        */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr unsigned kMapThreads = 256;
+
+// The predicate of every pack/split step: keep x when x > 0. NaN, -0.0 and +0.0 are not
+// kept; positive subnormals are. pp_select(PP_GT, 0.0f) and the CUB functor below ask the
+// same question.
+static __host__ __device__ __forceinline__ bool keep_f32(float x) { return x > 0.0f; }
+
+// Kernel 1 of 3: one flag per element. The flags go to memory as u32 so that the scan
+// of step 5 can run on them unchanged; 4n bytes written and read back twice is the
+// price of three separate kernels (CUB fuses all three into one pass).
+static __global__ void __launch_bounds__(kMapThreads)
+    flag_kept(const float *x, uint32_t *flags, size_t n) {
+  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
+  if (i < n) flags[i] = keep_f32(x[i]) ? 1u : 0u;
+}
+
+// Kernel 3 of 3 (pack): the exclusive scan of the flags is each kept element's place in
+// the output. The last thread also writes the count: its offset plus its own flag.
+static __global__ void __launch_bounds__(kMapThreads)
+    scatter_kept(const float *x, const uint32_t *flags, const uint32_t *offsets, size_t n,
+                 float *out, uint64_t *count) {
+  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t f = flags[i];
+  if (f) out[offsets[i]] = x[i];
+  if (i == n - 1) *count = (uint64_t)offsets[i] + f;
+}
+
+// Kernel 3 of 3 (split): kept elements go to offsets[i], the others after all kept ones,
+// to kept_total + (number of rejected elements before i) = kept_total + i - offsets[i].
+// Both sequences keep their input order: the split is stable (Blelloch's split, the step
+// radix sort is built on). Every thread needs kept_total; it reads the last offset and
+// flag, two addresses the whole grid shares, which the caches serve.
+// (The seed's split_kernel is a different operation: it moves packed elements back to
+// their original places, the inverse of pack.)
+static __global__ void __launch_bounds__(kMapThreads)
+    scatter_split(const float *x, const uint32_t *flags, const uint32_t *offsets, size_t n,
+                  float *out, uint64_t *count) {
+  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
+  if (i >= n) return;
+  const size_t kept_total = (size_t)offsets[n - 1] + flags[n - 1];
+  const size_t o = offsets[i];
+  out[flags[i] ? o : kept_total + (i - o)] = x[i];
+  if (i == n - 1) *count = kept_total;
+}
+
+// CUB takes the predicate as a functor object.
+struct keep_f32_functor {
+  __host__ __device__ bool operator()(const float &x) const { return keep_f32(x); }
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* The steps as launchable units                                                         */
+/* ------------------------------------------------------------------------------------ */
+
+enum scan_op { OP_SCAN, OP_PACK, OP_SPLIT };
+enum scan_kind { KIND_CPU, KIND_KERNEL, KIND_PRODUCTION, KIND_CUB };
+
+// Everything one configuration needs on the device. The pack/split pointers are NULL
+// when n is too large for u32 flag offsets.
+struct scan_env {
+  size_t n;
+  cudaStream_t stream;
+  const uint32_t *scan_in;
+  uint32_t *scan_out;
+  uint32_t *level_sums;  // block totals of every recursion level (steps 2, 4, 5, 8, 11)
+  size_t level_sums_len;
+  const float *x;        // pack/split input
+  float *packed;         // pack/split output
+  uint32_t *flags;
+  uint32_t *flag_offsets;
+  uint64_t *count;       // kept elements (device)
+  void *cub_temp;
+  size_t cub_temp_bytes;
+  pp_context *ctx;
+};
+
+// What one run of a step produced besides its output. A run function returns false only
+// for a CUDA failure (g_fatal says which); a production call that returns an error sets
+// `unsupported` (PP_ERR_UNSUPPORTED) or `failed`, with the library's text in note.
+struct scan_outcome {
+  bool unsupported;
+  bool failed;
+  char note[1024];
+};
+
+static bool run_step2(const scan_env *e, scan_outcome *) {
+  return scan_any_n(TILE_HILLIS_STEELE, e->scan_in, e->scan_out, e->n, e->level_sums, e->stream);
+}
+
+static bool run_step3(const scan_env *e, scan_outcome *) {
+  if (e->n == 0) return true;
+  const size_t m = e->n < kBlTile ? e->n : kBlTile;
+  scan_blelloch_tile<false><<<1, kBlThreads, 0, e->stream>>>(e->scan_in, e->scan_out, m, nullptr);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static bool run_step4(const scan_env *e, scan_outcome *) {
+  return scan_any_n(TILE_BLELLOCH, e->scan_in, e->scan_out, e->n, e->level_sums, e->stream);
+}
+
+static bool run_step5(const scan_env *e, scan_outcome *) {
+  return scan_any_n(TILE_BLELLOCH_PADDED, e->scan_in, e->scan_out, e->n, e->level_sums,
+                    e->stream);
+}
+
+static bool production_outcome(const scan_env *e, scan_outcome *o, const char *fn,
+                               pp_status st) {
+  if (st == PP_OK) return true;
+  if (st == PP_ERR_UNSUPPORTED)
+    o->unsupported = true;
+  else
+    o->failed = true;
+  snprintf(o->note, sizeof o->note, "%s: %s: %s", fn, pp_status_string(st),
+           pp_last_error(e->ctx));
+  return true;
+}
+
+static bool run_step6(const scan_env *e, scan_outcome *o) {
+  return production_outcome(e, o, "pp_scan",
+                            pp_scan(e->ctx, PP_SUM, PP_U32, e->scan_in, e->scan_out, e->n, false));
+}
+
+static bool run_step7(const scan_env *e, scan_outcome *) {
+  size_t bytes = e->cub_temp_bytes;
+  CUDA_TRY(cub::DeviceScan::ExclusiveSum(e->cub_temp, bytes, e->scan_in, e->scan_out,
+                                         (int64_t)e->n, e->stream));
+  return true;
+}
+
+// Kernels 1 and 2 of pack and split; the flags are scanned by step 5's scan.
+static bool flag_and_scan(const scan_env *e) {
+  const unsigned grid = (unsigned)ceil_div(e->n, kMapThreads);  // n < 2^32: grid < 2^24
+  flag_kept<<<grid, kMapThreads, 0, e->stream>>>(e->x, e->flags, e->n);
+  CUDA_TRY(cudaGetLastError());
+  return scan_any_n(TILE_BLELLOCH_PADDED, e->flags, e->flag_offsets, e->n, e->level_sums,
+                    e->stream);
+}
+
+static bool run_step8(const scan_env *e, scan_outcome *) {
+  if (e->n == 0) {  // no kernel can run on an empty grid; the count still must be 0
+    CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
+    return true;
+  }
+  if (!flag_and_scan(e)) return false;
+  scatter_kept<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
+      e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static const float kZero = 0.0f;  // the pp_select / pp_partition threshold: x > 0
+
+static bool run_step9(const scan_env *e, scan_outcome *o) {
+  return production_outcome(
+      e, o, "pp_select", pp_select(e->ctx, PP_F32, e->x, e->n, PP_GT, &kZero, e->packed, e->count));
+}
+
+static bool run_step10(const scan_env *e, scan_outcome *) {
+  size_t bytes = e->cub_temp_bytes;
+  CUDA_TRY(cub::DeviceSelect::If(e->cub_temp, bytes, e->x, e->packed, e->count, (int64_t)e->n,
+                                 keep_f32_functor(), e->stream));
+  return true;
+}
+
+static bool run_step11(const scan_env *e, scan_outcome *) {
+  if (e->n == 0) {
+    CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
+    return true;
+  }
+  if (!flag_and_scan(e)) return false;
+  scatter_split<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
+      e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static bool run_step12(const scan_env *e, scan_outcome *o) {
+  return production_outcome(e, o, "pp_partition",
+                            pp_partition(e->ctx, PP_F32, e->x, e->n, PP_GT, &kZero, e->packed,
+                                         e->count));
+}
+
+static bool run_step13(const scan_env *e, scan_outcome *) {
+  size_t bytes = e->cub_temp_bytes;
+  CUDA_TRY(cub::DevicePartition::If(e->cub_temp, bytes, e->x, e->packed, e->count,
+                                    (int64_t)e->n, keep_f32_functor(), e->stream));
+  return true;
+}
+
+struct scan_step {
+  const char *id;
+  const char *name;
+  scan_op op;
+  scan_kind kind;
+  bool one_block;      // step 3: only the first kBlTile elements are scanned
+  bool rest_reversed;  // CUB's partition writes the rejected elements in reverse order
+  bool (*run)(const scan_env *, scan_outcome *);
+};
+
+static const scan_step kSteps[] = {
+    {"2", "Hillis-Steele, block of 1024, any n", OP_SCAN, KIND_KERNEL, false, false, run_step2},
+    {"3", "Blelloch, one block of 2048 only", OP_SCAN, KIND_KERNEL, true, false, run_step3},
+    {"4", "Blelloch per 2048 + scan of block sums", OP_SCAN, KIND_KERNEL, false, false, run_step4},
+    {"5", "step 4 + padding, no bank conflicts", OP_SCAN, KIND_KERNEL, false, false, run_step5},
+    {"6", "production pp_scan(SUM, U32, excl.)", OP_SCAN, KIND_PRODUCTION, false, false, run_step6},
+    {"7", "cub::DeviceScan::ExclusiveSum", OP_SCAN, KIND_CUB, false, false, run_step7},
+    {"8", "pack: predicate, scan (5), scatter", OP_PACK, KIND_KERNEL, false, false, run_step8},
+    {"9", "production pp_select(F32, x > 0)", OP_PACK, KIND_PRODUCTION, false, false, run_step9},
+    {"10", "cub::DeviceSelect::If", OP_PACK, KIND_CUB, false, false, run_step10},
+    {"11", "split: predicate, scan (5), scatter", OP_SPLIT, KIND_KERNEL, false, false, run_step11},
+    {"12", "production pp_partition(F32, x > 0)", OP_SPLIT, KIND_PRODUCTION, false, false,
+     run_step12},
+    {"13", "cub::DevicePartition::If", OP_SPLIT, KIND_CUB, false, true, run_step13},
+};
+
+constexpr size_t kNumSteps = sizeof kSteps / sizeof kSteps[0];
+constexpr size_t kMaxRows = kNumSteps + 3;  // plus the three CPU rows
+
+/* ------------------------------------------------------------------------------------ */
+/* Data and CPU references                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+// The f32 data sets. Mixed (the timing set): uniform in [-1, 1), about half kept, with a
+// special value every 997 elements (NaN, +-0.0, +-inf, +-subnormal, FLT_MAX). --check
+// adds AllKept and NoneKept, where the count is n or 0 and one of the two parts of a
+// split is empty. The u32 scan input is the same in all three.
+enum scan_data { DATA_MIXED, DATA_ALL_KEPT, DATA_NONE_KEPT };
+
+static const char *data_name(scan_data d) {
+  return d == DATA_MIXED ? "mixed" : d == DATA_ALL_KEPT ? "all-kept" : "none-kept";
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static float f32_from_bits(uint32_t b) {
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+static uint32_t bits_of_f32(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// Full-range u32, so the sums wrap many times: the reference and every GPU step must
+// agree modulo 2^32, which they do exactly whatever the order of the additions.
+static void fill_u32(uint32_t *v, size_t n) {
+  uint64_t state = 0x7363616e6c6164ull;  // fixed seed
+  for (size_t i = 0; i < n; ++i) v[i] = (uint32_t)(splitmix64(&state) >> 32);
+}
+
+static void fill_f32(float *x, size_t n, scan_data d) {
+  static const uint32_t kept_specials[] = {0x7f800000u /* +inf */, 0x00000001u /* subnormal */,
+                                           0x7f7fffffu /* FLT_MAX */, 0x3f800000u /* 1 */};
+  static const uint32_t rejected_specials[] = {0x7fc00000u /* NaN */, 0x80000000u /* -0.0 */,
+                                               0x00000000u /* +0.0 */, 0xff800000u /* -inf */,
+                                               0x80000001u /* -subnormal */,
+                                               0xffc00000u /* -NaN */};
+  uint64_t state = 0x7061636b73706c74ull;  // fixed seed
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = splitmix64(&state);
+    const float u = (float)((int64_t)(r >> 40) - (1 << 23)) * (1.0f / (1 << 23));  // [-1, 1)
+    const bool special = i % 997 == 5;
+    const uint64_t k = i / 997;
+    switch (d) {
+      case DATA_MIXED:
+        if (!special)
+          x[i] = u;
+        else if (k % 2)
+          x[i] = f32_from_bits(kept_specials[(k / 2) % 4]);
+        else
+          x[i] = f32_from_bits(rejected_specials[(k / 2) % 6]);
+        break;
+      case DATA_ALL_KEPT:
+        x[i] = special ? f32_from_bits(kept_specials[k % 4]) : fabsf(u) + 0x1p-24f;
+        break;
+      case DATA_NONE_KEPT:
+        x[i] = special ? f32_from_bits(rejected_specials[k % 6]) : -fabsf(u);
+        break;
+    }
+  }
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+struct scan_host {
+  uint32_t *scan_in, *scan_ref, *scan_got;  // n each
+  float *x;
+  float *split_ref;  // the kept elements in order, then the rejected ones in order
+  float *got;        // read-back of the pack/split output
+  size_t kept;
+  double cpu_ms[3];  // OP_SCAN, OP_PACK, OP_SPLIT
+};
+
+static void cpu_exclusive_scan(const uint32_t *in, uint32_t *out, size_t n) {
+  uint32_t sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = sum;
+    sum += in[i];
+  }
+}
+
+static size_t cpu_pack(const float *x, size_t n, float *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (keep_f32(x[i])) out[k++] = x[i];
+  return k;
+}
+
+static size_t cpu_split(const float *x, size_t n, float *out) {
+  const size_t kept = cpu_pack(x, n, out);
+  size_t k = kept;
+  for (size_t i = 0; i < n; ++i)
+    if (!keep_f32(x[i])) out[k++] = x[i];
+  return kept;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Session, options, rows                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+struct scan_session {  // lives for the whole command
+  int device;
+  cudaDeviceProp prop;
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  pp_context *ctx;
+  char ctx_skip[1024];  // why the production steps are skipped, when they are
+  char ctx_fail[1024];  // why they fail (no context), when they do
+  void *l2_flush;
+  size_t l2_flush_bytes;
+};
+
+struct scan_options {
+  size_t n;
+  bool n_given;
+  int reps;
+  int warmup;
+  bool check;
+  bool csv;
+};
+
+enum row_status { ROW_REF, ROW_PASS, ROW_FAIL, ROW_SKIP, ROW_UNSUPPORTED };
+
+static const char *status_text(row_status s) {
+  switch (s) {
+    case ROW_REF: return "ref";
+    case ROW_PASS: return "PASS";
+    case ROW_FAIL: return "FAIL";
+    case ROW_SKIP: return "SKIP";
+    case ROW_UNSUPPORTED: return "unsupported";
+  }
+  return "?";
+}
+
+struct scan_row {
+  const char *id;
+  const char *name;
+  scan_op op;
+  scan_kind kind;
+  row_status status;
+  bool full;      // covers all n elements, so its time compares with steps 6/7, 9/10, 12/13
+  double bytes;   // by the byte model, for GB/s
+  double ms;      // median of the timed runs (CPU rows: one run); NAN when not timed
+  char note[1024];
+};
+
+struct scan_rows {
+  scan_row r[kMaxRows];
+  size_t count;
+  size_t kept;  // elements of the f32 input that pass the predicate
+};
+
+// Bytes by the model of DESIGN.md, for GB/s: a scan reads and writes n u32 (8n); a pack
+// reads n floats and writes the kept ones (4n + 4*kept); a split reads and writes n (8n).
+// The multi-kernel steps move more than that; the model counts what the operation must.
+static double model_bytes(scan_op op, size_t elems, size_t kept) {
+  switch (op) {
+    case OP_SCAN: return 8.0 * (double)elems;
+    case OP_PACK: return 4.0 * (double)elems + 4.0 * (double)kept;
+    case OP_SPLIT: return 8.0 * (double)elems;
+  }
+  return 0.0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Validation                                                                            */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr uint32_t kPoison = 0xffffffffu;  // what every output holds before a run
+
+// Puts the step's outputs and the intermediate arrays in a poisoned state, so that a step
+// that skips writing something cannot pass on what an earlier run left behind.
+static bool prepare(const scan_step *s, const scan_env *e) {
+  if (s->op == OP_SCAN) {
+    CUDA_TRY(cudaMemsetAsync(e->scan_out, 0xff, e->n * sizeof(uint32_t), e->stream));
+  } else {
+    CUDA_TRY(cudaMemsetAsync(e->packed, 0xff, e->n * sizeof(float), e->stream));
+    CUDA_TRY(cudaMemsetAsync(e->count, 0xff, sizeof(uint64_t), e->stream));
+    CUDA_TRY(cudaMemsetAsync(e->flags, 0xff, e->n * sizeof(uint32_t), e->stream));
+    CUDA_TRY(cudaMemsetAsync(e->flag_offsets, 0xff, e->n * sizeof(uint32_t), e->stream));
+  }
+  CUDA_TRY(cudaMemsetAsync(e->level_sums, 0xff, e->level_sums_len * sizeof(uint32_t), e->stream));
+  return true;
+}
+
+// Elements a step computes: all n, except step 3 (one block).
+static size_t step_elems(const scan_step *s, size_t n) {
+  return s->one_block && n > kBlTile ? kBlTile : n;
+}
+
+// Reads the step's output back and compares it exactly (u32 values, f32 bit patterns,
+// so NaN and -0.0 must come out as they went in). Sets *pass to false and, the first time,
+// the note to the first mismatch.
+static bool validate(const scan_step *s, const scan_env *e, scan_host *h, bool *pass, char *note,
+                     size_t note_cap) {
+  const size_t n = e->n;
+  CUDA_TRY(cudaStreamSynchronize(e->stream));
+  char msg[256] = "";
+  if (s->op == OP_SCAN) {
+    CUDA_TRY(cudaMemcpy(h->scan_got, e->scan_out, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    const size_t m = step_elems(s, n);
+    for (size_t i = 0; i < n && !msg[0]; ++i) {
+      const uint32_t want = i < m ? h->scan_ref[i] : kPoison;  // past m: untouched
+      if (h->scan_got[i] != want)
+        snprintf(msg, sizeof msg, "out[%zu] = %" PRIu32 ", want %" PRIu32 "%s", i, h->scan_got[i],
+                 want, i < m ? "" : " (not to be written)");
+    }
+  } else {
+    uint64_t count = 0;
+    CUDA_TRY(cudaMemcpy(&count, e->count, sizeof count, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(h->got, e->packed, n * sizeof(float), cudaMemcpyDeviceToHost));
+    const size_t kept = h->kept;
+    if (count != (uint64_t)kept) {
+      snprintf(msg, sizeof msg, "count = %" PRIu64 ", want %zu", count, kept);
+    } else {
+      // Pack: the kept elements, and (for our kernels) nothing written after them.
+      // Split: the kept elements, then the rejected ones, in order or (CUB) reversed.
+      const bool split = s->op == OP_SPLIT;
+      const size_t end = split || s->kind == KIND_KERNEL ? n : kept;
+      for (size_t i = 0; i < end && !msg[0]; ++i) {
+        uint32_t want = kPoison;
+        if (i < kept)
+          want = bits_of_f32(h->split_ref[i]);
+        else if (split)
+          want = bits_of_f32(h->split_ref[s->rest_reversed ? n - 1 - (i - kept) : i]);
+        const uint32_t got = bits_of_f32(h->got[i]);
+        if (got != want)
+          snprintf(msg, sizeof msg, "out[%zu] = 0x%08" PRIx32 ", want 0x%08" PRIx32 "%s", i, got,
+                   want, want == kPoison && i >= kept ? " (not to be written)" : "");
+      }
+    }
+  }
+  if (msg[0]) {
+    if (*pass) snprintf(note, note_cap, "%s", msg);
+    *pass = false;
+  }
+  return true;
+}
+
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+// One run of a step: poison the outputs, then (timed) flush L2 and time the run with
+// events. *ms is written only for a timed run that the step completed.
+static bool one_run(scan_session *ss, const scan_step *s, const scan_env *e, bool timed, int k,
+                    scan_outcome *out, float *ms) {
+  if (!prepare(s, e)) return false;
+  if (timed) {
+    // Evict the inputs from L2 (50-60 MB on an H100/H200) so that every step reads
+    // them from DRAM, as the first scan of freshly produced data would.
+    if (ss->l2_flush)
+      CUDA_TRY(cudaMemsetAsync(ss->l2_flush, k & 0xff, ss->l2_flush_bytes, e->stream));
+    CUDA_TRY(cudaEventRecord(ss->start, e->stream));
+  }
+  if (!s->run(e, out)) return false;
+  if (timed && !out->unsupported && !out->failed) {
+    CUDA_TRY(cudaEventRecord(ss->stop, e->stream));
+    CUDA_TRY(cudaEventSynchronize(ss->stop));
+    CUDA_TRY(cudaEventElapsedTime(ms, ss->start, ss->stop));
+  }
+  return true;
+}
+
+// One step on one configuration: a validation run, then either a second checked run
+// (--check: catches state a first run depends on) or warm-up and timed runs (the last
+// timed run is checked too). Returns false on a CUDA failure.
+static bool run_step(scan_session *ss, const scan_options *o, const scan_step *s,
+                     const scan_env *e, scan_host *h, bool timing, scan_row *r) {
+  scan_outcome out;
+  memset(&out, 0, sizeof out);
+  const int runs = timing ? 1 + o->warmup + o->reps : 2;
+  float *times = nullptr;
+  if (timing && !(times = (float *)host_alloc((size_t)o->reps * sizeof(float)))) return false;
+  bool ok = true, pass = true;
+  for (int k = 0; ok && k < runs; ++k) {
+    const int timed = timing ? k - 1 - o->warmup : -1;  // index among the timed runs
+    float ms = 0.0f;
+    ok = one_run(ss, s, e, timed >= 0, k, &out, &ms);
+    if (!ok || out.unsupported || out.failed) break;
+    if (timed >= 0) times[timed] = ms;
+    // Check the first run, both runs of --check, and the last timed run.
+    if (k == 0 || !timing || k == runs - 1) ok = validate(s, e, h, &pass, r->note, sizeof r->note);
+  }
+  if (ok && (out.unsupported || out.failed)) {
+    // The call may have queued work before it failed; a device error surfaces here.
+    const cudaError_t err = cudaStreamSynchronize(e->stream);
+    if (err != cudaSuccess) ok = cuda_report(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+    r->status = out.unsupported ? ROW_UNSUPPORTED : ROW_FAIL;
+    snprintf(r->note, sizeof r->note, "%s", out.note);
+  } else if (ok) {
+    r->status = pass ? ROW_PASS : ROW_FAIL;
+    if (timing) {
+      const size_t m = (size_t)o->reps;
+      qsort(times, m, sizeof(float), cmp_float);
+      r->ms = m % 2 ? times[m / 2] : 0.5 * ((double)times[m / 2 - 1] + times[m / 2]);
+    }
+  }
+  free(times);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Running one configuration                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr unsigned OPS_SCAN = 1u, OPS_PACK_SPLIT = 2u;
+
+static bool op_selected(scan_op op, unsigned ops) {
+  return op == OP_SCAN ? (ops & OPS_SCAN) != 0 : (ops & OPS_PACK_SPLIT) != 0;
+}
+
+static void free_host(scan_host *h) {
+  free(h->scan_in);
+  free(h->scan_ref);
+  free(h->scan_got);
+  free(h->x);
+  free(h->split_ref);
+  free(h->got);
+  memset(h, 0, sizeof *h);
+}
+
+static bool make_host(scan_host *h, size_t n, scan_data d, unsigned ops, bool pack_ok) {
+  memset(h, 0, sizeof *h);
+  if (ops & OPS_SCAN) {
+    h->scan_in = (uint32_t *)host_alloc(n * sizeof(uint32_t));
+    h->scan_ref = (uint32_t *)host_alloc(n * sizeof(uint32_t));
+    h->scan_got = (uint32_t *)host_alloc(n * sizeof(uint32_t));
+    if (!h->scan_in || !h->scan_ref || !h->scan_got) return false;
+    fill_u32(h->scan_in, n);
+    const double t0 = now_ms();
+    cpu_exclusive_scan(h->scan_in, h->scan_ref, n);
+    h->cpu_ms[OP_SCAN] = now_ms() - t0;
+  }
+  if ((ops & OPS_PACK_SPLIT) && pack_ok) {
+    h->x = (float *)host_alloc(n * sizeof(float));
+    h->split_ref = (float *)host_alloc(n * sizeof(float));
+    h->got = (float *)host_alloc(n * sizeof(float));
+    if (!h->x || !h->split_ref || !h->got) return false;
+    fill_f32(h->x, n, d);
+    // Timed separately: pack alone, then the whole split (pack + rejected part).
+    const double t0 = now_ms();
+    h->kept = cpu_pack(h->x, n, h->split_ref);
+    const double t1 = now_ms();
+    cpu_split(h->x, n, h->split_ref);
+    h->cpu_ms[OP_PACK] = t1 - t0;
+    h->cpu_ms[OP_SPLIT] = now_ms() - t1;
+  }
+  return true;
+}
+
+struct scan_device {
+  uint32_t *scan_in, *scan_out, *level_sums, *flags, *flag_offsets;
+  float *x, *packed;
+  uint64_t *count;
+  void *cub_temp;
+};
+
+static void free_device(scan_device *d) {
+  // Errors here cannot be reported usefully; a failed run has one already.
+  cudaFree(d->scan_in);
+  cudaFree(d->scan_out);
+  cudaFree(d->level_sums);
+  cudaFree(d->flags);
+  cudaFree(d->flag_offsets);
+  cudaFree(d->x);
+  cudaFree(d->packed);
+  cudaFree(d->count);
+  cudaFree(d->cub_temp);
+  memset(d, 0, sizeof *d);
+}
+
+// At least 16 bytes, so that n = 0 still gets distinct valid pointers.
+template <typename T>
+static bool device_alloc(T **p, size_t bytes) {
+  CUDA_TRY(cudaMalloc((void **)p, bytes < 16 ? 16 : bytes));
+  return true;
+}
+
+// Pageable host -> device copy, finished before anything else on the stream runs. (A
+// plain cudaMemcpy from pageable memory may return before its DMA lands, and work on a
+// non-blocking stream is not ordered after it.)
+static bool upload(void *dst, const void *src, size_t bytes, cudaStream_t stream) {
+  CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+  CUDA_TRY(cudaStreamSynchronize(stream));
+  return true;
+}
+
+static bool make_device(scan_device *d, scan_env *e, const scan_host *h, size_t n, unsigned ops,
+                        bool pack_ok, cudaStream_t stream) {
+  memset(d, 0, sizeof *d);
+  e->n = n;
+  e->stream = stream;
+  e->level_sums_len = level_sums_needed(n, kHsTile);  // the smallest tile needs the most
+  if (!device_alloc(&d->level_sums, e->level_sums_len * sizeof(uint32_t))) return false;
+  e->level_sums = d->level_sums;
+  size_t scan_bytes = 0, select_bytes = 0, partition_bytes = 0;
+  if (ops & OPS_SCAN) {
+    if (!device_alloc(&d->scan_in, n * sizeof(uint32_t)) ||
+        !device_alloc(&d->scan_out, n * sizeof(uint32_t)) ||
+        !upload(d->scan_in, h->scan_in, n * sizeof(uint32_t), stream))
+      return false;
+    e->scan_in = d->scan_in;
+    e->scan_out = d->scan_out;
+    CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, e->scan_in, e->scan_out,
+                                           (int64_t)n, stream));
+  }
+  if ((ops & OPS_PACK_SPLIT) && pack_ok) {
+    if (!device_alloc(&d->x, n * sizeof(float)) || !device_alloc(&d->packed, n * sizeof(float)) ||
+        !device_alloc(&d->flags, n * sizeof(uint32_t)) ||
+        !device_alloc(&d->flag_offsets, n * sizeof(uint32_t)) ||
+        !device_alloc(&d->count, sizeof(uint64_t)) ||
+        !upload(d->x, h->x, n * sizeof(float), stream))
+      return false;
+    e->x = d->x;
+    e->packed = d->packed;
+    e->flags = d->flags;
+    e->flag_offsets = d->flag_offsets;
+    e->count = d->count;
+    CUDA_TRY(cub::DeviceSelect::If(nullptr, select_bytes, e->x, e->packed, e->count, (int64_t)n,
+                                   keep_f32_functor(), stream));
+    CUDA_TRY(cub::DevicePartition::If(nullptr, partition_bytes, e->x, e->packed, e->count,
+                                      (int64_t)n, keep_f32_functor(), stream));
+  }
+  // CUB's temporary storage: sized and allocated here, outside every timed region.
+  size_t cub_bytes = scan_bytes > select_bytes ? scan_bytes : select_bytes;
+  if (partition_bytes > cub_bytes) cub_bytes = partition_bytes;
+  if (!device_alloc(&d->cub_temp, cub_bytes)) return false;
+  e->cub_temp = d->cub_temp;
+  e->cub_temp_bytes = cub_bytes;
+  return true;
+}
+
+static scan_row *add_row(scan_rows *rows, const char *id, const char *name, scan_op op,
+                         scan_kind kind) {
+  scan_row *r = &rows->r[rows->count++];
+  memset(r, 0, sizeof *r);
+  r->id = id;
+  r->name = name;
+  r->op = op;
+  r->kind = kind;
+  r->status = ROW_SKIP;
+  r->full = true;
+  r->ms = NAN;
+  return r;
+}
+
+// Runs every selected step on n elements of data set d. Fills `rows` (the three CPU rows
+// first, then one per step). Returns false on a CUDA failure or when host memory runs out.
+static bool run_config(scan_session *ss, const scan_options *o, size_t n, scan_data d,
+                       unsigned ops, bool timing, scan_rows *rows) {
+  // Flag offsets are u32 and count up to n: pack and split need n < 2^32.
+  const bool pack_ok = n < ((size_t)1 << 32);
+  rows->count = 0;
+  scan_host h;
+  scan_device dev;
+  scan_env e;
+  memset(&e, 0, sizeof e);
+  memset(&dev, 0, sizeof dev);
+  bool ok = make_host(&h, n, d, ops, pack_ok) &&
+            make_device(&dev, &e, &h, n, ops, pack_ok, ss->stream);
+  e.ctx = ss->ctx;
+  rows->kept = h.kept;
+
+  static const char *const kCpuNames[3] = {"cpu serial exclusive scan", "cpu serial pack",
+                                           "cpu serial split (stable)"};
+  static const char *const kCpuIds[3] = {"1", "1p", "1s"};
+  for (int op = OP_SCAN; ok && op <= OP_SPLIT; ++op) {
+    if (!op_selected((scan_op)op, ops)) continue;
+    scan_row *r = add_row(rows, kCpuIds[op], kCpuNames[op], (scan_op)op, KIND_CPU);
+    r->bytes = model_bytes((scan_op)op, n, h.kept);
+    if (op != OP_SCAN && !pack_ok) {
+      snprintf(r->note, sizeof r->note, "u32 flag offsets: pack and split need n < 2^32");
+      continue;
+    }
+    r->status = ROW_REF;
+    r->ms = h.cpu_ms[op];
+    snprintf(r->note, sizeof r->note, "host, one run");
+  }
+
+  for (size_t i = 0; ok && i < kNumSteps; ++i) {
+    const scan_step *s = &kSteps[i];
+    if (!op_selected(s->op, ops)) continue;
+    scan_row *r = add_row(rows, s->id, s->name, s->op, s->kind);
+    r->full = !s->one_block || n <= kBlTile;
+    r->bytes = model_bytes(s->op, step_elems(s, n), h.kept);
+    if (s->op != OP_SCAN && !pack_ok) {
+      snprintf(r->note, sizeof r->note, "u32 flag offsets: pack and split need n < 2^32");
+      continue;
+    }
+    if (s->kind == KIND_PRODUCTION && !ss->ctx) {
+      r->status = ss->ctx_fail[0] ? ROW_FAIL : ROW_SKIP;
+      snprintf(r->note, sizeof r->note, "%s", ss->ctx_fail[0] ? ss->ctx_fail : ss->ctx_skip);
+      continue;
+    }
+    ok = run_step(ss, o, s, &e, &h, timing, r);
+    if (ok && s->one_block && n > kBlTile && !r->note[0])
+      snprintf(r->note, sizeof r->note, "first %u elements only: one block", kBlTile);
+  }
+  free_device(&dev);
+  free_host(&h);
+  return ok;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Output                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+static const scan_row *find_row(const scan_rows *rows, scan_op op, scan_kind kind) {
+  for (size_t i = 0; i < rows->count; ++i)
+    if (rows->r[i].op == op && rows->r[i].kind == kind) return &rows->r[i];
+  return nullptr;
+}
+
+// A number as text, "-" for NaN. Returned by value so that several fit in one printf.
+struct num_text {
+  char s[32];
+};
+
+static num_text fmt(const char *f, double v) {
+  num_text t;
+  if (isnan(v))
+    snprintf(t.s, sizeof t.s, "-");
+  else
+    snprintf(t.s, sizeof t.s, f, v);
+  return t;
+}
+
+// CSV field: quoted, since step names and notes contain commas; quotes doubled.
+struct csv_field {
+  char s[2 * 1024 + 3];
+};
+
+static csv_field csv_text(const char *t) {
+  csv_field q;
+  size_t k = 0;
+  q.s[k++] = '"';
+  for (; *t && k + 3 < sizeof q.s; ++t) {
+    if (*t == '"') q.s[k++] = '"';
+    q.s[k++] = *t;
+  }
+  q.s[k++] = '"';
+  q.s[k] = '\0';
+  return q;
+}
+
+// time / time of the comparison row of the same operation, when both cover all n.
+static double ratio(const scan_row *r, const scan_row *peer) {
+  if (!peer || !r->full || !peer->full) return NAN;
+  return r->ms / peer->ms;
+}
+
+static void print_timing(const scan_rows *rows, const scan_options *o, const scan_session *ss) {
+  const size_t n = o->n;
+  // With --csv the context goes to stderr, so stdout is pure CSV.
+  FILE *info = o->csv ? stderr : stdout;
+  fprintf(info, "parprim ladder scan: n = %zu, median of %d runs after %d warm-up\n", n, o->reps,
+          o->warmup);
+  fprintf(info, "device: %s (%d SMs, L2 %.0f MiB, flushed before every timed run)\n",
+          ss->prop.name, ss->prop.multiProcessorCount, ss->prop.l2CacheSize / 1048576.0);
+  fprintf(info,
+          "scan:  exclusive SUM of random u32 (wraps mod 2^32), checked exactly; GB/s counts 8n "
+          "bytes;\n       step 3 scans the first %u elements only (one block)\n",
+          kBlTile);
+  if (n < ((size_t)1 << 32))
+    fprintf(info,
+            "pack:  f32 kept when x > 0 (NaN, +-0.0 rejected), kept = %zu of %zu, checked "
+            "bitwise; GB/s counts 4n + 4*kept bytes\n",
+            rows->kept, n);
+  fprintf(info,
+          "split: same predicate, stable: kept in order, then the rest in order (CUB: rest "
+          "reversed, checked so); GB/s counts 8n\n");
+  fprintf(info, "x prod / x cub = time / time of the production / CUB row of the same "
+                "operation\n%s",
+          o->csv ? "" : "\n");
+  if (o->csv)
+    printf("step,name,check,ms,gbps,x_prod,x_cub,note\n");
+  else
+    printf("%-4s %-40s %-11s %10s %9s %7s %7s\n", "step", "name", "check", "ms", "GB/s", "x prod",
+           "x cub");
+  for (size_t i = 0; i < rows->count; ++i) {
+    const scan_row *r = &rows->r[i];
+    const double gbs = isnan(r->ms) ? NAN : r->bytes / (r->ms * 1e6);
+    const double xp = ratio(r, find_row(rows, r->op, KIND_PRODUCTION));
+    const double xc = ratio(r, find_row(rows, r->op, KIND_CUB));
+    if (o->csv) {
+      printf("%s,%s,%s,%s,%s,%s,%s,%s\n", r->id, csv_text(r->name).s, status_text(r->status),
+             fmt("%.5f", r->ms).s, fmt("%.1f", gbs).s, fmt("%.3f", xp).s, fmt("%.3f", xc).s,
+             csv_text(r->note).s);
+    } else {
+      printf("%-4s %-40s %-11s %10s %9s %7s %7s%s%s\n", r->id, r->name, status_text(r->status),
+             fmt("%.4f", r->ms).s, fmt("%.1f", gbs).s, fmt("%.2f", xp).s, fmt("%.2f", xc).s,
+             r->note[0] ? "  " : "", r->note);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Command line                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+constexpr size_t kMaxN = (size_t)1 << 36;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: parprim ladder scan [--n N] [--reps R] [--check] [--csv] [--help]\n"
+          "\n"
+          "Runs the prefix-sum ladder: exclusive SUM of u32 from a serial CPU scan through\n"
+          "Hillis-Steele, Blelloch in one block, Blelloch for any n and its bank-conflict-free\n"
+          "form to the production pp_scan and CUB; then pack (x > 0 on f32) and stable split\n"
+          "built as predicate -> scan -> scatter, against pp_select, pp_partition and CUB.\n"
+          "Every step is validated exactly against the CPU and timed with CUDA events.\n"
+          "\n"
+          "  --n N      number of elements, 0 <= N <= 2^36 (default 16777216); also 1<<K, or\n"
+          "             hex. Pack and split need N < 2^32 (u32 flag offsets).\n"
+          "  --reps R   timed runs per step, the median is reported (default 25, R >= 20)\n"
+          "  --check    no timing: validate every step (two runs each) over awkward sizes\n"
+          "             (0 .. 2^22+1, or only --n N) and three f32 data sets; exit 0 unless\n"
+          "             a step fails (a production call answering unsupported is no failure)\n"
+          "  --csv      comma-separated output\n"
+          "  --help     this text\n"
+          "\n"
+          "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
+}
+
+// Accepts decimal, 0x hex, and A<<B.
+static bool parse_size(const char *s, size_t *out) {
+  if (!s || !*s || *s == '-' || *s == '+') return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || end == s) return false;
+  if (end[0] == '<' && end[1] == '<') {
+    const char *p = end + 2;
+    if (*p < '0' || *p > '9') return false;
+    const unsigned long long sh = strtoull(p, &end, 10);
+    if (errno || end == p || sh >= 64) return false;
+    if (sh > 0 && (v >> (64 - sh)) != 0) return false;  // would overflow
+    v <<= sh;
+  }
+  if (*end != '\0') return false;
+  *out = (size_t)v;
+  return true;
+}
+
+enum parse_result { PARSE_OK, PARSE_HELP, PARSE_BAD };
+
+// True when arg (of length len before any '=') is the option `name`.
+static bool is_opt(const char *arg, size_t len, const char *name) {
+  return strlen(name) == len && strncmp(arg, name, len) == 0;
+}
+
+static parse_result parse_args(int argc, char **argv, scan_options *o) {
+  int i = 0;
+  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;  // the command's own name
+  for (; i < argc; ++i) {
+    const char *a = argv[i] ? argv[i] : "";
+    // --opt=value or --opt value
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : nullptr;
+    const size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    const char *val = eq ? eq + 1 : nullptr;
+    const bool takes_value = is_opt(a, len, "--n") || is_opt(a, len, "--reps");
+    if (takes_value && !val && i + 1 < argc && argv[i + 1]) val = argv[++i];
+    if (is_opt(a, len, "--help") || is_opt(a, len, "-h")) {
+      return PARSE_HELP;
+    } else if (is_opt(a, len, "--check") || is_opt(a, len, "--csv")) {
+      if (eq) {
+        fprintf(stderr, "%.*s takes no value\n", (int)len, a);
+        return PARSE_BAD;
+      }
+      if (is_opt(a, len, "--check"))
+        o->check = true;
+      else
+        o->csv = true;
+    } else if (is_opt(a, len, "--n")) {
+      size_t n = 0;
+      if (!val || !parse_size(val, &n) || n > kMaxN) {
+        fprintf(stderr, "--n needs a number in [0, 2^36] (got '%s')\n", val ? val : "");
+        return PARSE_BAD;
+      }
+      o->n = n;
+      o->n_given = true;
+    } else if (is_opt(a, len, "--reps")) {
+      size_t r = 0;
+      if (!val || !parse_size(val, &r) || r < 20 || r > 100000) {
+        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", val ? val : "");
+        return PARSE_BAD;
+      }
+      o->reps = (int)r;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", a);
+      return PARSE_BAD;
+    }
+  }
+  return PARSE_OK;
+}
+
+static bool run_timing(scan_session *ss, const scan_options *o, int *status) {
+  if (ss->prop.l2CacheSize > 0) {
+    ss->l2_flush_bytes = 2 * (size_t)ss->prop.l2CacheSize;
+    CUDA_TRY(cudaMalloc(&ss->l2_flush, ss->l2_flush_bytes));
+  }
+  // Rows are large (notes); keep them off the stack.
+  scan_rows *rows = (scan_rows *)host_alloc(sizeof(scan_rows));
+  if (!rows) return false;
+  bool ok = run_config(ss, o, o->n, DATA_MIXED, OPS_SCAN | OPS_PACK_SPLIT, true, rows);
+  if (ok) {
+    print_timing(rows, o, ss);
+    *status = 0;
+    for (size_t i = 0; i < rows->count; ++i)
+      if (rows->r[i].status == ROW_FAIL) *status = 1;
+  }
+  free(rows);
+  return ok;
+}
+
+static bool run_check(scan_session *ss, const scan_options *o, int *status) {
+  // Sizes around both tile lengths (1024, 2048), a warp, one block of the map kernels,
+  // the brief's odd 1000003, and 2048^2 + 1, which takes three levels of block sums.
+  static const size_t kSizes[] = {0,    1,    2,    31,    32,    33,      255,
+                                  1023, 1024, 1025, 2047,  2048,  2049,    4097,
+                                  65537, 1000003, ((size_t)1 << 20) + 7, ((size_t)1 << 22) + 1};
+  static const scan_data kData[] = {DATA_MIXED, DATA_ALL_KEPT, DATA_NONE_KEPT};
+  const size_t *sizes = o->n_given ? &o->n : kSizes;
+  const size_t n_sizes = o->n_given ? 1 : sizeof kSizes / sizeof kSizes[0];
+  scan_rows *rows = (scan_rows *)host_alloc(sizeof(scan_rows));
+  if (!rows) return false;
+
+  if (o->csv)
+    printf("n,data,step,name,check,note\n");
+  else
+    printf("parprim ladder scan --check on %s: %zu sizes; scan steps on random u32, pack and "
+           "split on 3 f32 data sets; two runs per step\n",
+           ss->prop.name, n_sizes);
+  int failures = 0, configs = 0;
+  bool unsupported[kMaxRows] = {};  // by step index
+  bool ok = true;
+  for (size_t si = 0; ok && si < n_sizes; ++si) {
+    for (size_t di = 0; ok && di < sizeof kData / sizeof kData[0]; ++di) {
+      const size_t n = sizes[si];
+      const scan_data d = kData[di];
+      // The scan steps do not depend on the f32 data set: once per size is enough.
+      const unsigned ops = d == DATA_MIXED ? OPS_SCAN | OPS_PACK_SPLIT : OPS_PACK_SPLIT;
+      ok = run_config(ss, o, n, d, ops, false, rows);
+      if (!ok) break;
+      ++configs;
+      char failed[kMaxRows * (sizeof rows->r[0].note + 16)];
+      size_t used = 0;
+      failed[0] = '\0';
+      for (size_t i = 0; i < rows->count; ++i) {
+        const scan_row *r = &rows->r[i];
+        if (r->status == ROW_FAIL) {
+          ++failures;
+          // Fits: each entry is shorter than a note plus 16.
+          const int w = snprintf(failed + used, sizeof failed - used, " %s%s%s%s", r->id,
+                                 r->note[0] ? " (" : "", r->note, r->note[0] ? ")" : "");
+          if (w > 0) used = min_size(used + (size_t)w, sizeof failed - 1);
+        }
+        if (r->status == ROW_UNSUPPORTED)
+          for (size_t k = 0; k < kNumSteps; ++k)
+            if (strcmp(kSteps[k].id, r->id) == 0) unsupported[k] = true;
+        if (o->csv && r->kind != KIND_CPU)
+          printf("%zu,%s,%s,%s,%s,%s\n", n, data_name(d), r->id, csv_text(r->name).s,
+                 status_text(r->status), csv_text(r->note).s);
+      }
+      if (!o->csv && failed[0])
+        printf("FAIL n=%zu data=%s: steps%s\n", n, data_name(d), failed);
+    }
+  }
+  free(rows);
+  if (!ok) return false;
+  if (!o->csv) {
+    printf("%d configurations, %d step failures\n", configs, failures);
+    for (size_t k = 0; k < kNumSteps; ++k)
+      if (unsupported[k])
+        printf("step %s (%s): unsupported by the library yet, not counted as a failure\n",
+               kSteps[k].id, kSteps[k].name);
+    if (!ss->ctx && !ss->ctx_fail[0]) printf("steps 6, 9, 12 skipped: %s\n", ss->ctx_skip);
+    printf("%s\n", failures ? "FAIL" : "PASS");
+  }
+  *status = failures ? 1 : 0;
+  return true;
+}
+
+static void session_close(scan_session *ss) {
+  if (ss->ctx) pp_destroy(ss->ctx);  // before the stream it queues work on goes away
+  if (ss->l2_flush) cudaFree(ss->l2_flush);
+  if (ss->start) cudaEventDestroy(ss->start);
+  if (ss->stop) cudaEventDestroy(ss->stop);
+  if (ss->stream) cudaStreamDestroy(ss->stream);
+}
+
+static bool session_open(scan_session *ss) {
+  CUDA_TRY(cudaGetDevice(&ss->device));
+  CUDA_TRY(cudaGetDeviceProperties(&ss->prop, ss->device));
+  CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamNonBlocking));
+  CUDA_TRY(cudaEventCreate(&ss->start));
+  CUDA_TRY(cudaEventCreate(&ss->stop));
+  if (!pp_has_cuda_backend()) {
+    snprintf(ss->ctx_skip, sizeof ss->ctx_skip, "library built without the CUDA backend");
+    return true;
+  }
+  // Without a context the production steps fail; the rest of the ladder still runs.
+  const pp_status st = pp_create(&ss->ctx, PP_BACKEND_CUDA);
+  if (st != PP_OK) {
+    ss->ctx = nullptr;
+    snprintf(ss->ctx_fail, sizeof ss->ctx_fail, "pp_create(PP_BACKEND_CUDA): %s: %s",
+             pp_status_string(st), pp_last_error(nullptr));
+    return true;
+  }
+  const pp_status st2 = pp_set_stream(ss->ctx, ss->stream);
+  if (st2 != PP_OK) {
+    snprintf(ss->ctx_fail, sizeof ss->ctx_fail, "pp_set_stream: %s: %s", pp_status_string(st2),
+             pp_last_error(ss->ctx));
+    pp_destroy(ss->ctx);
+    ss->ctx = nullptr;
+  }
+  return true;
+}
+
+extern "C" int pp_ladder_scan_main(int argc, char **argv) {
+  scan_options o;
+  memset(&o, 0, sizeof o);
+  o.n = (size_t)1 << 24;
+  o.reps = 25;
+  o.warmup = 3;
+  switch (parse_args(argc, argv, &o)) {
+    case PARSE_HELP: usage(stdout); return 0;
+    case PARSE_BAD: usage(stderr); return 2;
+    case PARSE_OK: break;
+  }
+
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();  // clear it
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+
+  // The session is large (device properties, messages); keep it off the stack.
+  scan_session *ss = (scan_session *)calloc(1, sizeof(scan_session));
+  if (!ss) {
+    fprintf(stderr, "error: out of host memory\n");
+    return 1;
+  }
+  g_fatal[0] = '\0';
+  int status = 1;
+  const bool ok = session_open(ss) &&
+                  (o.check ? run_check(ss, &o, &status) : run_timing(ss, &o, &status));
+  if (!ok) {
+    fprintf(stderr, "%s\n", g_fatal);
+    status = 1;
+  }
+  session_close(ss);
+  free(ss);
+  return status;
+}
+
+#ifdef PP_LADDER_STANDALONE
+int main(int argc, char **argv) { return pp_ladder_scan_main(argc, argv); }
+#endif

@@ -1,0 +1,1080 @@
+/*
+ * ladder/sort.cu — the radix-sort ladder: from the seeds' teaching kernels to the
+ * production pp_sort (one-sweep LSD radix sort) and CUB, plus pp_merge against CUB.
+ *
+ *   step 1   CPU reference: serial LSD radix sort, 8-bit digits (stable)
+ *   step 2   seed 000: a warp sorts 32 keys, one bit per round: __ballot_sync gives the
+ *            lanes holding a 1, __popc of the masked ballot is each key's new place
+ *            (histogram and prefix sum of one bit); many independent 32-key groups
+ *   step 3   seed 001: a block of 32 threads sorts 1024 keys in shared memory: each
+ *            thread 1-bit radix-sorts its own interleaved list (radix_sort2: the 0-list
+ *            reuses the input's space), then the 32 lists are merged with atomicMin
+ *            (merge_array6); many independent 1024-key chunks
+ *   step 4   production pp_sort on the whole array
+ *   step 5   cub::DeviceRadixSort on the whole array
+ * and, for the cases the production sort is measured on, production vs CUB:
+ *   4f / 5f  f32 keys            4p / 5p  u32 keys with u32 values
+ *   4w / 5w  u64 keys            4m / 5m  merge of two sorted f32 halves
+ *                                         (pp_merge / cub::DeviceMerge::MergeKeys)
+ *
+ * Steps 2 and 3 sort groups, not the array: they show what the seeds' ideas cost per key,
+ * and why a device-wide sort needs more (a global histogram, prefix sums across blocks,
+ * scattering to global positions: what pp_sort does in one sweep per digit). Each group is
+ * checked against the CPU sort of the same group; every whole-array step against step 1.
+ *
+ * Run through the CLI:   parprim ladder sort [--n N] [--reps R] [--check] [--csv]
+ * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
+ *                          -I include ladder/sort.cu -o ladder_sort -L<build> -lparprim
+ */
+#include "ladder.h"
+#include "parprim.h"
+
+#include <cuda_runtime.h>
+#include <cub/device/device_merge.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+/* ------------------------------------------------------------------------------------ */
+/* Error checking (as in ladder/reduce.cu)                                               */
+/* ------------------------------------------------------------------------------------ */
+
+struct CudaFailure {
+  std::string what;
+};
+
+[[noreturn]] void cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s:%d: %s failed: %s (%s)", file, line, call, cudaGetErrorString(e),
+           cudaGetErrorName(e));
+  throw CudaFailure{buf};
+}
+
+#define CUDA_CHECK(call)                                                                   \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) cuda_fail(e_, #call, __FILE__, __LINE__);                       \
+  } while (0)
+
+struct StepFailure {
+  std::string what;
+};
+
+void pp_check(pp_context *ctx, pp_status st, const char *what) {
+  if (st != PP_OK)
+    throw StepFailure{std::string(what) + ": " + pp_status_string(st) + ": " + pp_last_error(ctx)};
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Key order on the host (API.md): the unsigned image whose order is the sort order      */
+/* ------------------------------------------------------------------------------------ */
+
+// Floats: negatives inverted, positives with the sign bit set; -0.0 takes +0.0's image,
+// every NaN the largest. Signed: sign bit flipped. Descending: the image inverted.
+template <class U> U image_float(U b) {
+  if constexpr (sizeof(U) >= 4) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    const U mag = b & (U)~SIGN;
+    if (mag > EXP) return (U)~(U)0;
+    if (mag == 0) return SIGN;
+    return (b & SIGN) ? (U)~b : (U)(b | SIGN);
+  }
+  return b;
+}
+
+template <class U> U image_of(U bits, pp_dtype t, pp_order o) {
+  constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+  U k = bits;
+  if (t == PP_I32 || t == PP_I64) k ^= SIGN;
+  if (t == PP_F32 || t == PP_F64) k = image_float(bits);
+  return o == PP_DESCENDING ? (U)~k : k;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 1: CPU reference — serial LSD radix sort, 8-bit digits                           */
+/* ------------------------------------------------------------------------------------ */
+
+// Stable counting sort per byte of the image, least significant first: the textbook form
+// of what the GPU steps do. perm (optional) is moved along, so a pairs sort and stability
+// can be checked. Passes whose digit is the same for every key are skipped.
+template <class U>
+void cpu_radix_sort(std::vector<U> &keys, std::vector<uint64_t> *perm, pp_dtype t, pp_order o) {
+  const size_t n = keys.size();
+  std::vector<U> img(n), img2(n), k2(n);
+  std::vector<uint64_t> p2(perm ? n : 0);
+  for (size_t i = 0; i < n; i++) img[i] = image_of(keys[i], t, o);
+  for (int pass = 0; pass < (int)sizeof(U); pass++) {
+    const int shift = 8 * pass;
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[((img[i] >> shift) & 255) + 1]++;
+    bool trivial = false;
+    for (int d = 0; d < 256; d++) trivial = trivial || count[d + 1] == n;
+    if (trivial) continue;
+    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++) {
+      const size_t at = count[(img[i] >> shift) & 255]++;
+      img2[at] = img[i];
+      k2[at] = keys[i];
+      if (perm) p2[at] = (*perm)[i];
+    }
+    img.swap(img2);
+    keys.swap(k2);
+    if (perm) perm->swap(p2);
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 2: seed 000 — warp radix sort of 32 keys with __ballot_sync / __popc              */
+/* ------------------------------------------------------------------------------------ */
+
+// Each warp loads 32 keys, one per lane, and makes 32 one-bit passes. In a pass the
+// ballot of the current bit is the "histogram" (popc(~ones) keys go left), and popc of
+// the ballot masked to the lanes below is the "prefix sum": a lane holding a 0 goes to
+// the number of 0s below it, a lane holding a 1 after all 0s plus the number of 1s below
+// it. Keys move through a shared ping-pong buffer, as in the seed. Differences from the
+// seed: any n (lanes past the end carry UINT32_MAX, which sorts last and is never
+// written), the full-warp mask instead of __activemask() (every lane takes part in every
+// ballot), and __syncwarp() between writing and reading the buffer: since Volta the
+// lanes of a warp are not guaranteed to run in lock step.
+constexpr int kWarpSortThreads = 256;
+
+__global__ void __launch_bounds__(kWarpSortThreads)
+warp_ballot_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
+  __shared__ uint32_t buf[kWarpSortThreads / 32][2][32];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const size_t i = (size_t)blockIdx.x * kWarpSortThreads + threadIdx.x;
+  uint32_t key = i < n ? in[i] : UINT32_MAX;
+  const unsigned below = (1u << lane) - 1u;
+  for (int bit = 0; bit < 32; bit++) {
+    const unsigned b = (key >> bit) & 1u;
+    const unsigned ones = __ballot_sync(0xffffffffu, b);
+    const unsigned zeros = ~ones;
+    const unsigned pos = b ? __popc(zeros) + __popc(ones & below) : __popc(zeros & below);
+    uint32_t *dst = buf[warp][bit & 1];
+    dst[pos] = key;
+    __syncwarp();
+    key = dst[lane];
+    // the next round writes the other half, so no second barrier is needed here
+  }
+  if (i < n) out[i] = key;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Step 3: seed 001 — per-thread lists, 1-bit radix sort in shared memory, atomicMin merge */
+/* ------------------------------------------------------------------------------------ */
+
+// One block of kLists threads sorts a chunk of kChunk keys. Thread t owns the list of
+// elements t, t + kLists, t + 2*kLists, ... (rows of kLists keys: the loads are coalesced
+// and the list elements of one row sit in different banks). radix_sort2: for each of the
+// 32 bits, a thread walks its list and writes keys with a 0 back into its own list's
+// space, keys with a 1 to a second list, then appends the second list. Then the kLists
+// sorted lists are merged (merge_array6): every output element is one round in which each
+// thread offers its list's head to atomicMin; the lowest thread id among the winners
+// takes it. Differences from the seed: the chunk is padded with UINT32_MAX to a whole
+// number of rows (any n), and a third __syncthreads() per merge round: in the seed,
+// thread 0 resets min_val for round i+1 while a slower thread may still compare its tid
+// with min_tid of round i.
+constexpr int kLists = 32;
+constexpr int kChunk = 1024;
+
+__global__ void __launch_bounds__(kLists)
+block_lists_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
+  __shared__ uint32_t sort_tmp[kChunk];
+  __shared__ uint32_t sort_tmp_1[kChunk];
+  __shared__ unsigned list_index[kLists];
+  __shared__ unsigned min_val, min_tid;
+  const unsigned tid = threadIdx.x;
+  const size_t base = (size_t)blockIdx.x * kChunk;
+  const unsigned valid = n - base < (size_t)kChunk ? (unsigned)(n - base) : (unsigned)kChunk;
+  for (unsigned i = 0; i < kChunk; i += kLists)
+    sort_tmp[i + tid] = i + tid < valid ? in[base + i + tid] : UINT32_MAX;
+  __syncthreads();
+
+  // radix_sort2: only the thread's own list is touched, so no barrier inside
+  for (int bit = 0; bit < 32; bit++) {
+    const uint32_t mask = 1u << bit;
+    unsigned n0 = 0, n1 = 0;
+    for (unsigned i = 0; i < kChunk; i += kLists) {
+      const uint32_t e = sort_tmp[i + tid];
+      if (e & mask) {
+        sort_tmp_1[n1 + tid] = e;
+        n1 += kLists;
+      } else {
+        sort_tmp[n0 + tid] = e;
+        n0 += kLists;
+      }
+    }
+    for (unsigned i = 0; i < n1; i += kLists) sort_tmp[n0 + i + tid] = sort_tmp_1[i + tid];
+  }
+
+  // merge_array6
+  list_index[tid] = 0;
+  __syncthreads();
+  constexpr unsigned per_list = kChunk / kLists;
+  for (unsigned i = 0; i < valid; i++) {
+    const uint32_t data = list_index[tid] < per_list ? sort_tmp[tid + list_index[tid] * kLists] : UINT32_MAX;
+    if (tid == 0) {
+      min_val = UINT32_MAX;
+      min_tid = UINT32_MAX;
+    }
+    __syncthreads();
+    atomicMin(&min_val, data);
+    __syncthreads();
+    if (data == min_val) atomicMin(&min_tid, tid); /* equal heads: lowest list wins */
+    __syncthreads();
+    if (tid == min_tid) {
+      list_index[tid]++;
+      out[base + i] = data;
+    }
+    __syncthreads(); /* not in the seed: min_tid must be read before it is reset */
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Device resources                                                                      */
+/* ------------------------------------------------------------------------------------ */
+
+struct DeviceBuffer {
+  void *p = nullptr;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t b) : bytes(b) {
+    if (b) CUDA_CHECK(cudaMalloc(&p, b));
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  template <class T> T *as() const { return static_cast<T *>(p); }
+};
+
+struct Session {
+  int device = 0;
+  cudaDeviceProp prop{};
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  pp_context *ctx = nullptr;
+  std::string ctx_skip, ctx_fail;
+  void *l2_flush = nullptr;
+  size_t l2_flush_bytes = 0;
+  ~Session() {
+    if (ctx) pp_destroy(ctx);
+    if (l2_flush) cudaFree(l2_flush);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (stream) cudaStreamDestroy(stream);
+  }
+};
+
+struct Options {
+  size_t n = (size_t)1 << 24;
+  bool n_given = false;
+  int reps = 25;
+  int warmup = 3;
+  bool check = false;
+  bool csv = false;
+};
+
+enum class Kind { Kernel, Production, Cub };
+
+struct Row {
+  std::string id, name, group;
+  Kind kind = Kind::Kernel;
+  std::string status; /* PASS, FAIL, SKIP, ref */
+  std::string note;
+  double ms = NAN;
+  size_t items = 0; /* keys sorted (or merged) per run */
+};
+
+/* One step: prepare() restores the input (untimed), run() is timed, verify() compares. */
+struct Step {
+  std::string id, name, group;
+  Kind kind;
+  std::function<void()> prepare, run;
+  std::function<std::string()> verify; /* "" when correct, else what is wrong */
+};
+
+uint64_t splitmix64(uint64_t &s) {
+  uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+enum class Data { Uniform, Few, Sorted, Reversed, Equal };
+const char *data_name(Data d) {
+  switch (d) {
+    case Data::Uniform: return "uniform";
+    case Data::Few: return "few";
+    case Data::Sorted: return "sorted";
+    case Data::Reversed: return "reversed";
+    case Data::Equal: return "equal";
+  }
+  return "?";
+}
+
+// Random keys of width U. For f32/f64 the bits are redrawn until they are a finite number
+// other than -0.0: CUB orders -0.0 and NaN by their bits, pp_sort by API.md, so the data
+// timed against CUB holds neither (the semantic cases are in --check's sweep).
+template <class U> std::vector<U> make_keys(size_t n, Data d, bool finite_float, uint64_t seed) {
+  std::vector<U> k(n);
+  uint64_t s = seed;
+  for (size_t i = 0; i < n; i++) {
+    U v;
+    do {
+      v = (U)splitmix64(s);
+      if (d == Data::Few) v = (U)(splitmix64(s) % 7) * (U)0x0101010101010101ull;
+      if (d == Data::Equal) v = (U)0x4242424242424242ull;
+      if (!finite_float) break;
+      const U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+      const U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+      if ((v & (U)~SIGN) < EXP && v != SIGN) break;
+    } while (true);
+    k[i] = v;
+  }
+  if (d == Data::Sorted || d == Data::Reversed) {
+    const pp_dtype t = finite_float ? (sizeof(U) == 4 ? PP_F32 : PP_F64) : (sizeof(U) == 4 ? PP_U32 : PP_U64);
+    cpu_radix_sort(k, nullptr, t, d == Data::Sorted ? PP_ASCENDING : PP_DESCENDING);
+  }
+  return k;
+}
+
+template <class T> std::vector<T> download(const void *d, size_t n) {
+  std::vector<T> h(n);
+  if (n) CUDA_CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <class T> std::string compare(const std::vector<T> &got, const std::vector<T> &want, const char *what) {
+  for (size_t i = 0; i < want.size(); i++)
+    if (memcmp(&got[i], &want[i], sizeof(T)) != 0) {
+      char b[160];
+      snprintf(b, sizeof b, "%s differ first at %zu of %zu", what, i, want.size());
+      return b;
+    }
+  return "";
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* The steps of one configuration                                                       */
+/* ------------------------------------------------------------------------------------ */
+
+// Everything the steps of one run need; buffers live as long as the run.
+struct Config {
+  size_t n = 0;
+  Data data = Data::Uniform;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<Step> steps;
+  std::vector<Row> rows; /* the CPU rows, filled while building */
+  void *add(size_t bytes) {
+    buffers.emplace_back(new DeviceBuffer(bytes));
+    return buffers.back()->p;
+  }
+};
+
+// Whole-array sort of keys (and optionally values) of type K/V: production and CUB.
+// Returns the device copy of the input (never written); *host receives the input.
+// K holds the keys' bits; CK is the type CUB is told the keys have (float for f32 keys,
+// so that CUB sorts them as floats, not as their unsigned bit patterns).
+template <class K, class V, bool PAIRS, class CK = K>
+K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix, pp_dtype t,
+                  bool finite_float, const char *label, std::vector<K> *host = nullptr) {
+  const size_t n = c.n;
+  std::vector<K> h = make_keys<K>(n, c.data, finite_float, 0x5eed0000u + (uint64_t)t);
+  if (host) *host = h;
+  auto want_keys = std::make_shared<std::vector<K>>(h);
+  auto want_vals = std::make_shared<std::vector<V>>();
+  {
+    std::vector<uint64_t> perm(n);
+    for (size_t i = 0; i < n; i++) perm[i] = i;
+    const auto t0 = std::chrono::steady_clock::now();
+    cpu_radix_sort(*want_keys, PAIRS ? &perm : nullptr, t, PP_ASCENDING);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (PAIRS) {
+      want_vals->resize(n);
+      for (size_t i = 0; i < n; i++) (*want_vals)[i] = (V)perm[i];
+    }
+    Row r;
+    r.id = std::string("1") + suffix;
+    r.name = std::string("cpu LSD radix sort, ") + label;
+    r.group = group;
+    r.status = "ref";
+    r.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    r.items = n;
+    r.note = "host, one run";
+    c.rows.push_back(r);
+  }
+  K *pristine = (K *)c.add(n * sizeof(K));
+  K *work = (K *)c.add(n * sizeof(K));
+  K *cub_out = (K *)c.add(n * sizeof(K));
+  V *vals_pristine = nullptr, *vals_work = nullptr, *vals_out = nullptr;
+  CUDA_CHECK(cudaMemcpy(pristine, h.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+  if (PAIRS) {
+    std::vector<V> hv(n);
+    for (size_t i = 0; i < n; i++) hv[i] = (V)i;
+    vals_pristine = (V *)c.add(n * sizeof(V));
+    vals_work = (V *)c.add(n * sizeof(V));
+    vals_out = (V *)c.add(n * sizeof(V));
+    CUDA_CHECK(cudaMemcpy(vals_pristine, hv.data(), n * sizeof(V), cudaMemcpyHostToDevice));
+  }
+  size_t cub_bytes = 0;
+  if (PAIRS)
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine,
+                                               vals_out, (int64_t)n, 0, (int)sizeof(K) * 8, ss.stream));
+  else
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
+                                              (int)sizeof(K) * 8, ss.stream));
+  void *cub_temp = c.add(cub_bytes);
+  cudaStream_t stream = ss.stream;
+  pp_context *ctx = ss.ctx;
+
+  Step prod;
+  prod.id = std::string("4") + suffix;
+  prod.name = std::string("production pp_sort, ") + label;
+  prod.group = group;
+  prod.kind = Kind::Production;
+  prod.prepare = [=]() {
+    CUDA_CHECK(cudaMemcpyAsync(work, pristine, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+    if (PAIRS)
+      CUDA_CHECK(cudaMemcpyAsync(vals_work, vals_pristine, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
+  };
+  prod.run = [=]() {
+    pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
+    pp_check(ctx, pp_sort(ctx, t, work, PAIRS ? vals_work : nullptr, PAIRS ? sizeof(V) : 0, n, &o), "pp_sort");
+  };
+  prod.verify = [=]() {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::string e = compare(download<K>(work, n), *want_keys, "keys");
+    if (e.empty() && PAIRS) e = compare(download<V>(vals_work, n), *want_vals, "values (stability)");
+    return e;
+  };
+  if (!ctx) {
+    prod.run = nullptr;
+  }
+  c.steps.push_back(prod);
+
+  Step cub;
+  cub.id = std::string("5") + suffix;
+  cub.name = std::string(PAIRS ? "cub::DeviceRadixSort::SortPairs, " : "cub::DeviceRadixSort::SortKeys, ") + label;
+  cub.group = group;
+  cub.kind = Kind::Cub;
+  cub.prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(cub_out, 0xff, n * sizeof(K), stream)); };
+  cub.run = [=]() {
+    size_t bytes = cub_bytes;
+    if (PAIRS)
+      CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine, vals_out,
+                                                 (int64_t)n, 0, (int)sizeof(K) * 8, stream));
+    else
+      CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
+                                                (int)sizeof(K) * 8, stream));
+  };
+  cub.verify = [=]() {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::string e = compare(download<K>(cub_out, n), *want_keys, "keys");
+    if (e.empty() && PAIRS) e = compare(download<V>(vals_out, n), *want_vals, "values");
+    return e;
+  };
+  c.steps.push_back(cub);
+  return pristine;
+}
+
+struct FloatLess {
+  __device__ bool operator()(float a, float b) const { return a < b; }
+};
+
+// Merge of two sorted f32 halves.
+void add_merge_group(Session &ss, Config &c) {
+  const size_t n = c.n, na = n / 2, nb = n - na;
+  std::vector<uint32_t> a = make_keys<uint32_t>(na, c.data, true, 0xa11ce);
+  std::vector<uint32_t> b = make_keys<uint32_t>(nb, c.data, true, 0xb0b);
+  cpu_radix_sort(a, nullptr, PP_F32, PP_ASCENDING);
+  cpu_radix_sort(b, nullptr, PP_F32, PP_ASCENDING);
+  auto want = std::make_shared<std::vector<uint32_t>>(n);
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    size_t i = 0, j = 0, k = 0;
+    auto f = [](uint32_t x) { float v; memcpy(&v, &x, 4); return v; };
+    while (i < na || j < nb) (*want)[k++] = (j >= nb || (i < na && !(f(b[j]) < f(a[i])))) ? a[i++] : b[j++];
+    const auto t1 = std::chrono::steady_clock::now();
+    Row r;
+    r.id = "1m";
+    r.name = "cpu merge, f32 halves";
+    r.group = "merge f32";
+    r.status = "ref";
+    r.ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    r.items = n;
+    r.note = "host, one run";
+    c.rows.push_back(r);
+  }
+  float *da = (float *)c.add(na * 4), *db = (float *)c.add(nb * 4), *out = (float *)c.add(n * 4);
+  CUDA_CHECK(cudaMemcpy(da, a.data(), na * 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db, b.data(), nb * 4, cudaMemcpyHostToDevice));
+  size_t cub_bytes = 0;
+  CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, cub_bytes, da, (int64_t)na, db, (int64_t)nb, out, FloatLess{},
+                                         ss.stream));
+  void *cub_temp = c.add(cub_bytes);
+  cudaStream_t stream = ss.stream;
+  pp_context *ctx = ss.ctx;
+  auto prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
+  auto verify = [=]() {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return compare(download<uint32_t>(out, n), *want, "merged keys");
+  };
+  Step prod{"4m", "production pp_merge, f32 halves", "merge f32", Kind::Production, prepare,
+            [=]() { pp_check(ctx, pp_merge(ctx, PP_F32, da, na, db, nb, out, PP_ASCENDING), "pp_merge"); },
+            verify};
+  if (!ctx) prod.run = nullptr;
+  c.steps.push_back(prod);
+  Step cub{"5m", "cub::DeviceMerge::MergeKeys, f32 halves", "merge f32", Kind::Cub, prepare,
+           [=]() {
+             size_t bytes = cub_bytes;
+             CUDA_CHECK(cub::DeviceMerge::MergeKeys(cub_temp, bytes, da, (int64_t)na, db, (int64_t)nb, out,
+                                                    FloatLess{}, stream));
+           },
+           verify};
+  c.steps.push_back(cub);
+}
+
+// Steps 2 and 3 on u32 keys: independent groups, each checked against its CPU sort.
+void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint32_t *pristine) {
+  const size_t n = c.n;
+  uint32_t *out = (uint32_t *)c.add(n * 4);
+  cudaStream_t stream = ss.stream;
+  auto groups_sorted = [=](size_t group) {
+    auto want = std::make_shared<std::vector<uint32_t>>(h);
+    for (size_t g = 0; g < n; g += group) std::sort(want->begin() + g, want->begin() + std::min(n, g + group));
+    return want;
+  };
+  auto want32 = groups_sorted(32), want1024 = groups_sorted(kChunk);
+  auto prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
+  const size_t blocks2 = (n + kWarpSortThreads - 1) / kWarpSortThreads;
+  const size_t blocks3 = (n + kChunk - 1) / kChunk;
+  if (blocks2 > 0x7fffffffu) throw StepFailure{"n too large for step 2's grid"};
+  c.steps.push_back(Step{"2", "seed 000: warp ballot radix sort, 32-key groups", "u32 keys", Kind::Kernel, prepare,
+                         [=]() {
+                           warp_ballot_radix_sort<<<(unsigned)blocks2, kWarpSortThreads, 0, stream>>>(pristine, out, n);
+                           CUDA_CHECK(cudaGetLastError());
+                         },
+                         [=]() {
+                           CUDA_CHECK(cudaStreamSynchronize(stream));
+                           return compare(download<uint32_t>(out, n), *want32, "32-key groups");
+                         }});
+  c.steps.push_back(Step{"3", "seed 001: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
+                         prepare,
+                         [=]() {
+                           block_lists_radix_sort<<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
+                           CUDA_CHECK(cudaGetLastError());
+                         },
+                         [=]() {
+                           CUDA_CHECK(cudaStreamSynchronize(stream));
+                           return compare(download<uint32_t>(out, n), *want1024, "1024-key chunks");
+                         }});
+}
+
+const char *const kGroups[] = {"u32 keys", "f32 keys", "u32/u32 pairs", "u64 keys", "merge f32"};
+
+void build_config(Session &ss, Config &c) {
+  std::vector<uint32_t> h;
+  uint32_t *pristine = add_sort_group<uint32_t, uint32_t, false>(ss, c, kGroups[0], "", PP_U32, false, "u32 keys", &h);
+  add_seed_steps(ss, c, h, pristine);
+  add_sort_group<uint32_t, uint32_t, false, float>(ss, c, kGroups[1], "f", PP_F32, true, "f32 keys");
+  add_sort_group<uint32_t, uint32_t, true>(ss, c, kGroups[2], "p", PP_U32, false, "u32/u32 pairs");
+  add_sort_group<uint64_t, uint32_t, false>(ss, c, kGroups[3], "w", PP_U64, false, "u64 keys");
+  add_merge_group(ss, c);
+}
+
+// Validation run, then (when timing) warm-up and timed runs; the last timed run is
+// checked too. --check: a second run catches state a first run depends on.
+Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool timing) {
+  Row r;
+  r.id = s.id;
+  r.name = s.name;
+  r.group = s.group;
+  r.kind = s.kind;
+  r.items = items;
+  if (!s.run) {
+    r.status = ss.ctx_fail.empty() ? "SKIP" : "FAIL";
+    r.note = ss.ctx_fail.empty() ? ss.ctx_skip : ss.ctx_fail;
+    return r;
+  }
+  try {
+    std::string err;
+    s.prepare();
+    s.run();
+    err = s.verify();
+    if (err.empty()) {
+      if (!timing) {
+        s.prepare();
+        s.run();
+        err = s.verify();
+      } else {
+        for (int w = 0; w < o.warmup; ++w) {
+          s.prepare();
+          s.run();
+        }
+        std::vector<float> times;
+        for (int k = 0; k < o.reps; ++k) {
+          s.prepare();
+          // evict the input from L2 so every run starts from DRAM
+          if (ss.l2_flush) CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
+          CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+          s.run();
+          CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+          CUDA_CHECK(cudaEventSynchronize(ss.stop));
+          float ms = 0.0f;
+          CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+          times.push_back(ms);
+        }
+        err = s.verify();
+        std::sort(times.begin(), times.end());
+        const size_t k = times.size();
+        r.ms = k % 2 ? times[k / 2] : 0.5 * ((double)times[k / 2 - 1] + times[k / 2]);
+      }
+    }
+    r.status = err.empty() ? "PASS" : "FAIL";
+    r.note = err;
+  } catch (const StepFailure &f) {
+    CUDA_CHECK(cudaStreamSynchronize(ss.stream));
+    r.status = "FAIL";
+    r.note = f.what;
+  }
+  return r;
+}
+
+std::vector<Row> run_config(Session &ss, const Options &o, size_t n, Data d, bool timing) {
+  Config c;
+  c.n = n;
+  c.data = d;
+  build_config(ss, c);
+  std::vector<Row> rows;
+  for (const char *g : kGroups) { /* per group: the CPU reference, then steps in id order */
+    for (const Row &r : c.rows)
+      if (r.group == g) rows.push_back(r);
+    std::vector<const Step *> steps;
+    for (const Step &s : c.steps)
+      if (s.group == g) steps.push_back(&s);
+    std::stable_sort(steps.begin(), steps.end(), [](const Step *a, const Step *b) { return a->id < b->id; });
+    for (const Step *s : steps) rows.push_back(run_step(ss, o, *s, n, timing));
+  }
+  return rows;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* --check: the production sort and merge over every dtype, order and value size        */
+/* ------------------------------------------------------------------------------------ */
+
+// Keys that exercise API.md's rules: random bits (NaNs with payloads, infinities,
+// denormals, both zeros for floats), a mix of the special values, and few distinct keys
+// (long runs of ties: stability).
+template <class U> std::vector<U> semantic_keys(size_t n, int kind, uint64_t seed) {
+  std::vector<U> k(n);
+  uint64_t s = seed;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = splitmix64(s);
+    if (kind == 1) {
+      static const uint64_t f32[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                                     0x3f800000u, 0xbf800000u, 1, 0x80000001u, 0x7fffffffu, 0x80000000u};
+      static const uint64_t f64[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+                                     0x7ff8000000000000ull, 0xfff8000000000123ull, 0x3ff0000000000000ull,
+                                     0xbff0000000000000ull, 1, 0x8000000000000001ull, 0x7fffffffffffffffull,
+                                     0x8000000000000000ull};
+      r = sizeof(U) == 8 ? f64[r % 12] : f32[r % 12];
+    } else if (kind == 2) {
+      r = (r % 5) * 0x0101010101010101ull;
+    }
+    k[i] = (U)r;
+  }
+  return k;
+}
+
+template <class U>
+std::string check_sort_case(Session &ss, pp_dtype t, size_t n, int kind, pp_order order, size_t vs, uint64_t seed) {
+  std::vector<U> keys = semantic_keys<U>(n, kind, seed);
+  std::vector<uint64_t> perm(n);
+  for (size_t i = 0; i < n; i++) perm[i] = i;
+  std::vector<U> want = keys;
+  cpu_radix_sort(want, &perm, t, order);
+  // stability and the float rules are also checked independently of the radix reference
+  for (size_t i = 1; i < n; i++) {
+    const U a = image_of(want[i - 1], t, order), b = image_of(want[i], t, order);
+    if (a > b || (a == b && perm[i - 1] > perm[i])) return "reference sort is wrong";
+  }
+  // one element of slack on each side: the sort must not touch it
+  DeviceBuffer dk((n + 2) * sizeof(U)), dv((n + 2) * 8);
+  std::vector<U> hk(n + 2, (U)0x5a5a5a5a5a5a5a5aull);
+  std::copy(keys.begin(), keys.end(), hk.begin() + 1);
+  CUDA_CHECK(cudaMemcpy(dk.p, hk.data(), (n + 2) * sizeof(U), cudaMemcpyHostToDevice));
+  std::vector<unsigned char> hv((n + 2) * 8, 0x5a);
+  for (size_t i = 0; vs && i < n; i++) {
+    const uint64_t v = i | (i << 40);
+    memcpy(&hv[(i + 1) * vs], &v, vs);
+  }
+  if (vs) CUDA_CHECK(cudaMemcpy(dv.p, hv.data(), (n + 2) * vs, cudaMemcpyHostToDevice));
+  pp_sort_opts o = {order, PP_SORT_RADIX};
+  const pp_status st = pp_sort(ss.ctx, t, dk.as<U>() + 1, vs ? (void *)(dv.as<unsigned char>() + vs) : nullptr, vs, n, &o);
+  if (st != PP_OK) return std::string("pp_sort: ") + pp_status_string(st) + ": " + pp_last_error(ss.ctx);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<U> gk = download<U>(dk.p, n + 2);
+  if (memcmp(&gk[0], &hk[0], sizeof(U)) || memcmp(&gk[n + 1], &hk[n + 1], sizeof(U))) return "wrote outside the keys";
+  std::vector<U> got(gk.begin() + 1, gk.begin() + 1 + n);
+  std::string e = compare(got, want, "keys");
+  if (!e.empty() || !vs) return e;
+  std::vector<unsigned char> gv = download<unsigned char>(dv.p, (n + 2) * vs);
+  if (memcmp(&gv[0], &hv[0], vs) || memcmp(&gv[(n + 1) * vs], &hv[(n + 1) * vs], vs)) return "wrote outside the values";
+  for (size_t i = 0; i < n; i++) {
+    uint64_t v = 0, w = perm[i] | (perm[i] << 40);
+    memcpy(&v, &gv[(i + 1) * vs], vs);
+    if (vs == 4) w &= 0xffffffffu;
+    if (v != w) {
+      char b[128];
+      snprintf(b, sizeof b, "values differ first at %zu of %zu (stability)", i, n);
+      return b;
+    }
+  }
+  return "";
+}
+
+template <class U>
+std::string check_merge_case(Session &ss, pp_dtype t, size_t na, size_t nb, int kind, pp_order order, uint64_t seed) {
+  std::vector<U> a = semantic_keys<U>(na, kind, seed), b = semantic_keys<U>(nb, kind, seed + 1);
+  cpu_radix_sort(a, nullptr, t, order);
+  cpu_radix_sort(b, nullptr, t, order);
+  std::vector<U> want(na + nb);
+  size_t i = 0, j = 0, k = 0;
+  while (i < na || j < nb)
+    want[k++] = (j >= nb || (i < na && image_of(a[i], t, order) <= image_of(b[j], t, order))) ? a[i++] : b[j++];
+  DeviceBuffer da(na * sizeof(U) + 1), db(nb * sizeof(U) + 1), dout((na + nb) * sizeof(U) + 1);
+  if (na) CUDA_CHECK(cudaMemcpy(da.p, a.data(), na * sizeof(U), cudaMemcpyHostToDevice));
+  if (nb) CUDA_CHECK(cudaMemcpy(db.p, b.data(), nb * sizeof(U), cudaMemcpyHostToDevice));
+  const pp_status st = pp_merge(ss.ctx, t, da.p, na, db.p, nb, dout.p, order);
+  if (st != PP_OK) return std::string("pp_merge: ") + pp_status_string(st) + ": " + pp_last_error(ss.ctx);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return compare(download<U>(dout.p, na + nb), want, "merged keys");
+}
+
+int run_semantics(Session &ss, const Options &o, int &cases) {
+  if (!ss.ctx) return 0;
+  const pp_dtype types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
+  std::vector<size_t> sizes = {0, 1, 2, 33, 4096, 4097, 6913, 100003, ((size_t)1 << 20) + 7};
+  if (o.n_given) sizes = {o.n};
+  int failures = 0;
+  uint64_t seed = 1;
+  for (pp_dtype t : types)
+    for (size_t n : sizes)
+      for (int kind = 0; kind < 3; kind++)
+        for (int ord = 0; ord < 2; ord++)
+          for (size_t vs : {(size_t)0, (size_t)4, (size_t)8}) {
+            if (n > 100003 && (kind != 0 || vs == 8)) continue; /* keep the sweep short */
+            const pp_order order = (pp_order)ord;
+            std::string e = pp_dtype_size(t) == 1   ? check_sort_case<uint8_t>(ss, t, n, kind, order, vs, seed++)
+                            : pp_dtype_size(t) == 4 ? check_sort_case<uint32_t>(ss, t, n, kind, order, vs, seed++)
+                                                    : check_sort_case<uint64_t>(ss, t, n, kind, order, vs, seed++);
+            cases++;
+            if (!e.empty()) {
+              failures++;
+              printf("FAIL pp_sort dtype=%d n=%zu keys=%d order=%d value_size=%zu: %s\n", (int)t, n, kind, ord, vs,
+                     e.c_str());
+            }
+          }
+  const size_t msizes[][2] = {{0, 1}, {1, 0}, {1, 1}, {7, 3000}, {3000, 7}, {3840, 3840}, {100003, 65536}};
+  for (pp_dtype t : types)
+    for (auto &m : msizes)
+      for (int kind = 0; kind < 3; kind++)
+        for (int ord = 0; ord < 2; ord++) {
+          const pp_order order = (pp_order)ord;
+          std::string e = pp_dtype_size(t) == 1   ? check_merge_case<uint8_t>(ss, t, m[0], m[1], kind, order, seed++)
+                          : pp_dtype_size(t) == 4 ? check_merge_case<uint32_t>(ss, t, m[0], m[1], kind, order, seed++)
+                                                  : check_merge_case<uint64_t>(ss, t, m[0], m[1], kind, order, seed++);
+          cases++;
+          if (!e.empty()) {
+            failures++;
+            printf("FAIL pp_merge dtype=%d na=%zu nb=%zu keys=%d order=%d: %s\n", (int)t, m[0], m[1], kind, ord,
+                   e.c_str());
+          }
+        }
+  return failures;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Output                                                                                */
+/* ------------------------------------------------------------------------------------ */
+
+const Row *find_row(const std::vector<Row> &rows, const std::string &group, Kind kind) {
+  for (const Row &r : rows)
+    if (r.group == group && r.kind == kind && r.status != "ref") return &r;
+  return nullptr;
+}
+
+std::string csv_text(const std::string &t) {
+  std::string q = "\"";
+  for (char ch : t) q += (ch == '"') ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string fmt(const char *f, double v) {
+  if (std::isnan(v)) return "-";
+  char b[64];
+  snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+void print_timing(const std::vector<Row> &rows, const Options &o, const Session &ss) {
+  FILE *info = o.csv ? stderr : stdout;
+  fprintf(info, "parprim ladder sort: n = %zu, median of %d runs after %d warm-up\n", o.n, o.reps, o.warmup);
+  fprintf(info, "device: %s (%d SMs, L2 %.0f MiB, flushed before every timed run)\n", ss.prop.name,
+          ss.prop.multiProcessorCount, ss.prop.l2CacheSize / 1048576.0);
+  fprintf(info, "Gkeys/s = n / time; x prod / x cub = time / time of the production / CUB step of the same "
+                "group; steps 2 and 3 sort 32- and 1024-key groups, not the array\n%s",
+          o.csv ? "" : "\n");
+  if (o.csv)
+    printf("step,group,name,check,ms,gkeys_per_s,x_prod,x_cub,note\n");
+  else
+    printf("%-4s %-56s %-5s %10s %8s %7s %7s\n", "step", "name", "check", "ms", "Gkeys/s", "x prod", "x cub");
+  for (const Row &r : rows) {
+    const Row *prod = find_row(rows, r.group, Kind::Production);
+    const Row *cub = find_row(rows, r.group, Kind::Cub);
+    const double gk = std::isnan(r.ms) ? NAN : (double)r.items / (r.ms * 1e6);
+    const double xp = prod && !std::isnan(r.ms) ? r.ms / prod->ms : NAN;
+    const double xc = cub && !std::isnan(r.ms) ? r.ms / cub->ms : NAN;
+    if (o.csv)
+      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id.c_str(), csv_text(r.group).c_str(), csv_text(r.name).c_str(),
+             r.status.c_str(), fmt("%.5f", r.ms).c_str(), fmt("%.3f", gk).c_str(), fmt("%.3f", xp).c_str(),
+             fmt("%.3f", xc).c_str(), csv_text(r.note).c_str());
+    else
+      printf("%-4s %-56s %-5s %10s %8s %7s %7s%s%s\n", r.id.c_str(), r.name.c_str(), r.status.c_str(),
+             fmt("%.4f", r.ms).c_str(), fmt("%.2f", gk).c_str(), fmt("%.2f", xp).c_str(), fmt("%.2f", xc).c_str(),
+             r.note.empty() ? "" : "  ", r.note.c_str());
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Command line                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+void usage(FILE *f) {
+  fprintf(f,
+          "usage: parprim ladder sort [--n N] [--reps R] [--check] [--csv] [--help]\n"
+          "\n"
+          "Runs the radix-sort ladder: a CPU LSD radix sort, the seeds' warp (ballot/popc) and\n"
+          "block (per-thread lists + atomicMin merge) radix sorts, the production pp_sort and\n"
+          "CUB on u32 keys; then production vs CUB on f32 keys, u32/u32 pairs, u64 keys, and\n"
+          "pp_merge vs cub::DeviceMerge on two sorted f32 halves. Every step is validated\n"
+          "against the CPU reference and timed with CUDA events.\n"
+          "\n"
+          "  --n N      number of keys, N >= 1 (default 16777216); also 1<<K, or hex\n"
+          "  --reps R   timed runs per step, the median is reported (default 25)\n"
+          "  --check    no timing: validate every step (two runs each) over awkward sizes and\n"
+          "             five data sets (or only --n N), then pp_sort and pp_merge over every\n"
+          "             dtype, both orders, keys only and with 4- and 8-byte values, on keys\n"
+          "             with NaN, -0.0, infinities and long runs of ties; exit 0 only if all pass\n"
+          "  --csv      comma-separated output\n"
+          "  --help     this text\n"
+          "\n"
+          "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
+}
+
+bool parse_size(const char *s, size_t &out) {
+  if (!s || !*s || *s == '-' || *s == '+') return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || end == s) return false;
+  if (end[0] == '<' && end[1] == '<') {
+    const char *p = end + 2;
+    if (*p < '0' || *p > '9') return false;
+    const unsigned long long sh = strtoull(p, &end, 10);
+    if (errno || end == p || sh >= 64) return false;
+    if (sh > 0 && (v >> (64 - sh)) != 0) return false;
+    v <<= sh;
+  }
+  if (*end != '\0') return false;
+  out = (size_t)v;
+  return true;
+}
+
+enum ParseResult { kParseOk, kParseHelp, kParseBad };
+
+ParseResult parse_args(int argc, char **argv, Options &o) {
+  int i = 0;
+  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i] ? argv[i] : "";
+    std::string val;
+    bool has_val = false;
+    const size_t eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_val = true;
+    }
+    auto take = [&](std::string &dst) {
+      if (has_val) {
+        dst = val;
+        return true;
+      }
+      if (i + 1 >= argc || !argv[i + 1]) return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      return kParseHelp;
+    } else if (a == "--check" || a == "--csv") {
+      if (has_val) {
+        fprintf(stderr, "%s takes no value\n", a.c_str());
+        return kParseBad;
+      }
+      (a == "--check" ? o.check : o.csv) = true;
+    } else if (a == "--n") {
+      std::string v;
+      size_t n = 0;
+      if (!take(v) || !parse_size(v.c_str(), n) || n == 0) {
+        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
+        return kParseBad;
+      }
+      if (n > ((size_t)1 << 34)) {
+        fprintf(stderr, "--n %zu is too large for this ladder (at most 2^34)\n", n);
+        return kParseBad;
+      }
+      o.n = n;
+      o.n_given = true;
+    } else if (a == "--reps") {
+      std::string v;
+      size_t r = 0;
+      if (!take(v) || !parse_size(v.c_str(), r) || r < 1 || r > 100000) {
+        fprintf(stderr, "--reps needs a number in [1, 100000] (got '%s')\n", v.c_str());
+        return kParseBad;
+      }
+      o.reps = (int)r;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      return kParseBad;
+    }
+  }
+  return kParseOk;
+}
+
+int run_check(Session &ss, const Options &o) {
+  std::vector<size_t> sizes;
+  if (o.n_given)
+    sizes.push_back(o.n);
+  else
+    sizes = {1, 2, 3, 31, 32, 33, 1000, 1023, 1025, 4095, 4096, 4097, 6911, 6912, 6913,
+             65537, 100003, ((size_t)1 << 20) + 7, 3 * ((size_t)1 << 20) + 17};
+  const Data datas[] = {Data::Uniform, Data::Few, Data::Sorted, Data::Reversed, Data::Equal};
+  if (o.csv) printf("n,data,step,name,check,note\n");
+  else
+    printf("parprim ladder sort --check on %s: %zu sizes x 5 data sets, two runs per step\n", ss.prop.name,
+           sizes.size());
+  int failures = 0, configs = 0;
+  for (size_t n : sizes)
+    for (Data d : datas) {
+      const std::vector<Row> rows = run_config(ss, o, n, d, false);
+      ++configs;
+      std::string failed;
+      for (const Row &r : rows) {
+        if (r.status == "FAIL") {
+          ++failures;
+          failed += " " + r.id + (r.note.empty() ? "" : " (" + r.note + ")");
+        }
+        if (o.csv && r.status != "ref")
+          printf("%zu,%s,%s,%s,%s,%s\n", n, data_name(d), r.id.c_str(), csv_text(r.name).c_str(), r.status.c_str(),
+                 csv_text(r.note).c_str());
+      }
+      if (!o.csv && !failed.empty()) printf("FAIL n=%zu data=%s: steps%s\n", n, data_name(d), failed.c_str());
+    }
+  int cases = 0;
+  const int sem_failures = run_semantics(ss, o, cases);
+  failures += sem_failures;
+  if (!o.csv) {
+    printf("%d configurations; %d pp_sort/pp_merge semantic cases (%d failed); %d failures in all\n", configs,
+           cases, sem_failures, failures);
+    if (!ss.ctx) printf("production steps skipped: %s\n", ss.ctx_fail.empty() ? ss.ctx_skip.c_str() : ss.ctx_fail.c_str());
+    printf("%s\n", failures ? "FAIL" : "PASS");
+  }
+  return failures ? 1 : 0;
+}
+
+int ladder_main(int argc, char **argv) {
+  Options o;
+  switch (parse_args(argc, argv, o)) {
+    case kParseHelp: usage(stdout); return 0;
+    case kParseBad: usage(stderr); return 2;
+    case kParseOk: break;
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  Session ss;
+  CUDA_CHECK(cudaGetDevice(&ss.device));
+  CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreate(&ss.start));
+  CUDA_CHECK(cudaEventCreate(&ss.stop));
+  if (!pp_has_cuda_backend()) {
+    ss.ctx_skip = "library built without the CUDA backend";
+  } else {
+    const pp_status st = pp_create(&ss.ctx, PP_BACKEND_CUDA);
+    if (st != PP_OK) {
+      ss.ctx = nullptr;
+      ss.ctx_fail = std::string("pp_create(PP_BACKEND_CUDA): ") + pp_status_string(st) + ": " + pp_last_error(nullptr);
+    } else {
+      const pp_status st2 = pp_set_stream(ss.ctx, ss.stream);
+      if (st2 != PP_OK) {
+        ss.ctx_fail = std::string("pp_set_stream: ") + pp_status_string(st2) + ": " + pp_last_error(ss.ctx);
+        pp_destroy(ss.ctx);
+        ss.ctx = nullptr;
+      }
+    }
+  }
+  if (o.check) return run_check(ss, o);
+  if (ss.prop.l2CacheSize > 0) {
+    ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
+    CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
+  }
+  const std::vector<Row> rows = run_config(ss, o, o.n, Data::Uniform, true);
+  print_timing(rows, o, ss);
+  for (const Row &r : rows)
+    if (r.status == "FAIL") return 1;
+  return 0;
+}
+
+}  // namespace
+
+extern "C" int pp_ladder_sort_main(int argc, char **argv) {
+  try {
+    return ladder_main(argc, argv);
+  } catch (const CudaFailure &f) {
+    fprintf(stderr, "CUDA error: %s\n", f.what.c_str());
+  } catch (const StepFailure &f) {
+    fprintf(stderr, "error: %s\n", f.what.c_str());
+  } catch (const std::bad_alloc &) {
+    fprintf(stderr, "error: out of host memory\n");
+  } catch (const std::exception &x) {
+    fprintf(stderr, "error: %s\n", x.what());
+  }
+  return 1;
+}
+
+#ifdef PP_LADDER_STANDALONE
+int main(int argc, char **argv) { return pp_ladder_sort_main(argc, argv); }
+#endif

@@ -1,0 +1,465 @@
+/*
+ * sort.c — pp_sort (LSD radix sort) and pp_merge (merge path) on the CPU, with OpenMP.
+ *
+ * Order. Every key is mapped to an unsigned "order key" whose unsigned order is the one
+ * API.md asks for: unsigned integers as they are, signed integers with the sign bit
+ * flipped, floats with the usual sign-magnitude flip after two canonicalisations: -0.0
+ * takes +0.0's order key (they are equal, so they keep their input order), and every NaN
+ * takes the all-ones order key, above +inf's (all NaNs are equal and last). The order key
+ * is recomputed from an element's bits whenever it is needed; elements themselves are
+ * only ever copied, so a -0.0 stays -0.0 and a NaN keeps its sign and payload.
+ *
+ * Descending is ascending on the complemented order key: complementing reverses distinct
+ * keys and leaves equal keys equal, so a stable ascending sort of it is the stable
+ * descending sort (equal keys in input order), which reversing an ascending result is not.
+ *
+ * Radix sort, one pass per 8-bit digit from the least significant: each thread counts the
+ * digits of its contiguous part of the array, takes as its offset for digit d the number
+ * of keys with a smaller digit plus those with digit d in the parts before its own, and
+ * scatters its part in order. Equal digits from a lower part land before those of a higher
+ * one and a thread writes in input order, so every pass is stable and the whole is a
+ * stable sort. Digits whose bits are the same in every key (found in one OR pass over the
+ * keys first) are skipped: such a pass would copy the array unchanged. Passes ping-pong
+ * between the array and one scratch buffer (values move beside keys), with a copy back
+ * when their count is odd. With one thread (under 2^16 keys), the counts of every digit
+ * come from one read, since they do not depend on the order of the keys.
+ *
+ * Below SORT_SMALL keys the passes' fixed cost (a 256-entry prefix sum per digit)
+ * dominates, so a serial merge sort (insertion-sorted runs merged bottom up) runs
+ * instead. u8 keys without values are counted, not sorted: the counts are the result.
+ *
+ * Element bits are read and written through memcpy: the arrays are the caller's floats or
+ * integers, read here only as unsigned words of their width.
+ */
+#include "cpu.h"
+
+#include <omp.h>
+#include <string.h>
+
+/* Below this many keys of KT, a serial merge sort: a radix pass costs a 256-entry prefix
+ * sum per digit, as much as the keys themselves for a few hundred keys. Measured: one
+ * thread's radix sort overtakes the merge sort near 256 32-bit and 512 64-bit keys. */
+#define SORT_SMALL(KT) (64 * sizeof(KT))
+/* Fewest keys a thread of the radix sort gets: each thread sums every thread's histogram
+ * in every pass, which must stay small beside its part of the keys. */
+#define SORT_MIN_PART 16384
+/* Runs insertion sort makes before the merge passes; short enough that its quadratic
+ * moves stay cheaper than a merge pass. */
+#define SORT_RUN 16
+
+/* Digit width. 11-bit digits would make 32-bit keys three passes instead of four but
+ * scatter to 2048 places at once; measured on 2^24 u32 (2-core Xeon), keys alone went 9%
+ * faster and key-value pairs 34% slower, so every key width uses 8 bits. */
+#define RADIX_BITS 8
+#define RADIX_MAX (1u << RADIX_BITS)
+/* Histograms allocated: one per thread, and at least one per digit of a 64-bit key for the
+ * one-thread sort, which counts every digit in one read. */
+#define HIST_MIN_SLOTS 8
+
+/* ---- bits of elements ---------------------------------------------------------------- */
+
+static inline uint8_t ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
+static inline void st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
+static inline uint32_t ld_u32(const void *p, size_t i) {
+  uint32_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void st_u32(void *p, size_t i, uint32_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
+}
+static inline uint64_t ld_u64(const void *p, size_t i) {
+  uint64_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void st_u64(void *p, size_t i, uint64_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
+}
+
+/* ---- order keys ---------------------------------------------------------------------- */
+
+static inline uint8_t okey_u8(uint8_t b) { return b; }
+static inline uint32_t okey_u32(uint32_t b) { return b; }
+static inline uint64_t okey_u64(uint64_t b) { return b; }
+static inline uint32_t okey_i32(uint32_t b) { return b ^ UINT32_C(0x80000000); }
+static inline uint64_t okey_i64(uint64_t b) { return b ^ UINT64_C(0x8000000000000000); }
+
+/* Written without branches: random signs would mispredict half the time in the hot loops.
+ * Negative floats have every bit flipped, others only the sign; then -0.0 (whose flip is
+ * just below +0.0's key) takes +0.0's key, and any NaN the largest key. */
+static inline uint32_t okey_f32(uint32_t b) {
+  const uint32_t sign = UINT32_C(0x80000000);
+  uint32_t k = b ^ (((uint32_t)0 - (b >> 31)) | sign);
+  k = b == sign ? sign : k;
+  return (b & ~sign) > UINT32_C(0x7f800000) ? UINT32_MAX : k;
+}
+
+static inline uint64_t okey_f64(uint64_t b) {
+  const uint64_t sign = UINT64_C(0x8000000000000000);
+  uint64_t k = b ^ (((uint64_t)0 - (b >> 63)) | sign);
+  k = b == sign ? sign : k;
+  return (b & ~sign) > UINT64_C(0x7ff0000000000000) ? UINT64_MAX : k;
+}
+
+/* ---- the work of one call ------------------------------------------------------------ */
+
+typedef struct sort_job {
+  void *keys, *vals; /* the caller's arrays (vals NULL: keys only) */
+  void *kbuf, *vbuf; /* scratch of the same sizes */
+  size_t *hist;      /* max(threads, HIST_MIN_SLOTS) * RADIX_MAX counts */
+  size_t n;
+  int threads;
+  bool desc;
+} sort_job;
+
+/* Scratch is laid out as histograms, key buffer, value buffer, each starting on its own
+ * cache line so that threads writing the ends of two regions do not share a line. */
+#define ALIGN_UP(x) (((x) + 63) & ~(size_t)63)
+
+/* ---- one key type, one value width --------------------------------------------------- *
+ * W: the unsigned word of the key (u8, u32, u64); KT its C type; OKEY its order key;
+ * BITS the digit width; VW the value word (u32 or u64; for keys only, u32 and HAS_V 0, so
+ * every value line is dead code). */
+#define PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, SUF, VW, VT, HAS_V)                      \
+  /* Stable merge of src[lo, mid) and src[mid, hi) into dst[lo, hi): b's key goes first   \
+   * only when strictly smaller. */                                                        \
+  static void merge_runs_##NAME##_##SUF(const void *ks, const void *vs, void *kd, void *vd, \
+                                        size_t lo, size_t mid, size_t hi, KT flip) {        \
+    size_t i = lo, j = mid, o = lo;                                                         \
+    while (i < mid && j < hi) {                                                             \
+      KT x = ld_##W(ks, i), y = ld_##W(ks, j);                                              \
+      bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                            \
+      st_##W(kd, o, take_b ? y : x);                                                        \
+      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, take_b ? j : i));                               \
+      o++;                                                                                  \
+      i += !take_b;                                                                         \
+      j += take_b;                                                                          \
+    }                                                                                       \
+    for (; i < mid; i++, o++) {                                                             \
+      st_##W(kd, o, ld_##W(ks, i));                                                         \
+      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                            \
+    }                                                                                       \
+    for (; j < hi; j++, o++) {                                                              \
+      st_##W(kd, o, ld_##W(ks, j));                                                         \
+      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, j));                                            \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  static void small_sort_##NAME##_##SUF(const sort_job *job, KT flip) {                     \
+    size_t n = job->n;                                                                      \
+    void *keys = job->keys, *vals = job->vals;                                              \
+    for (size_t lo = 0; lo < n; lo += SORT_RUN) {                                           \
+      size_t hi = n - lo < SORT_RUN ? n : lo + SORT_RUN;                                    \
+      for (size_t i = lo + 1; i < hi; i++) {                                                \
+        KT k = ld_##W(keys, i);                                                             \
+        VT v = HAS_V ? ld_##VW(vals, i) : 0;                                                \
+        KT ok = (KT)(OKEY(k) ^ flip);                                                       \
+        size_t j = i;                                                                       \
+        for (; j > lo && (KT)(OKEY(ld_##W(keys, j - 1)) ^ flip) > ok; j--) {                \
+          st_##W(keys, j, ld_##W(keys, j - 1));                                             \
+          if (HAS_V) st_##VW(vals, j, ld_##VW(vals, j - 1));                                \
+        }                                                                                   \
+        st_##W(keys, j, k);                                                                 \
+        if (HAS_V) st_##VW(vals, j, v);                                                     \
+      }                                                                                     \
+    }                                                                                       \
+    void *ks = keys, *vs = vals, *kd = job->kbuf, *vd = job->vbuf;                          \
+    for (size_t w = SORT_RUN; w < n; w *= 2) {                                              \
+      for (size_t lo = 0; lo < n; lo += 2 * w) {                                            \
+        size_t mid = n - lo < w ? n : lo + w;                                               \
+        size_t hi = n - mid < w ? n : mid + w;                                              \
+        merge_runs_##NAME##_##SUF(ks, vs, kd, vd, lo, mid, hi, flip);                       \
+      }                                                                                     \
+      void *t = ks;                                                                         \
+      ks = kd;                                                                              \
+      kd = t;                                                                               \
+      t = vs;                                                                               \
+      vs = vd;                                                                              \
+      vd = t;                                                                               \
+    }                                                                                       \
+    if (ks != keys) {                                                                       \
+      memcpy(keys, ks, n * sizeof(KT));                                                     \
+      if (HAS_V) memcpy(vals, vs, n * sizeof(VT));                                          \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  /* One thread: a digit's counts do not depend on where the keys are, so one read counts   \
+   * every digit at once, and a digit whose count for one value is n is a pass to skip. */ \
+  static void radix_serial_##NAME##_##SUF(const sort_job *job, KT flip) {                   \
+    enum { RADIX = 1 << (BITS), DIGITS = (8 * (int)sizeof(KT) + (BITS) - 1) / (BITS) };      \
+    _Static_assert(DIGITS * RADIX <= HIST_MIN_SLOTS * RADIX_MAX, "histograms fit");         \
+    const size_t n = job->n;                                                                \
+    size_t *const h = job->hist;                                                            \
+    memset(h, 0, DIGITS * RADIX * sizeof *h);                                               \
+    for (size_t i = 0; i < n; i++) {                                                        \
+      KT o = (KT)(OKEY(ld_##W(job->keys, i)) ^ flip);                                       \
+      for (int q = 0; q < DIGITS; q++) h[q * RADIX + ((o >> (q * (BITS))) & (RADIX - 1))]++; \
+    }                                                                                       \
+    const KT o0 = (KT)(OKEY(ld_##W(job->keys, 0)) ^ flip);                                  \
+    void *ks = job->keys, *vs = job->vals, *kd = job->kbuf, *vd = job->vbuf;                \
+    for (int q = 0; q < DIGITS; q++) {                                                      \
+      const int s = q * (BITS);                                                             \
+      size_t *const c = h + q * RADIX;                                                      \
+      if (c[(o0 >> s) & (RADIX - 1)] == n) continue;                                        \
+      size_t sum = 0;                                                                       \
+      for (size_t d = 0; d < RADIX; d++) {                                                  \
+        size_t x = c[d];                                                                    \
+        c[d] = sum;                                                                         \
+        sum += x;                                                                           \
+      }                                                                                     \
+      for (size_t i = 0; i < n; i++) {                                                      \
+        KT k = ld_##W(ks, i);                                                               \
+        size_t o = c[((KT)(OKEY(k) ^ flip) >> s) & (RADIX - 1)]++;                          \
+        st_##W(kd, o, k);                                                                   \
+        if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                          \
+      }                                                                                     \
+      void *t_ = ks;                                                                        \
+      ks = kd;                                                                              \
+      kd = t_;                                                                              \
+      t_ = vs;                                                                              \
+      vs = vd;                                                                              \
+      vd = t_;                                                                              \
+    }                                                                                       \
+    if (ks != job->keys) {                                                                  \
+      memcpy(job->keys, ks, n * sizeof(KT));                                                \
+      if (HAS_V) memcpy(job->vals, vs, n * sizeof(VT));                                     \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  static void radix_sort_##NAME##_##SUF(const sort_job *job, KT flip) {                     \
+    enum { RADIX = 1 << (BITS), KEY_BITS = 8 * (int)sizeof(KT) };                           \
+    const size_t n = job->n;                                                                \
+    void *const keys = job->keys, *const vals = job->vals;                                  \
+    KT first = OKEY(ld_##W(keys, 0)), diff = 0;                                             \
+    _Pragma("omp parallel for reduction(| : diff) schedule(static) num_threads(job->threads)") \
+    for (size_t i = 0; i < n; i++) diff |= (KT)(OKEY(ld_##W(keys, i)) ^ first);             \
+    int shift[KEY_BITS], passes = 0;                                                        \
+    for (int s = 0; s < KEY_BITS; s += (BITS))                                              \
+      if ((diff >> s) & (RADIX - 1)) shift[passes++] = s;                                   \
+    if (passes == 0) return; /* all keys equal: already sorted, and stably */               \
+    _Pragma("omp parallel num_threads(job->threads)")                                       \
+    {                                                                                       \
+      const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();    \
+      const size_t lo = pp_cpu_part_begin(n, t, nt), hi = pp_cpu_part_begin(n, t + 1, nt);  \
+      size_t *const h = job->hist + t * RADIX, off[RADIX];                                  \
+      void *ks = keys, *vs = vals, *kd = job->kbuf, *vd = job->vbuf;                        \
+      for (int p = 0; p < passes; p++) {                                                    \
+        const int s = shift[p];                                                             \
+        memset(h, 0, RADIX * sizeof *h);                                                    \
+        for (size_t i = lo; i < hi; i++)                                                    \
+          h[((KT)(OKEY(ld_##W(ks, i)) ^ flip) >> s) & (RADIX - 1)]++;                      \
+        _Pragma("omp barrier")                                                              \
+        /* this thread's offset for digit d: every key with a smaller digit, then digit d  \
+         * in the parts before it; each thread sums for itself, saving a barrier */         \
+        size_t sum = 0;                                                                     \
+        for (size_t d = 0; d < RADIX; d++) {                                                \
+          size_t before = 0, all = 0;                                                       \
+          for (size_t u = 0; u < nt; u++) {                                                 \
+            size_t c = job->hist[u * RADIX + d];                                            \
+            before += u < t ? c : 0;                                                        \
+            all += c;                                                                       \
+          }                                                                                 \
+          off[d] = sum + before;                                                            \
+          sum += all;                                                                       \
+        }                                                                                   \
+        for (size_t i = lo; i < hi; i++) {                                                  \
+          KT k = ld_##W(ks, i);                                                             \
+          size_t o = off[((KT)(OKEY(k) ^ flip) >> s) & (RADIX - 1)]++;                      \
+          st_##W(kd, o, k);                                                                 \
+          if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                        \
+        }                                                                                   \
+        /* the next pass reads what every thread wrote, and rewrites the histograms the     \
+         * others have read */                                                              \
+        _Pragma("omp barrier")                                                              \
+        void *t_ = ks;                                                                      \
+        ks = kd;                                                                            \
+        kd = t_;                                                                            \
+        t_ = vs;                                                                            \
+        vs = vd;                                                                            \
+        vd = t_;                                                                            \
+      }                                                                                     \
+      if (passes & 1) {                                                                     \
+        memcpy((unsigned char *)keys + lo * sizeof(KT),                                     \
+               (const unsigned char *)ks + lo * sizeof(KT), (hi - lo) * sizeof(KT));        \
+        if (HAS_V)                                                                          \
+          memcpy((unsigned char *)vals + lo * sizeof(VT),                                   \
+                 (const unsigned char *)vs + lo * sizeof(VT), (hi - lo) * sizeof(VT));      \
+      }                                                                                     \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  static void sort_##NAME##_##SUF(const sort_job *job) {                                    \
+    KT flip = job->desc ? (KT)~(KT)0 : (KT)0;                                               \
+    if (job->n < SORT_SMALL(KT))                                                            \
+      small_sort_##NAME##_##SUF(job, flip);                                                 \
+    else if (job->threads == 1)                                                             \
+      radix_serial_##NAME##_##SUF(job, flip);                                               \
+    else                                                                                    \
+      radix_sort_##NAME##_##SUF(job, flip);                                                 \
+  }
+
+/* pp_merge for one key type: merge path. Output position d of the stable merge is
+ * preceded by exactly split(d) elements of a; threads take equal output ranges and find
+ * where their inputs start by binary search, then merge serially. */
+#define PP_CPU_MERGE(NAME, W, KT, OKEY)                                                     \
+  static size_t merge_split_##NAME(const void *a, size_t na, const void *b, size_t nb,      \
+                                   size_t d, KT flip) {                                     \
+    /* the smallest i with a[i] after b[d-1-i]; a[i] <= b[d-1-i] puts a[i] first (ties) */  \
+    size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;                                  \
+    while (lo < hi) {                                                                       \
+      size_t mid = lo + (hi - lo) / 2;                                                      \
+      if ((KT)(OKEY(ld_##W(a, mid)) ^ flip) <= (KT)(OKEY(ld_##W(b, d - 1 - mid)) ^ flip))   \
+        lo = mid + 1;                                                                       \
+      else                                                                                  \
+        hi = mid;                                                                           \
+    }                                                                                       \
+    return lo;                                                                              \
+  }                                                                                         \
+                                                                                            \
+  static void merge_##NAME(const void *a, size_t na, const void *b, size_t nb, void *out,   \
+                           bool desc) {                                                     \
+    const KT flip = desc ? (KT)~(KT)0 : (KT)0;                                              \
+    const size_t n = na + nb;                                                               \
+    const int parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;                      \
+    _Pragma("omp parallel num_threads(parts)")                                              \
+    {                                                                                       \
+      const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();    \
+      const size_t d0 = pp_cpu_part_begin(n, t, nt), d1 = pp_cpu_part_begin(n, t + 1, nt);  \
+      const size_t i0 = merge_split_##NAME(a, na, b, nb, d0, flip);                         \
+      const size_t i1 = merge_split_##NAME(a, na, b, nb, d1, flip);                         \
+      size_t i = i0, j = d0 - i0, o = d0;                                                   \
+      const size_t j1 = d1 - i1;                                                            \
+      while (i < i1 && j < j1) {                                                            \
+        KT x = ld_##W(a, i), y = ld_##W(b, j);                                              \
+        bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                          \
+        st_##W(out, o++, take_b ? y : x);                                                   \
+        i += !take_b;                                                                       \
+        j += take_b;                                                                        \
+      }                                                                                     \
+      /* a or b may be NULL when empty: only a non-empty tail is copied */                 \
+      if (i < i1)                                                                           \
+        memcpy((unsigned char *)out + o * sizeof(KT),                                       \
+               (const unsigned char *)a + i * sizeof(KT), (i1 - i) * sizeof(KT));           \
+      o += i1 - i;                                                                          \
+      if (j < j1)                                                                           \
+        memcpy((unsigned char *)out + o * sizeof(KT),                                       \
+               (const unsigned char *)b + j * sizeof(KT), (j1 - j) * sizeof(KT));           \
+    }                                                                                       \
+  }
+
+#define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY, BITS)                                           \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, k, u32, uint32_t, 0)                         \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v4, u32, uint32_t, 1)                        \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v8, u64, uint64_t, 1)                        \
+  PP_CPU_MERGE(NAME, W, KT, OKEY)
+
+PP_CPU_SORT_TYPE(u8, u8, uint8_t, okey_u8, RADIX_BITS)
+PP_CPU_SORT_TYPE(i32, u32, uint32_t, okey_i32, RADIX_BITS)
+PP_CPU_SORT_TYPE(u32, u32, uint32_t, okey_u32, RADIX_BITS)
+PP_CPU_SORT_TYPE(i64, u64, uint64_t, okey_i64, RADIX_BITS)
+PP_CPU_SORT_TYPE(u64, u64, uint64_t, okey_u64, RADIX_BITS)
+PP_CPU_SORT_TYPE(f32, u32, uint32_t, okey_f32, RADIX_BITS)
+PP_CPU_SORT_TYPE(f64, u64, uint64_t, okey_f64, RADIX_BITS)
+
+typedef void (*sort_fn)(const sort_job *job);
+typedef void (*merge_fn)(const void *a, size_t na, const void *b, size_t nb, void *out,
+                         bool desc);
+
+/* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
+static const sort_fn sort_table[][3] = {
+    {sort_u8_k, sort_u8_v4, sort_u8_v8},    {sort_i32_k, sort_i32_v4, sort_i32_v8},
+    {sort_u32_k, sort_u32_v4, sort_u32_v8}, {sort_i64_k, sort_i64_v4, sort_i64_v8},
+    {sort_u64_k, sort_u64_v4, sort_u64_v8}, {sort_f32_k, sort_f32_v4, sort_f32_v8},
+    {sort_f64_k, sort_f64_v4, sort_f64_v8},
+};
+static const merge_fn merge_table[] = {merge_u8,  merge_i32, merge_u32, merge_i64,
+                                       merge_u64, merge_f32, merge_f64};
+
+/* u8 keys alone: the sorted array is each byte value repeated as often as it occurs, so
+ * one counting pass and one filling pass replace the sort (and its scratch). */
+static void count_sort_u8(uint8_t *keys, size_t n, bool desc, size_t *hist, int threads) {
+  uint64_t total[256] = {0};
+#pragma omp parallel num_threads(threads)
+  {
+    const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+    const size_t lo = pp_cpu_part_begin(n, t, nt), hi = pp_cpu_part_begin(n, t + 1, nt);
+    size_t *const h = hist + t * 256;
+    memset(h, 0, 256 * sizeof *h);
+    for (size_t i = lo; i < hi; i++) h[keys[i]]++;
+#pragma omp barrier
+#pragma omp single
+    for (size_t v = 0; v < 256; v++)
+      for (size_t u = 0; u < nt; u++) total[v] += hist[u * 256 + v];
+    /* each thread fills its own output range [lo, hi) from the runs that overlap it */
+    size_t start = 0;
+    for (size_t r = 0; r < 256 && start < hi; r++) {
+      uint8_t v = (uint8_t)(desc ? 255 - r : r);
+      size_t end = start + total[v];
+      size_t a = start > lo ? start : lo, b = end < hi ? end : hi;
+      if (a < b) memset(keys + a, v, b - a);
+      start = end;
+    }
+  }
+}
+
+static const char *algo_name(pp_sort_algo a) {
+  switch (a) {
+  case PP_SORT_AUTO: return "auto";
+  case PP_SORT_RADIX: return "radix";
+  case PP_SORT_MERGE: return "merge";
+  case PP_SORT_SAMPLE: return "sample";
+  case PP_SORT_QUICK: return "quick";
+  }
+  return "unknown";
+}
+
+pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                      size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
+  if (algo != PP_SORT_AUTO && algo != PP_SORT_RADIX)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
+                   "pp_sort: algo %s is not implemented yet on the cpu backend", algo_name(algo));
+  if (n < 2) return PP_OK;
+  const bool desc = order == PP_DESCENDING;
+  int threads = 1;
+  if (n >= PP_CPU_PARALLEL_MIN) {
+    size_t most = n / SORT_MIN_PART;
+    threads = pp_cpu_threads();
+    if ((size_t)threads > most) threads = (int)most;
+  }
+  const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
+  const size_t slots = threads > HIST_MIN_SLOTS ? (size_t)threads : HIST_MIN_SLOTS;
+  const size_t hist_bytes = slots * RADIX_MAX * sizeof(size_t);
+
+  /* core has checked that n * ks and n * vs fit; their sum with the histograms may not */
+  const bool counting = key_t == PP_U8 && !values;
+  const size_t kneed = counting ? 0 : n * ks;
+  size_t kb = ALIGN_UP(kneed), vb = ALIGN_UP(n * vs), total = hist_bytes;
+  if (kb < kneed || vb < n * vs || kb > SIZE_MAX - total || vb > SIZE_MAX - total - kb)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY,
+                   "pp_sort: scratch for %zu elements does not fit in size_t", n);
+  total += kb + vb;
+  void *scratch = NULL;
+  if (ctx->ops->temp_alloc(ctx, &scratch, total) != PP_OK)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: cannot allocate %zu bytes of scratch",
+                   total);
+
+  unsigned char *base = scratch;
+  if (counting) {
+    count_sort_u8(keys, n, desc, (size_t *)base, threads);
+  } else {
+    sort_job job = {keys, values, base + hist_bytes, values ? base + hist_bytes + kb : NULL,
+                    (size_t *)base, n, threads, desc};
+    sort_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](&job);
+  }
+  ctx->ops->temp_free(ctx, scratch);
+  return PP_OK;
+}
+
+pp_status pp_cpu_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
+                       const void *b, size_t nb, void *out, pp_order order) {
+  (void)ctx;
+  if (na + nb == 0) return PP_OK;
+  merge_table[key_t](a, na, b, nb, out, order == PP_DESCENDING);
+  return PP_OK;
+}

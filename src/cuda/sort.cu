@@ -1,0 +1,768 @@
+/* sort.cu — pp_sort on the GPU: a stable LSD radix sort with 8-bit digits, one sweep of
+ * the keys per digit (Adinets & Merrill, "Onesweep", 2022).
+ *
+ * Keys are sorted as unsigned images (sort.cuh: floats, signed, descending), computed
+ * afresh from the stored bits whenever a digit is needed; the stored bits are what moves.
+ *
+ * Small n (at most SMALL_TILE keys): one block, one launch. The keys stay in registers
+ * and shared memory through all passes; passes whose digit is the same for every key are
+ * found with one OR/AND reduction of the images and skipped.
+ *
+ * Larger n: one stream-ordered scratch allocation, then
+ *   1. a memset of the header (histograms, tile counters, the plan: ~16 KB);
+ *   2. radix_histogram_kernel: ONE read of the keys builds the histograms of all digit
+ *      positions; the last block to finish scans them into each digit's first output
+ *      position and writes the plan: a pass whose digit is the same for all n keys cannot
+ *      change the order and is skipped. The plan is read by the pass kernels on the device,
+ *      so no host round trip is needed;
+ *   3. one onesweep_kernel per digit position. A block takes tiles in the order of an
+ *      atomic counter (a tile waits only on tiles handed out earlier, whose blocks are
+ *      running: forward progress without co-residency), ranks the tile's keys by digit in
+ *      shared memory (warp match + per-warp counters, stable), publishes its per-digit
+ *      counts, looks back over the earlier tiles' counts for its digits (decoupled
+ *      look-back, one thread per digit), then scatters keys and values through shared
+ *      memory so that runs of equal digits are written contiguously.
+ * Keys ping-pong between the caller's buffer and one scratch buffer. If the passes done
+ * are odd in number, the first skipped pass is turned into a plain copy, so the result
+ * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
+ * copied to scratch first and that pass writes them back).
+ *
+ * Look-back status words: two buffers of tiles x 256 words. Sort pass j uses buffer j%2
+ * and, for each tile it finishes, zeroes that tile's words in the other buffer, which
+ * pass j-1 used (it is complete: kernel boundary) and pass j+1 will use (it starts after
+ * this kernel). Buffer 0 is zeroed by the histogram kernel. So the status memory is never
+ * cleared by an extra launch, and nothing relies on what the pool's memory held before.
+ */
+#include "sort.cuh"
+
+/* ---- tuning (overridable at build time so that variants can be timed side by side) ---- */
+#ifndef PP_SORT_THREADS
+#define PP_SORT_THREADS 384 /* onesweep block; at least 256: one thread per digit */
+#endif
+#ifndef PP_SORT_ITEMS_K32
+#define PP_SORT_ITEMS_K32 18 /* 4-byte keys only */
+#endif
+#ifndef PP_SORT_ITEMS_K32_V32
+#define PP_SORT_ITEMS_K32_V32 15 /* 4-byte keys, 4-byte values */
+#endif
+#ifndef PP_SORT_ITEMS_K64
+#define PP_SORT_ITEMS_K64 12 /* 8-byte keys only */
+#endif
+#ifndef PP_SORT_ITEMS_WIDE
+#define PP_SORT_ITEMS_WIDE 12 /* any pair with an 8-byte member */
+#endif
+#ifndef PP_SORT_MIN_BLOCKS
+#define PP_SORT_MIN_BLOCKS 2 /* onesweep blocks per SM the registers must allow */
+#endif
+#ifndef PP_SORT_MATCH_ANY
+#define PP_SORT_MATCH_ANY 1 /* 1: __match_any_sync; 0: eight ballots */
+#endif
+#ifndef PP_SORT_SMALL_THREADS
+#define PP_SORT_SMALL_THREADS 512
+#endif
+#ifndef PP_SORT_SMALL_ITEMS
+#define PP_SORT_SMALL_ITEMS 8
+#endif
+/* Padded key count from which look-back words are 64-bit: 32-bit words hold counts below
+ * 2^30, so this must not exceed 2^30 (lowered only to test the 64-bit path on small n). */
+#ifndef PP_SORT_WIDE_FROM
+#define PP_SORT_WIDE_FROM ((size_t)1 << 30)
+#endif
+#ifndef PP_SORT_LOOKBACK_BATCH
+#define PP_SORT_LOOKBACK_BATCH 8 /* earlier tiles read at once when the predecessor is not done */
+#endif
+#define LOOKBACK_BATCH PP_SORT_LOOKBACK_BATCH
+#define HIST_THREADS 512
+#define HIST_UNROLL 4
+
+#define RADIX 256
+#define FULL_MASK 0xffffffffu
+#define SMALL_TILE ((size_t)PP_SORT_SMALL_THREADS * PP_SORT_SMALL_ITEMS)
+
+static constexpr int onesweep_items(int key_bytes, int value_bytes) {
+  return key_bytes == 1   ? (value_bytes == 0 ? 16 : value_bytes == 4 ? 12 : 10)
+         : key_bytes == 4 ? (value_bytes == 0   ? PP_SORT_ITEMS_K32
+                             : value_bytes == 4 ? PP_SORT_ITEMS_K32_V32
+                                                : PP_SORT_ITEMS_WIDE)
+                          : (value_bytes == 0 ? PP_SORT_ITEMS_K64 : value_bytes == 4 ? PP_SORT_ITEMS_WIDE : 10);
+}
+
+enum pass_mode { MODE_SKIP = 0, MODE_SORT = 1, MODE_COPY = 2 };
+
+/* What the histogram kernel leaves for the passes; zeroed by a memset before it runs. */
+struct sort_header {
+  unsigned long long offsets[8][RADIX]; /* digit counts, then each digit's first position */
+  unsigned tile_counter[8];             /* per pass: next tile to hand out */
+  unsigned mode[8];                     /* per pass: pass_mode */
+  unsigned src[8];                      /* per pass: 0 reads buffer 0, 1 reads buffer 1 */
+  unsigned sbuf[8];                     /* per sort pass: which status buffer */
+  unsigned done;                        /* histogram blocks finished */
+};
+
+/* ---- warp and tile ranking ------------------------------------------------------------- */
+
+template <typename U>
+__device__ __forceinline__ unsigned radix_digit(U key, pp_key_order<U> order, int shift) {
+  return (unsigned)(pp_key_image(key, order) >> shift) & (RADIX - 1);
+}
+
+/* The lanes of the warp holding the same digit. */
+__device__ __forceinline__ unsigned warp_peers(unsigned d) {
+#if PP_SORT_MATCH_ANY
+  return __match_any_sync(FULL_MASK, d);
+#else
+  unsigned peers = FULL_MASK;
+#pragma unroll
+  for (int b = 0; b < 8; b++) {
+    const bool bit = (d >> b) & 1u;
+    const unsigned vote = __ballot_sync(FULL_MASK, bit);
+    peers &= bit ? vote : ~vote;
+  }
+  return peers;
+#endif
+}
+
+/* Items are warp-striped: item i of lane l in warp w is key w*32*ITEMS + i*32 + l of the
+ * tile, so index order is (warp, item, lane) and each load is one coalesced warp access. */
+template <int ITEMS>
+__device__ __forceinline__ unsigned tile_index(int warp, int i, int lane) {
+  return (unsigned)(warp * PP_WARP * ITEMS + i * PP_WARP + lane);
+}
+
+/* Part 1 of ranking a tile. In index order, each key's rank among the keys of its warp
+ * with the same digit: lanes with equal digits find each other (warp_peers), the lowest
+ * of them adds their number to the warp's counter for the digit and hands the old value
+ * to the others, who add the number of peers in lower lanes. Atomic updates of one counter
+ * are ordered, and the shuffle makes item i's update precede item i+1's, so the ranks
+ * follow index order (stability). Items at index >= valid are padding: digit 255 and the
+ * highest indices, so they rank after every real key. Then, for thread d < 256,
+ * whist[w][d] becomes the count of digit d in warps before w, and the return value is the
+ * tile's count of digit d. whist must be zero on entry; every thread must call this. */
+template <typename U, int THREADS, int ITEMS>
+__device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
+                                                    pp_key_order<U> order, int shift,
+                                                    unsigned (&packed)[ITEMS],
+                                                    unsigned (*whist)[RADIX]) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  const unsigned below = (1u << lane) - 1u;
+  unsigned *mine = whist[warp];
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const unsigned d =
+        tile_index<ITEMS>(warp, i, lane) < valid ? radix_digit(key[i], order, shift) : RADIX - 1;
+    const unsigned peers = warp_peers(d);
+    const int leader = __ffs(peers) - 1;
+    unsigned old = 0;
+    if (lane == leader) old = atomicAdd(mine + d, (unsigned)__popc(peers));
+    old = __shfl_sync(FULL_MASK, old, leader);
+    packed[i] = ((old + (unsigned)__popc(peers & below)) << 8) | d; /* rank < 2^24 */
+  }
+  __syncthreads();
+  unsigned count = 0;
+  if (tid < RADIX) {
+#pragma unroll 4
+    for (int w = 0; w < WARPS; w++) {
+      const unsigned c = whist[w][tid];
+      whist[w][tid] = count;
+      count += c;
+    }
+  }
+  return count;
+}
+
+/* Part 2: the digits' first positions in the tile (scan over digits), then each key's
+ * position in the tile sorted by digit: packed[i] becomes (position << 8) | digit.
+ * Returns, for thread d < 256, digit d's first position. The caller must
+ * __syncthreads() before reusing whist's memory. */
+template <int THREADS, int ITEMS>
+__device__ __forceinline__ unsigned rank_tile_finish(unsigned count, unsigned (&packed)[ITEMS],
+                                                     unsigned (*whist)[RADIX], unsigned *s_first,
+                                                     unsigned *s_scan) {
+  const int tid = threadIdx.x, warp = tid / PP_WARP;
+  const unsigned first = pp_block_exclusive_sum256<THREADS>(count, s_scan);
+  if (tid < RADIX) s_first[tid] = first;
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const unsigned d = packed[i] & (RADIX - 1);
+    packed[i] = ((s_first[d] + whist[warp][d] + (packed[i] >> 8)) << 8) | d;
+  }
+  return first;
+}
+
+/* ---- small n: one block ------------------------------------------------------------------ */
+
+template <typename U>
+__device__ __forceinline__ U warp_or(U v) {
+#pragma unroll
+  for (int o = PP_WARP / 2; o > 0; o /= 2) v |= (U)__shfl_xor_sync(FULL_MASK, v, o);
+  return v;
+}
+template <typename U>
+__device__ __forceinline__ U warp_and(U v) {
+#pragma unroll
+  for (int o = PP_WARP / 2; o > 0; o /= 2) v &= (U)__shfl_xor_sync(FULL_MASK, v, o);
+  return v;
+}
+
+/* The whole sort in one block: n <= THREADS*ITEMS. Only digit positions where the images
+ * differ are sorted (found by OR and AND over all images). Between passes the keys go
+ * through shared memory in rank order and come back warp-striped. */
+template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS)
+small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
+  constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
+  constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+  constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
+  __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
+  __shared__ unsigned s_first[RADIX];
+  __shared__ unsigned s_scan[8];
+  __shared__ U s_or[WARPS], s_and[WARPS];
+  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
+  U *xk = reinterpret_cast<U *>(s_buf);
+  V *xv = reinterpret_cast<V *>(s_buf);
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+
+  U key[ITEMS];
+  V val[ITEMS];
+  U any = 0, all = (U)~(U)0;
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const unsigned idx = tile_index<ITEMS>(warp, i, lane);
+    key[i] = 0;
+    if (idx < n) {
+      key[i] = keys[idx];
+      if constexpr (HAS_V) val[i] = values[idx];
+      const U img = pp_key_image(key[i], order);
+      any |= img;
+      all &= img;
+    }
+  }
+  any = warp_or(any);
+  all = warp_and(all);
+  if (lane == 0) {
+    s_or[warp] = any;
+    s_and[warp] = all;
+  }
+  __syncthreads();
+  U varying = 0;
+  {
+    U o = 0, a = (U)~(U)0;
+    for (int w = 0; w < WARPS; w++) {
+      o |= s_or[w];
+      a &= s_and[w];
+    }
+    varying = (U)(o ^ a);
+  }
+
+  for (int pass = 0; pass < (int)sizeof(U); pass++) {
+    const int shift = pass * 8;
+    if (((varying >> shift) & (RADIX - 1)) == 0) continue; /* uniform: one digit for all */
+    __syncthreads(); /* the previous pass's reads of s_buf are done */
+    for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
+    __syncthreads();
+    unsigned rank[ITEMS];
+    const unsigned count = rank_tile_count<U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
+    rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
+    __syncthreads(); /* whist is read; xk overwrites it */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) xk[rank[i] >> 8] = key[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) key[i] = xk[tile_index<ITEMS>(warp, i, lane)];
+    if constexpr (HAS_V) {
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) val[i] = xv[tile_index<ITEMS>(warp, i, lane)];
+    }
+  }
+
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const unsigned idx = tile_index<ITEMS>(warp, i, lane);
+    if (idx < n) {
+      keys[idx] = key[i];
+      if constexpr (HAS_V) values[idx] = val[i];
+    }
+  }
+}
+
+/* ---- upfront histogram of all digit positions ------------------------------------------- */
+
+/* Count one 16-byte vector of keys into the block's histograms. Sorted or constant input
+ * puts whole warps on one counter, and same-address shared atomics serialise; when every
+ * valid key of the warp has the same digit, one lane adds them all. Must be called by the
+ * whole warp. */
+template <typename U>
+__device__ __forceinline__ void count_vector(uint4 raw, bool ok, unsigned (*hist)[RADIX],
+                                             pp_key_order<U> order) {
+  constexpr int P = (int)sizeof(U), VEC = 16 / (int)sizeof(U);
+  union {
+    uint4 raw;
+    U k[VEC];
+  } u;
+  u.raw = raw;
+  U img[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; e++) img[e] = pp_key_image(u.k[e], order);
+  const unsigned valid = __ballot_sync(FULL_MASK, ok);
+  const int leader = __ffs(valid) - 1;
+  const int lane = threadIdx.x % PP_WARP;
+#pragma unroll
+  for (int p = 0; p < P; p++) {
+    unsigned d[VEC];
+    bool same = true;
+#pragma unroll
+    for (int e = 0; e < VEC; e++) {
+      d[e] = (unsigned)(img[e] >> (8 * p)) & (RADIX - 1);
+      same = same && d[e] == d[0];
+    }
+    const unsigned d0 = __shfl_sync(FULL_MASK, d[0], leader);
+    if (__all_sync(FULL_MASK, !ok || (same && d[0] == d0))) {
+      if (lane == leader) atomicAdd(&hist[p][d0], (unsigned)(__popc(valid) * VEC));
+    } else if (ok) {
+#pragma unroll
+      for (int e = 0; e < VEC; e++) atomicAdd(&hist[p][d[e]], 1u);
+    }
+  }
+}
+
+template <typename U>
+__device__ __forceinline__ void count_key(U key, unsigned (*hist)[RADIX], pp_key_order<U> order) {
+  const U img = pp_key_image(key, order);
+#pragma unroll
+  for (int p = 0; p < (int)sizeof(U); p++) atomicAdd(&hist[p][(unsigned)(img >> (8 * p)) & (RADIX - 1)], 1u);
+}
+
+/* Each block counts one contiguous range of 16-byte vectors (the unaligned head and the
+ * tail go to block 0) into shared histograms, adds them to the header's 64-bit counts,
+ * and zeroes look-back status buffer 0. The last block to finish turns the counts into
+ * first positions and writes the plan. Per-block counts stay below 2^32: the host gives
+ * no block more than 2^31 keys. */
+template <typename U, int THREADS, int UNROLL>
+__global__ void __launch_bounds__(THREADS)
+radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
+                       size_t status0_vectors, pp_key_order<U> order) {
+  constexpr int P = (int)sizeof(U), VEC = 16 / (int)sizeof(U);
+  __shared__ unsigned s_hist[P][RADIX];
+  __shared__ unsigned long long s_scan[8];
+  __shared__ unsigned s_trivial[8];
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  for (int i = tid; i < P * RADIX; i += THREADS) (&s_hist[0][0])[i] = 0;
+  if (tid < 8) s_trivial[tid] = 0;
+  for (size_t i = (size_t)blockIdx.x * THREADS + tid; i < status0_vectors; i += (size_t)gridDim.x * THREADS)
+    status0[i] = make_uint4(0, 0, 0, 0);
+  __syncthreads();
+
+  size_t head = ((16 - (reinterpret_cast<uintptr_t>(keys) & 15)) & 15) / sizeof(U);
+  if (head > n) head = n;
+  const size_t nvec = (n - head) / VEC, tail = head + nvec * VEC;
+  if (blockIdx.x == 0) {
+    for (size_t i = tid; i < head; i += THREADS) count_key(keys[i], s_hist, order);
+    for (size_t i = tail + tid; i < n; i += THREADS) count_key(keys[i], s_hist, order);
+  }
+  const uint4 *body = reinterpret_cast<const uint4 *>(keys + head);
+  const size_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
+  const size_t begin = per_block * blockIdx.x;
+  const size_t end = begin + per_block < nvec ? begin + per_block : nvec;
+  /* the warp's lanes hold consecutive vectors: warp-uniform trip counts for the votes */
+  for (size_t base = begin + (size_t)warp * PP_WARP; base < end; base += (size_t)THREADS * UNROLL) {
+    uint4 r[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const size_t v = base + (size_t)u * THREADS + lane;
+      r[u] = v < end ? __ldg(body + v) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+      if (base + (size_t)u * THREADS < end)
+        count_vector<U>(r[u], base + (size_t)u * THREADS + lane < end, s_hist, order);
+  }
+  __syncthreads();
+  for (int i = tid; i < P * RADIX; i += THREADS) {
+    const unsigned c = (&s_hist[0][0])[i];
+    if (c) atomicAdd(&hdr->offsets[i / RADIX][i % RADIX], (unsigned long long)c);
+  }
+  __threadfence(); /* this thread's counts are in L2 ... */
+  __syncthreads(); /* ... before thread 0 takes the block's ticket */
+  if (!pp_last_block_done(&hdr->done)) return;
+
+  for (int p = 0; p < P; p++) {
+    const unsigned long long c = tid < RADIX ? __ldcg(&hdr->offsets[p][tid]) : 0ull;
+    const unsigned long long first = pp_block_exclusive_sum256<THREADS>(c, s_scan);
+    if (tid < RADIX) {
+      hdr->offsets[p][tid] = first;
+      if (c == (unsigned long long)n) s_trivial[p] = 1;
+    }
+    __syncthreads(); /* s_scan is reused */
+  }
+  if (tid == 0) {
+    int active = 0;
+    for (int p = 0; p < P; p++) active += !s_trivial[p];
+    /* with an odd number of sort passes the data would end in scratch: copy once more
+       in the place of a skipped pass (P > 1 and odd => one was skipped) */
+    bool copy_once = P > 1 && (active & 1);
+    unsigned parity = 0, sorts = 0;
+    for (int p = 0; p < P; p++) {
+      hdr->src[p] = parity;
+      hdr->sbuf[p] = sorts & 1;
+      if (!s_trivial[p]) {
+        hdr->mode[p] = MODE_SORT;
+        parity ^= 1;
+        sorts++;
+      } else if (copy_once) {
+        hdr->mode[p] = MODE_COPY;
+        parity ^= 1;
+        copy_once = false;
+      } else {
+        hdr->mode[p] = MODE_SKIP;
+      }
+    }
+  }
+}
+
+/* ---- one digit pass ------------------------------------------------------------------------ */
+
+template <typename U, typename V, bool HAS_V, int THREADS>
+__device__ __forceinline__ void copy_pass(const U *ks, U *kd, const V *vs, V *vd, size_t n) {
+  constexpr int UNROLL = 4;
+  const size_t stride = (size_t)gridDim.x * THREADS * UNROLL;
+  for (size_t base = (size_t)blockIdx.x * THREADS * UNROLL + threadIdx.x; base < n; base += stride) {
+    U k[UNROLL];
+    V v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const size_t i = base + (size_t)u * THREADS;
+      if (i < n) {
+        k[u] = ks[i];
+        if constexpr (HAS_V) v[u] = vs[i];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+      const size_t i = base + (size_t)u * THREADS;
+      if (i < n) {
+        kd[i] = k[u];
+        if constexpr (HAS_V) vd[i] = v[u];
+      }
+    }
+  }
+}
+
+/* The sum of digit d's counts over tiles [0, tile): column points at tile 0's word for d.
+ * The predecessor is read first: in the steady state it has published its inclusive
+ * prefix and one load ends the walk. Otherwise (e.g. a whole grid of tiles started
+ * together, as for n ~ 2^20) the inclusive prefixes spread one tile per walk step, so
+ * the walk reads LOOKBACK_BATCH earlier tiles at a time (independent loads in flight
+ * together) and only then waits, in order, for those not yet published. Words read as
+ * AGGREGATE may have become INCLUSIVE since; adding the tile's own count and going on is
+ * still exact. */
+template <typename S>
+__device__ __forceinline__ S look_back(const S *column, unsigned tile) {
+  typedef pp_status_word<S> SW;
+  constexpr S INC = SW::INCLUSIVE >> SW::SHIFT;
+  const S *p = column + (size_t)(tile - 1) * RADIX;
+  S w;
+  do {
+    w = pp_ld_relaxed(p);
+  } while ((w >> SW::SHIFT) == 0);
+  S before = w & SW::VALUE;
+  if ((w >> SW::SHIFT) == INC) return before;
+  long long j = (long long)tile - 2; /* next tile to add; tile 0 is INCLUSIVE, so j >= 0 */
+  for (;;) {
+    S b[LOOKBACK_BATCH];
+#pragma unroll
+    for (int u = 0; u < LOOKBACK_BATCH; u++)
+      b[u] = j - u >= 0 ? pp_ld_relaxed(column + (size_t)(j - u) * RADIX) : SW::INCLUSIVE;
+#pragma unroll
+    for (int u = 0; u < LOOKBACK_BATCH; u++) {
+      while ((b[u] >> SW::SHIFT) == 0) b[u] = pp_ld_relaxed(column + (size_t)(j - u) * RADIX);
+      before += b[u] & SW::VALUE;
+      if ((b[u] >> SW::SHIFT) == INC) return before;
+    }
+    j -= LOOKBACK_BATCH;
+  }
+}
+
+/* One digit position. buffers[0] holds the keys when the sort starts; the plan says
+ * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
+ * sort has a single pass. */
+template <typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS, PP_SORT_MIN_BLOCKS)
+onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
+                sort_header *hdr, S *status0, S *status1, pp_key_order<U> order) {
+  typedef pp_status_word<S> SW;
+  constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
+  constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+  constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
+  static_assert(THREADS >= RADIX && THREADS % PP_WARP == 0, "one thread per digit");
+  __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
+  __shared__ unsigned long long s_base[RADIX]; /* global position of tile slot 0 per digit */
+  __shared__ unsigned char s_digit[TILE];      /* digit of each slot of the sorted tile */
+  __shared__ unsigned s_first[RADIX];
+  __shared__ unsigned s_scan[8];
+  __shared__ unsigned s_tile;
+  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
+  U *xk = reinterpret_cast<U *>(s_buf);
+  V *xv = reinterpret_cast<V *>(s_buf);
+
+  const unsigned mode = hdr->mode[pass];
+  if (mode == MODE_SKIP) return;
+  const unsigned src = hdr->src[pass];
+  const U *ks = src ? keys1 : keys0;
+  U *kd = src ? keys0 : keys1;
+  const V *vs = src ? vals1 : vals0;
+  V *vd = src ? vals0 : vals1;
+  if (mode == MODE_COPY) {
+    copy_pass<U, V, HAS_V, THREADS>(ks, kd, vs, vd, n);
+    return;
+  }
+  S *status = hdr->sbuf[pass] ? status1 : status0;
+  S *status_next = status1 == nullptr ? nullptr : hdr->sbuf[pass] ? status0 : status1;
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  const int shift = pass * 8;
+  const unsigned long long digit_first = tid < RADIX ? hdr->offsets[pass][tid] : 0ull;
+
+  for (;;) {
+    __syncthreads(); /* the previous tile is done with shared memory */
+    if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
+    for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
+    __syncthreads();
+    const unsigned tile = s_tile;
+    if (tile >= tiles) break;
+    const size_t start = (size_t)tile * TILE;
+    const unsigned valid = n - start < (size_t)TILE ? (unsigned)(n - start) : (unsigned)TILE;
+
+    U key[ITEMS];
+    unsigned rank[ITEMS];
+    /* one base pointer and constant offsets: no 64-bit address per item */
+    const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
+    const U *tile_keys = ks + start + idx0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) key[i] = idx0 + i * PP_WARP < valid ? tile_keys[i * PP_WARP] : (U)0;
+    const unsigned count = rank_tile_count<U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
+
+    /* publish this tile's counts as early as possible: later tiles are waiting for them */
+    S *slot = status + (size_t)tile * RADIX + tid;
+    if (tid < RADIX) {
+      pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
+      if (status_next) status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
+    }
+    const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
+    __syncthreads(); /* whist is read; xk overwrites it */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+      xk[rank[i] >> 8] = key[i];
+      s_digit[rank[i] >> 8] = (unsigned char)rank[i];
+    }
+    V val[ITEMS];
+    if constexpr (HAS_V) { /* in flight during the look-back */
+      const V *tile_vals = vs + start + idx0;
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (idx0 + i * PP_WARP < valid) val[i] = tile_vals[i * PP_WARP];
+    }
+
+    /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
+       that has published its inclusive prefix; tile 0 published its own above */
+    if (tid < RADIX) {
+      S before = 0;
+      if (tile > 0) {
+        before = look_back<S>(status + tid, tile);
+        pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
+      }
+      /* modular arithmetic: adding the slot index (>= first for this digit) is exact */
+      s_base[tid] = digit_first + (unsigned long long)before - first;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+      const unsigned j = (unsigned)(k * THREADS + tid);
+      if (j < valid) kd[s_base[s_digit[j]] + j] = xk[j];
+    }
+    if constexpr (HAS_V) {
+      __syncthreads(); /* the keys are read; xv overwrites them */
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < ITEMS; k++) {
+        const unsigned j = (unsigned)(k * THREADS + tid);
+        if (j < valid) vd[s_base[s_digit[j]] + j] = xv[j];
+      }
+    }
+  }
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+template <typename Kernel>
+static int blocks_per_sm(Kernel kernel, int threads, int *cache) {
+  int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
+  if (per_sm == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess ||
+        per_sm < 1) {
+      cudaGetLastError();
+      per_sm = 1;
+    }
+    *cache = per_sm;
+  }
+  return per_sm;
+}
+
+template <typename U, typename V, bool HAS_V>
+static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
+  small_sort_kernel<U, V, HAS_V, PP_SORT_SMALL_THREADS, PP_SORT_SMALL_ITEMS>
+      <<<1, PP_SORT_SMALL_THREADS, 0, pp_cuda(ctx)->stream>>>(keys, values, (unsigned)n, order);
+  PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  return PP_OK;
+}
+
+static size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* a + b, false on overflow */
+static bool add_size(size_t *acc, size_t b) {
+  if (*acc > SIZE_MAX - b) return false;
+  *acc += b;
+  return true;
+}
+
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
+static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
+                               unsigned tiles, sort_header *hdr, void *status0, void *status1,
+                               pp_key_order<U> order) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  auto kernel = onesweep_kernel<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>;
+  static int per_sm_cache = 0;
+  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache);
+  const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
+  for (int pass = 0; pass < (int)sizeof(U); pass++) {
+    kernel<<<grid, PP_SORT_THREADS, 0, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
+                                                     (S *)status0, (S *)status1, order);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  }
+  return PP_OK;
+}
+
+template <typename U, typename V, bool HAS_V>
+static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
+                               pp_key_order<U> order) {
+  constexpr int P = (int)sizeof(U);
+  constexpr int ITEMS = onesweep_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
+  constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
+  pp_cuda_state *st = pp_cuda(ctx);
+
+  const size_t tiles = (n + TILE - 1) / TILE;
+  if (tiles > 0x7fffffffu)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than a grid holds", n);
+  /* the last tile counts its padding too, so the padded count decides */
+  const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM;
+  const size_t status_bytes = tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
+  const int status_buffers = P > 1 ? 2 : 1;
+
+  size_t off_status = align_up(sizeof(sort_header)), total = off_status;
+  bool ok = add_size(&total, (size_t)status_buffers * status_bytes);
+  total = align_up(total);
+  const size_t off_keys = total;
+  ok = ok && add_size(&total, n * sizeof(U)); /* n * sizeof(U) was checked by the caller */
+  total = align_up(total);
+  const size_t off_vals = total;
+  if (HAS_V) ok = ok && n <= SIZE_MAX / sizeof(V) && add_size(&total, n * sizeof(V));
+  if (!ok || total > SIZE_MAX - 256)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: scratch for n (%zu) overflows size_t", n);
+
+  char *scratch = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, (void **)&scratch, total);
+  if (s != PP_OK) return s;
+  sort_header *hdr = (sort_header *)scratch;
+  void *status0 = scratch + off_status;
+  void *status1 = status_buffers > 1 ? scratch + off_status + status_bytes : NULL;
+  U *k0 = keys, *k1 = (U *)(scratch + off_keys);
+  V *v0 = values, *v1 = HAS_V ? (V *)(scratch + off_vals) : NULL;
+
+  cudaError_t e = cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
+  if (e == cudaSuccess && P == 1) { /* one pass: it reads the copy and writes the caller's */
+    e = cudaMemcpyAsync(k1, k0, n * sizeof(U), cudaMemcpyDeviceToDevice, st->stream);
+    if (e == cudaSuccess && HAS_V)
+      e = cudaMemcpyAsync(v1, v0, n * sizeof(V), cudaMemcpyDeviceToDevice, st->stream);
+    U *kt = k0;
+    k0 = k1;
+    k1 = kt;
+    V *vt = v0;
+    v0 = v1;
+    v1 = vt;
+  }
+  if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
+
+  if (s == PP_OK) {
+    auto hist = radix_histogram_kernel<U, HIST_THREADS, HIST_UNROLL>;
+    static int hist_cache = 0;
+    const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &hist_cache);
+    const size_t vec = 16 / sizeof(U);
+    size_t g = (n / vec + (size_t)HIST_THREADS * HIST_UNROLL - 1) / ((size_t)HIST_THREADS * HIST_UNROLL);
+    g = g < wave ? g : wave;
+    const size_t g_min = (n >> 31) + 1; /* at most 2^31 keys per block: 32-bit shared counts */
+    g = g > g_min ? g : g_min;
+    hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)status0,
+                                                       status_bytes / sizeof(uint4), order);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
+  }
+  if (s == PP_OK) {
+    if (wide)
+      s = launch_passes<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, n, (unsigned)tiles,
+                                                                hdr, status0, status1, order);
+    else
+      s = launch_passes<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, n, (unsigned)tiles, hdr,
+                                                      status0, status1, order);
+  }
+  ctx->ops->temp_free(ctx, scratch);
+  return s;
+}
+
+template <typename U, typename V, bool HAS_V>
+static pp_status sort_typed(pp_context *ctx, void *keys, void *values, size_t n,
+                            pp_key_order<U> order) {
+  if (n <= SMALL_TILE) return sort_small<U, V, HAS_V>(ctx, (U *)keys, (V *)values, n, order);
+  return sort_onesweep<U, V, HAS_V>(ctx, (U *)keys, (V *)values, n, order);
+}
+
+template <typename U>
+static pp_status sort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                                size_t value_size, size_t n, pp_order order) {
+  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
+  if (!values) return sort_typed<U, uint32_t, false>(ctx, keys, NULL, n, o);
+  if (value_size == 4) return sort_typed<U, uint32_t, true>(ctx, keys, values, n, o);
+  return sort_typed<U, uint64_t, true>(ctx, keys, values, n, o);
+}
+
+static const char *algo_name(pp_sort_algo a) {
+  switch (a) {
+  case PP_SORT_AUTO: return "PP_SORT_AUTO";
+  case PP_SORT_RADIX: return "PP_SORT_RADIX";
+  case PP_SORT_MERGE: return "PP_SORT_MERGE";
+  case PP_SORT_SAMPLE: return "PP_SORT_SAMPLE";
+  case PP_SORT_QUICK: return "PP_SORT_QUICK";
+  }
+  return "?";
+}
+
+pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
+  if (algo != PP_SORT_AUTO && algo != PP_SORT_RADIX)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
+                   "pp_sort: algo %s is not implemented yet on the cuda backend", algo_name(algo));
+  if (n < 2) return PP_OK;
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
+  switch (pp_dtype_size(key_t)) {
+  case 1: return sort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
+  case 4: return sort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
+  case 8: return sort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
+}

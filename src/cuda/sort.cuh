@@ -1,0 +1,127 @@
+/* sort.cuh — what the sort (sort.cu) and merge (merge.cu) kernels share: the key order of
+ * API.md as unsigned bits, relaxed loads and stores for look-back status words, and a
+ * 256-wide block scan. Private to those two files.
+ *
+ * Key order. Every dtype is sorted and merged as an unsigned integer U of the same width
+ * whose unsigned order is the required order:
+ *   unsigned  the bits themselves;
+ *   signed    the sign bit flipped (INT_MIN -> 0);
+ *   float     negative numbers: all bits inverted; positive: the sign bit set; then
+ *             -0.0 is given +0.0's image (so the two compare equal and keep their input
+ *             order), and every NaN gets the largest image (above +inf, all NaNs equal);
+ *   descending: the image inverted, which reverses the order and keeps ties as ties, so a
+ *             stable sort stays stable.
+ * Only the image is compared; the stored bits are moved untouched (a -0.0 stays -0.0, a
+ * NaN keeps its payload).
+ */
+#ifndef PP_CUDA_SORT_CUH
+#define PP_CUDA_SORT_CUH
+
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <stdint.h>
+
+enum pp_key_kind { PP_KEY_UNSIGNED = 0, PP_KEY_SIGNED = 1, PP_KEY_FLOAT = 2 };
+
+/* How to turn the stored bits of one dtype into the ordered image: a kernel argument, so
+ * i32/u32/f32 (and i64/u64/f64) share their kernels; the branch on kind is uniform. */
+template <typename U>
+struct pp_key_order {
+  int kind; /* pp_key_kind */
+  U flip;   /* 0 ascending, all ones descending */
+};
+
+static inline int pp_key_kind_of(pp_dtype t) {
+  switch (t) {
+  case PP_I32:
+  case PP_I64: return PP_KEY_SIGNED;
+  case PP_F32:
+  case PP_F64: return PP_KEY_FLOAT;
+  default: return PP_KEY_UNSIGNED;
+  }
+}
+
+template <typename U>
+static inline pp_key_order<U> pp_make_key_order(pp_dtype t, pp_order order) {
+  pp_key_order<U> o;
+  o.kind = pp_key_kind_of(t);
+  o.flip = order == PP_DESCENDING ? (U)~(U)0 : (U)0;
+  return o;
+}
+
+template <typename U>
+__device__ __forceinline__ U pp_key_image(U raw, pp_key_order<U> o) {
+  if constexpr (sizeof(U) >= 4) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    if (o.kind == PP_KEY_SIGNED) {
+      raw ^= SIGN;
+    } else if (o.kind == PP_KEY_FLOAT) {
+      constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+      const U mag = raw & (U)~SIGN;
+      U k = (raw & SIGN) ? (U)~raw : (U)(raw | SIGN);
+      k = mag == 0 ? SIGN : k;      /* -0.0 -> +0.0 */
+      k = mag > EXP ? (U)~(U)0 : k; /* NaN -> above +inf */
+      raw = k;
+    }
+  }
+  return (U)(raw ^ o.flip);
+}
+
+/* ---- look-back status words ------------------------------------------------------------
+ * One word per (tile, digit): the top two bits say what the rest holds.
+ *   0          nothing published yet
+ *   AGGREGATE  the tile's own count of the digit
+ *   INCLUSIVE  the count of the digit in this tile and all tiles before it
+ * The value shares the word with its flag, so one relaxed store publishes both and a
+ * reader that sees the flag sees the value: no fence is needed. 32-bit words hold values
+ * below 2^30; the host picks 64-bit words when the padded key count could reach that. */
+template <typename S> struct pp_status_word {
+  static constexpr int SHIFT = (int)sizeof(S) * 8 - 2;
+  static constexpr S AGGREGATE = (S)1 << SHIFT;
+  static constexpr S INCLUSIVE = (S)2 << SHIFT;
+  static constexpr S VALUE = ((S)1 << SHIFT) - 1;
+};
+
+/* Relaxed at GPU scope: the load is not served from a stale L1 line and cannot be hoisted
+ * out of a spin loop; the store becomes visible to other SMs without a fence. */
+__device__ __forceinline__ uint32_t pp_ld_relaxed(const uint32_t *p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t pp_ld_relaxed(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void pp_st_relaxed(uint32_t *p, uint32_t v) {
+  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void pp_st_relaxed(uint64_t *p, uint64_t v) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* Exclusive prefix sum over threads 0..255 (one value per radix digit); threads from 256
+ * on take part in the barrier and get 0. Every thread of the block must call it;
+ * warp_sums (8 entries) may be reused after the next __syncthreads(). */
+template <int THREADS, typename T>
+__device__ __forceinline__ T pp_block_exclusive_sum256(T v, T *warp_sums) {
+  static_assert(THREADS >= 256 && THREADS % PP_WARP == 0, "one thread per digit");
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  if (tid >= 256) v = 0;
+  T x = v;
+#pragma unroll
+  for (int d = 1; d < PP_WARP; d *= 2) {
+    T y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x += y;
+  }
+  if (lane == PP_WARP - 1 && warp < 8) warp_sums[warp] = x;
+  __syncthreads();
+  T before = 0;
+  if (tid < 256)
+    for (int w = 0; w < warp; w++) before += warp_sums[w];
+  return tid < 256 ? before + x - v : (T)0;
+}
+
+#endif /* PP_CUDA_SORT_CUH */
