@@ -2008,6 +2008,8 @@ static const bench_entry bench_entries[] = {
      "Gkeys/s", P2(24)},
     {"merge", run_merge, "reads+writes 2*n*size; n = na + nb, na = n/2, both sorted",
      "CUB DeviceMerge::MergeKeys", "std::merge, one thread", {P2(20), P2(24), P2(28)}, NULL, 0},
+    {"conv", bench_run_conv, "n = pixels of a square f32 image; reads+writes 8*n; filters 3,5,9,15, 2D and separable",
+     "cudaMemcpyAsync of the image", "memcpy of the image", {P2(26)}, "GB/s", 0},
 };
 
 #define N_ENTRIES (sizeof bench_entries / sizeof bench_entries[0])

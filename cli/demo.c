@@ -692,6 +692,7 @@ static const demo_entry demo_entries[] = {
     {"partition", demo_partition},
     {"sort", demo_sort},
     {"merge", demo_merge},
+    {"conv", pp_demo_conv},
 };
 
 /* ==================================================================================== */

@@ -87,5 +87,6 @@ void report_element(const char *what, pp_dtype t, size_t i, const void *got, con
 size_t first_diff(const void *a, const void *b, size_t n, size_t es);
 
 /* Family entries in their own files. */
+void pp_demo_conv(demo_env *env);      /* cli/demo_conv.c */
 
 #endif /* PP_DEMO_IMPL_H */

@@ -226,6 +226,8 @@ static const ladder_step ladder_steps[] = {
      LADDER_STEP(scan)},
     {"sort", "warp radix sort of 32 keys, block radix sort, then the onesweep sort",
      LADDER_STEP(sort)},
+    {"conv", "naive, constant-memory filter, shared tiles, production kernels",
+     LADDER_STEP(conv)},
 };
 
 static void ladder_usage(FILE *f) {
@@ -273,6 +275,8 @@ static const cli_command commands[] = {
     {"ladder", "the optimisation ladders (parprim ladder --help), CUDA only", ladder_main,
      ladder_usage},
     {"sort", "sort a raw binary file of numbers (pp_sort)", pp_cli_sort_main, pp_cli_sort_usage},
+    {"conv", "filter a PGM/PPM image (pp_conv2d)", pp_cli_conv_main,
+     pp_cli_conv_usage},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -49,3 +49,7 @@ expect_status(fail sort --no-such-flag)
 expect_status(fail sort /no/such/file --type u32)
 expect_usage_or_skip(ladder sort --help)
 
+expect_status(ok conv --help)
+expect_status(fail conv)
+expect_usage_or_skip(ladder conv --help)
+

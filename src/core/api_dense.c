@@ -56,9 +56,14 @@ pp_status pp_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, 
   void *dC;
   PP_STAGE(PP_ARG_IN, "A", A, ea * sizeof(float), sizeof(float), dA);
   PP_STAGE(PP_ARG_IN, "B", B, eb * sizeof(float), sizeof(float), dB);
-  /* beta == 0: C is written, never read, so its old contents (NaN included) don't matter */
-  PP_STAGE(beta == 0.0f ? PP_ARG_OUT : PP_ARG_INOUT, "C", C, ec * sizeof(float), sizeof(float),
-           dC);
+  /* beta == 0: the kernel writes C, never reads it, so its old contents (NaN included)
+   * don't matter. A staged copy still has to start from the caller's bytes when ldc leaves
+   * gaps between lines: the gaps are copied back with the rest and must come back as they
+   * were. */
+  size_t c_lines = row ? m : n, c_line = row ? n : m;
+  bool c_gaps = ldc > c_line && c_lines > 1;
+  PP_STAGE(beta == 0.0f && !c_gaps ? PP_ARG_OUT : PP_ARG_INOUT, "C", C, ec * sizeof(float),
+           sizeof(float), dC);
   if (st == PP_OK)
     st = ctx->ops->sgemm(ctx, layout, ta, tb, m, n, k, alpha, (const float *)dA, lda,
                          (const float *)dB, ldb, beta, (float *)dC, ldc);
@@ -117,7 +122,9 @@ pp_status pp_conv2d(pp_context *ctx, const float *src, size_t width, size_t heig
   void *ddst;
   PP_STAGE(PP_ARG_IN, "src", src, es * sizeof(float), sizeof(float), dsrc);
   PP_STAGE(PP_ARG_IN, "filter", filter, ef * sizeof(float), sizeof(float), dfilter);
-  PP_STAGE(PP_ARG_OUT, "dst", dst, ed * sizeof(float), sizeof(float), ddst);
+  /* pitched rows: the gaps between rows are the caller's and must come back unchanged */
+  PP_STAGE(dst_pitch > width && height > 1 ? PP_ARG_INOUT : PP_ARG_OUT, "dst", dst,
+           ed * sizeof(float), sizeof(float), ddst);
   if (st == PP_OK)
     st = ctx->ops->conv2d(ctx, (const float *)dsrc, width, height, src_pitch,
                           (const float *)dfilter, fw, fh, border, (float *)ddst, dst_pitch);
@@ -144,7 +151,9 @@ pp_status pp_conv2d_separable(pp_context *ctx, const float *src, size_t width, s
   PP_STAGE(PP_ARG_IN, "src", src, es * sizeof(float), sizeof(float), dsrc);
   PP_STAGE(PP_ARG_IN, "row_filter", row_filter, er * sizeof(float), sizeof(float), drow);
   PP_STAGE(PP_ARG_IN, "col_filter", col_filter, ec * sizeof(float), sizeof(float), dcol);
-  PP_STAGE(PP_ARG_OUT, "dst", dst, ed * sizeof(float), sizeof(float), ddst);
+  /* pitched rows: the gaps between rows are the caller's and must come back unchanged */
+  PP_STAGE(dst_pitch > width && height > 1 ? PP_ARG_INOUT : PP_ARG_OUT, "dst", dst,
+           ed * sizeof(float), sizeof(float), ddst);
   if (st == PP_OK)
     st = ctx->ops->conv2d_separable(ctx, (const float *)dsrc, width, height, src_pitch,
                                     (const float *)drow, row_len, (const float *)dcol, col_len,

@@ -123,4 +123,7 @@ const pp_backend_ops pp_cpu_ops = {
     .partition = pp_cpu_partition,
     .sort = pp_cpu_sort,
     .merge = pp_cpu_merge,
+    /* conv */
+    .conv2d = pp_cpu_conv2d,
+    .conv2d_separable = pp_cpu_conv2d_separable,
 };

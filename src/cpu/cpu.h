@@ -37,4 +37,13 @@ pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
 pp_status pp_cpu_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
                        const void *b, size_t nb, void *out, pp_order order);
 
+/* conv.c */
+pp_status pp_cpu_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
+                        size_t src_pitch, const float *filter, size_t fw, size_t fh,
+                        pp_border border, float *dst, size_t dst_pitch);
+pp_status pp_cpu_conv2d_separable(pp_context *ctx, const float *src, size_t width,
+                                  size_t height, size_t src_pitch, const float *row_filter,
+                                  size_t row_len, const float *col_filter, size_t col_len,
+                                  pp_border border, float *dst, size_t dst_pitch);
+
 #endif /* PP_CPU_H */

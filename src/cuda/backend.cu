@@ -296,6 +296,9 @@ static pp_backend_ops cuda_ops_table(void) {
   o.partition = pp_cuda_partition;
   o.sort = pp_cuda_sort;
   o.merge = pp_cuda_merge;
+  /* conv */
+  o.conv2d = pp_cuda_conv2d;
+  o.conv2d_separable = pp_cuda_conv2d_separable;
   return o;
 }
 

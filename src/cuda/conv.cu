@@ -1,0 +1,562 @@
+/* conv.cu — pp_conv2d and pp_conv2d_separable on the GPU.
+ *
+ * Semantics are those of src/cpu/conv.c (API.md): correlation, filter centred at
+ * (fw/2, fh/2), ZERO / CLAMP / MIRROR borders, any filter size.
+ *
+ * The production path (seed 000's v3, taken further). A block of 256 threads owns an
+ * output tile TW wide (32 or 64) and CONV_TH = 64 rows high:
+ *  - it copies the input window of the tile (the tile plus the filter's reach on every
+ *    side) into shared memory. The window's left edge is rounded down to a multiple of 4
+ *    floats, so when the image is 16-byte aligned and the whole window lies inside it,
+ *    the copy is one coalesced float4 load per 16 bytes and nothing else. Windows that
+ *    touch the border (or images that are not aligned) take a scalar copy that resolves
+ *    every coordinate with the border rule as it loads: the arithmetic loop below never
+ *    sees a border and has no per-pixel branch;
+ *  - each thread computes CONV_R = 8 outputs down one column (two columns 32 apart when
+ *    TW = 64). It walks the R + K - 1 input rows its outputs need, loads each row's K
+ *    samples into registers once, and adds them into every output whose filter covers
+ *    that row: one shared-memory load feeds up to min(R, K) * 1 multiply-adds, instead of
+ *    one load per multiply-add;
+ *  - for the common square sizes (3, 5, 7, 9, 15) the kernel is stamped out per size and
+ *    fully unrolled, and the filter sits in __constant__ memory at offsets known at
+ *    compile time, so each multiply-add takes its weight straight from the constant bank
+ *    (an FFMA operand, no load at all). Other sizes run the same tiles with runtime
+ *    loops and the weights read through the read-only cache; filters whose window no
+ *    longer fits in shared memory (beyond ~100 taps a side) fall back to a direct kernel
+ *    that reads the image through L1, resolving borders per tap.
+ *
+ * The separable path is one fused pass: the same window is loaded, the row filter runs
+ * over all of its rows into a second shared array (TW columns, TH + K - 1 rows), and the
+ * column filter slides down that array in registers as above. The image is read once and
+ * written once, so it costs about what the 2D path costs for 3x3 at any filter length.
+ * Lengths beyond the shared-memory limit use two global passes through a temporary image.
+ *
+ * The constant-memory filter is one per device. Concurrent calls on different streams
+ * (other contexts, other threads) must not overwrite it under a running kernel, so an
+ * upload is serialised by a mutex and ordered on the stream after an event recorded
+ * behind the last kernel that read it: calls on one stream pay nothing, calls racing on
+ * two streams of one device are serialised on the GPU (the price of a single constant
+ * bank; a per-context slot would need context state this file does not own).
+ */
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define CONV_THREADS 256
+#define CONV_R 8                          /* outputs per thread down a column */
+#define CONV_TH (CONV_THREADS / 32 * CONV_R) /* tile height: 8 warps x CONV_R rows */
+/* shared memory a generic tile may use; beyond it the direct / two-pass kernels run */
+#define CONV_SMEM_MAX (96 * 1024)
+/* the constant slot: the 2D filter at 0, or the row filter at 0 and the column filter at
+ * CONV_COL_SLOT */
+#define CONV_COL_SLOT 256
+#define CONV_CONST_FLOATS 512
+#define CONV_MAX_DEVICES 64
+/* tiles 64 wide (two columns per thread) for the small filters, where the halo columns
+ * would otherwise cost most */
+#ifndef PP_CONV_WIDE_MAX
+#define PP_CONV_WIDE_MAX 5
+#endif
+#ifndef PP_CONV_SEP_WIDE_MAX
+#define PP_CONV_SEP_WIDE_MAX 9
+#endif
+
+__constant__ float c_conv[CONV_CONST_FLOATS];
+
+/* Where a tile's window lies and how the image is stored; built on the host. */
+struct conv_geom {
+  const float *src;
+  float *dst;
+  long long width, height;
+  size_t src_pitch, dst_pitch;
+  int border;
+  long long left, top; /* the filter's reach left of and above the output pixel: fw/2, fh/2 */
+  int sx;        /* window columns left of the tile: left rounded up to a multiple of 4 */
+  int sw;        /* window row length in floats (a multiple of 4) */
+  int rows;      /* window rows: CONV_TH + fh - 1 */
+  long long tiles_x;
+  int vec; /* src 16-byte aligned and src_pitch a multiple of 4 floats */
+};
+
+/* Return a failed status from the enclosing function. */
+#define CONV_TRY(expr)                                                                      \
+  do {                                                                                      \
+    pp_status conv_s_ = (expr);                                                             \
+    if (conv_s_ != PP_OK) return conv_s_;                                                   \
+  } while (0)
+
+static inline int round4(long long v) { return (int)((v + 3) & ~3LL); }
+
+/* Index of coordinate i under the border rule; -1 for ZERO outside the image. n >= 1. */
+__device__ __forceinline__ long long conv_remap(long long i, long long n, int border) {
+  if (i >= 0 && i < n) return i;
+  if (border == PP_BORDER_ZERO) return -1;
+  if (border == PP_BORDER_CLAMP || n == 1) return i < 0 ? 0 : n - 1;
+  long long period = 2 * (n - 1), m = i % period;
+  if (m < 0) m += period;
+  return m < n ? m : period - m;
+}
+
+/* Copies the window of the tile at (x0, y0) into tile[rows][sw]. Compile-time sw and rows
+ * (the stamped kernels) unroll the vector loop, so every load of a thread is in flight
+ * before the first store. */
+__device__ __forceinline__ void conv_load_window(const conv_geom &g, float *tile, long long x0,
+                                                 long long y0, int sx, int sw, int rows,
+                                                 int top) {
+  long long gx0 = x0 - sx, gy0 = y0 - top;
+  if (g.vec && gx0 >= 0 && gx0 + sw <= g.width && gy0 >= 0 && gy0 + rows <= g.height) {
+    const int q = sw / 4, total = q * rows;
+    const float *base = g.src + (size_t)gy0 * g.src_pitch + (size_t)gx0;
+#pragma unroll 4
+    for (int i = threadIdx.x; i < total; i += CONV_THREADS) {
+      int r = i / q, c = i - r * q;
+      float4 v = __ldg(reinterpret_cast<const float4 *>(base + (size_t)r * g.src_pitch) + c);
+      reinterpret_cast<float4 *>(tile + r * sw)[c] = v;
+    }
+  } else {
+    const int total = sw * rows;
+    for (int i = threadIdx.x; i < total; i += CONV_THREADS) {
+      int r = i / sw, c = i - r * sw;
+      long long yy = conv_remap(gy0 + r, g.height, g.border);
+      long long xx = conv_remap(gx0 + c, g.width, g.border);
+      tile[i] = (yy < 0 || xx < 0) ? 0.0f : __ldg(g.src + (size_t)yy * g.src_pitch + (size_t)xx);
+    }
+  }
+}
+
+/* The block's tile origin, row-major over the tiles so neighbours share halo rows in L2. */
+__device__ __forceinline__ void conv_tile_origin(const conv_geom &g, int tw, long long *x0,
+                                                 long long *y0) {
+  long long t = blockIdx.x, ty = t / g.tiles_x;
+  *x0 = (t - ty * g.tiles_x) * tw;
+  *y0 = ty * CONV_TH;
+}
+
+/* acc[c][r] is the output at column x0 + 32c + lane, row y0 + warp * CONV_R + r. Streaming
+ * stores: the output is not read again, so it should not push the halo rows out of L2. */
+template <int CX>
+__device__ __forceinline__ void conv_store(const conv_geom &g, float (&acc)[CX][CONV_R],
+                                           long long x0, long long y0) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const bool full = x0 + 32 * CX <= g.width && y0 + CONV_TH <= g.height;
+#pragma unroll
+  for (int c = 0; c < CX; c++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) {
+      long long x = x0 + 32 * c + lane, y = y0 + warp * CONV_R + r;
+      if (full || (x < g.width && y < g.height))
+        __stcs(g.dst + (size_t)y * g.dst_pitch + (size_t)x, acc[c][r]);
+    }
+}
+
+/* ---- 2D, stamped per filter size ------------------------------------------------------ */
+
+template <int K, int CX>
+__global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) {
+  constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
+  constexpr int ROWS = CONV_TH + K - 1;
+  extern __shared__ float4 conv_smem[];
+  float *tile = reinterpret_cast<float *>(conv_smem);
+  long long x0, y0;
+  conv_tile_origin(g, TW, &x0, &y0);
+  conv_load_window(g, tile, x0, y0, SX, SW, ROWS, H);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float acc[CX][CONV_R];
+#pragma unroll
+  for (int c = 0; c < CX; c++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  /* input row i of this thread's strip feeds outputs r = i - dy for every filter row dy */
+#pragma unroll
+  for (int i = 0; i < CONV_R + K - 1; i++) {
+    const float *srow = tile + (warp * CONV_R + i) * SW + (SX - H) + lane;
+#pragma unroll
+    for (int c = 0; c < CX; c++) {
+      float v[K];
+#pragma unroll
+      for (int dx = 0; dx < K; dx++) v[dx] = srow[32 * c + dx];
+#pragma unroll
+      for (int r = 0; r < CONV_R; r++) {
+        const int dy = i - r;
+        if (dy >= 0 && dy < K) {
+#pragma unroll
+          for (int dx = 0; dx < K; dx++) acc[c][r] = fmaf(c_conv[dy * K + dx], v[dx], acc[c][r]);
+        }
+      }
+    }
+  }
+  conv_store<CX>(g, acc, x0, y0);
+}
+
+/* ---- 2D, any size whose window fits in shared memory ---------------------------------- */
+
+__global__ void __launch_bounds__(CONV_THREADS)
+    conv2d_generic_kernel(conv_geom g, const float *__restrict__ f, int fw, int fh) {
+  extern __shared__ float4 conv_smem[];
+  float *tile = reinterpret_cast<float *>(conv_smem);
+  long long x0, y0;
+  conv_tile_origin(g, 32, &x0, &y0);
+  conv_load_window(g, tile, x0, y0, g.sx, g.sw, g.rows, (int)g.top);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sw = g.sw;
+  float acc[1][CONV_R];
+#pragma unroll
+  for (int r = 0; r < CONV_R; r++) acc[0][r] = 0.0f;
+  const float *base = tile + warp * CONV_R * sw + (g.sx - (int)g.left) + lane;
+  for (int dy = 0; dy < fh; dy++)
+    for (int dx = 0; dx < fw; dx++) {
+      /* one weight (a broadcast load) feeds CONV_R outputs */
+      float w = __ldg(f + (size_t)dy * fw + dx);
+      const float *s = base + dy * sw + dx;
+#pragma unroll
+      for (int r = 0; r < CONV_R; r++) acc[0][r] = fmaf(w, s[r * sw], acc[0][r]);
+    }
+  conv_store<1>(g, acc, x0, y0);
+}
+
+/* ---- 2D, any size: direct, one thread per pixel, borders resolved per tap ------------- */
+
+__global__ void __launch_bounds__(CONV_THREADS)
+    conv2d_direct_kernel(conv_geom g, const float *__restrict__ f, long long fw, long long fh) {
+  long long t = blockIdx.x, ty = t / g.tiles_x;
+  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
+  long long y = ty * 8 + (threadIdx.x >> 5);
+  if (x >= g.width || y >= g.height) return;
+  float acc = 0.0f;
+  for (long long dy = 0; dy < fh; dy++) {
+    long long yy = conv_remap(y + dy - g.top, g.height, g.border);
+    const float *frow = f + (size_t)(dy * fw);
+    if (yy < 0) continue; /* a row of zeros */
+    const float *srow = g.src + (size_t)yy * g.src_pitch;
+    for (long long dx = 0; dx < fw; dx++) {
+      long long xx = conv_remap(x + dx - g.left, g.width, g.border);
+      if (xx >= 0) acc = fmaf(__ldg(frow + dx), __ldg(srow + xx), acc);
+    }
+  }
+  g.dst[(size_t)y * g.dst_pitch + (size_t)x] = acc;
+}
+
+/* ---- separable, fused: row filter into shared memory, column filter in registers ------ */
+
+/* K > 0: row and column filters of length K in c_conv (row at 0, column at CONV_COL_SLOT),
+ * everything unrolled; K == 0: lengths kr, kc at run time, filters read from rowf, colf. */
+template <int K, int CX>
+__global__ void __launch_bounds__(CONV_THREADS)
+    conv_sep_tile_kernel(conv_geom g, const float *__restrict__ rowf,
+                         const float *__restrict__ colf, int kr_rt, int kc_rt) {
+  constexpr int TW = 32 * CX;
+  const int kr = K ? K : kr_rt, kc = K ? K : kc_rt;
+  const int sx = K ? ((K / 2 + 3) & ~3) : g.sx, left = K ? K / 2 : (int)g.left;
+  const int sw = K ? TW + 2 * sx : g.sw, rows = K ? CONV_TH + K - 1 : g.rows;
+  extern __shared__ float4 conv_smem[];
+  float *tile = reinterpret_cast<float *>(conv_smem), *mid = tile + rows * sw;
+  long long x0, y0;
+  conv_tile_origin(g, TW, &x0, &y0);
+  conv_load_window(g, tile, x0, y0, sx, sw, rows, K ? K / 2 : (int)g.top);
+  __syncthreads();
+
+  /* row pass over every window row: mid[r][x] = sum_dx row[dx] * window[r][x + dx] */
+  const int shift = sx - left;
+#pragma unroll 2
+  for (int i = threadIdx.x; i < rows * TW; i += CONV_THREADS) {
+    int r = i / TW, x = i - r * TW;
+    const float *s = tile + r * sw + shift + x;
+    float a = 0.0f;
+    if (K) {
+#pragma unroll
+      for (int dx = 0; dx < (K ? K : 1); dx++) a = fmaf(c_conv[dx], s[dx], a);
+    } else {
+      for (int dx = 0; dx < kr; dx++) a = fmaf(__ldg(rowf + dx), s[dx], a);
+    }
+    mid[i] = a;
+  }
+  __syncthreads();
+
+  /* column pass: mid row i feeds the outputs r = i - dy */
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float acc[CX][CONV_R];
+#pragma unroll
+  for (int c = 0; c < CX; c++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  const float *mcol = mid + warp * CONV_R * TW + lane;
+  if (K) {
+#pragma unroll
+    for (int i = 0; i < CONV_R + (K ? K : 1) - 1; i++)
+#pragma unroll
+      for (int c = 0; c < CX; c++) {
+        float v = mcol[i * TW + 32 * c];
+#pragma unroll
+        for (int r = 0; r < CONV_R; r++) {
+          const int dy = i - r;
+          if (dy >= 0 && dy < K) acc[c][r] = fmaf(c_conv[CONV_COL_SLOT + dy], v, acc[c][r]);
+        }
+      }
+  } else {
+    for (int dy = 0; dy < kc; dy++) {
+      float w = __ldg(colf + dy);
+#pragma unroll
+      for (int c = 0; c < CX; c++)
+#pragma unroll
+        for (int r = 0; r < CONV_R; r++)
+          acc[c][r] = fmaf(w, mcol[(r + dy) * TW + 32 * c], acc[c][r]);
+    }
+  }
+  conv_store<CX>(g, acc, x0, y0);
+}
+
+/* ---- separable, any length: two passes through a temporary image ---------------------- */
+
+__global__ void __launch_bounds__(CONV_THREADS)
+    conv_row_pass_kernel(conv_geom g, const float *__restrict__ rowf, long long kr,
+                         float *__restrict__ tmp) {
+  long long t = blockIdx.x, ty = t / g.tiles_x;
+  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
+  long long y = ty * 8 + (threadIdx.x >> 5);
+  if (x >= g.width || y >= g.height) return;
+  const float *srow = g.src + (size_t)y * g.src_pitch;
+  float a = 0.0f;
+  for (long long dx = 0; dx < kr; dx++) {
+    long long xx = conv_remap(x + dx - g.left, g.width, g.border);
+    if (xx >= 0) a = fmaf(__ldg(rowf + dx), __ldg(srow + xx), a);
+  }
+  tmp[(size_t)y * (size_t)g.width + (size_t)x] = a;
+}
+
+__global__ void __launch_bounds__(CONV_THREADS)
+    conv_col_pass_kernel(conv_geom g, const float *__restrict__ colf, long long kc,
+                         const float *__restrict__ tmp) {
+  long long t = blockIdx.x, ty = t / g.tiles_x;
+  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
+  long long y = ty * 8 + (threadIdx.x >> 5);
+  if (x >= g.width || y >= g.height) return;
+  float a = 0.0f;
+  for (long long dy = 0; dy < kc; dy++) {
+    long long yy = conv_remap(y + dy - g.top, g.height, g.border);
+    if (yy >= 0) a = fmaf(__ldg(colf + dy), __ldg(tmp + (size_t)yy * (size_t)g.width + (size_t)x), a);
+  }
+  g.dst[(size_t)y * g.dst_pitch + (size_t)x] = a;
+}
+
+/* ---- host side ------------------------------------------------------------------------ */
+
+static pthread_mutex_t conv_const_lock = PTHREAD_MUTEX_INITIALIZER;
+/* per device: recorded behind the last kernel that read c_conv */
+static cudaEvent_t conv_const_free[CONV_MAX_DEVICES];
+
+/* Takes the constant slot: waits (on the stream) for its last reader, uploads the filters
+ * (b may be NULL). On success the lock is held; conv_const_release drops it. */
+static pp_status conv_const_acquire(pp_context *ctx, const char *fn, const float *a, size_t na,
+                                    const float *b, size_t nb) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  pthread_mutex_lock(&conv_const_lock);
+  cudaEvent_t *ev = &conv_const_free[st->device];
+  cudaError_t e = cudaSuccess;
+  if (!*ev) e = cudaEventCreateWithFlags(ev, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(st->stream, *ev, 0);
+  if (e == cudaSuccess)
+    e = cudaMemcpyToSymbolAsync(c_conv, a, na * sizeof(float), 0, cudaMemcpyDefault, st->stream);
+  if (e == cudaSuccess && b)
+    e = cudaMemcpyToSymbolAsync(c_conv, b, nb * sizeof(float), CONV_COL_SLOT * sizeof(float),
+                                cudaMemcpyDefault, st->stream);
+  if (e != cudaSuccess) {
+    pthread_mutex_unlock(&conv_const_lock);
+    return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  }
+  return PP_OK;
+}
+
+/* Marks the slot free once the kernel just queued has run, and drops the lock. */
+static pp_status conv_const_release(pp_context *ctx, const char *fn, pp_status s) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  cudaError_t e = cudaEventRecord(conv_const_free[st->device], st->stream);
+  pthread_mutex_unlock(&conv_const_lock);
+  if (s == PP_OK && e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return s;
+}
+
+/* Geometry of tiles tw x CONV_TH with a window reaching left/right/up/down of the tile;
+ * false when there are too many tiles for one grid. */
+static bool conv_geom_make(conv_geom *g, const float *src, size_t width, size_t height,
+                           size_t src_pitch, long long left, long long right, long long top,
+                           long long down, pp_border border, float *dst, size_t dst_pitch,
+                           int tw, int th) {
+  g->src = src;
+  g->dst = dst;
+  g->width = (long long)width;
+  g->height = (long long)height;
+  g->src_pitch = src_pitch;
+  g->dst_pitch = dst_pitch;
+  g->border = (int)border;
+  g->left = left;
+  g->top = top;
+  bool small = left < 4096 && right < 4096 && top < 4096 && down < 4096;
+  g->sx = small ? round4(left) : 0;
+  g->sw = small ? tw + round4(left) + round4(right) : 0;
+  g->rows = small ? (int)(th + top + down) : 0;
+  g->tiles_x = (long long)pp_ceil_div(width, (size_t)tw);
+  g->vec = ((uintptr_t)src % 16 == 0) && src_pitch % 4 == 0;
+  size_t tiles_y = pp_ceil_div(height, (size_t)th);
+  return tiles_y <= (size_t)INT32_MAX / (size_t)g->tiles_x;
+}
+
+static unsigned conv_grid(const conv_geom *g, int th) {
+  return (unsigned)((size_t)g->tiles_x * pp_ceil_div((size_t)g->height, (size_t)th));
+}
+
+static pp_status too_large(pp_context *ctx, const char *fn) {
+  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: image has too many tiles for one grid", fn);
+}
+
+/* Dynamic shared memory above the default 48 KiB must be asked for per kernel. */
+template <typename Kernel>
+static pp_status conv_smem_limit(pp_context *ctx, const char *fn, Kernel k, size_t bytes) {
+  if (bytes > 48 * 1024)
+    PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)bytes), fn);
+  return PP_OK;
+}
+
+template <int K>
+static pp_status conv2d_stamped(pp_context *ctx, const float *src, size_t width, size_t height,
+                                size_t src_pitch, const float *filter, pp_border border,
+                                float *dst, size_t dst_pitch) {
+  static const char fn[] = "pp_conv2d";
+  constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1, H = K / 2;
+  conv_geom g;
+  if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
+                      32 * CX, CONV_TH))
+    return too_large(ctx, fn);
+  size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
+  CONV_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
+  conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
+  cudaError_t e = cudaGetLastError();
+  pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return conv_const_release(ctx, fn, s);
+}
+
+pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
+                         size_t src_pitch, const float *filter, size_t fw, size_t fh,
+                         pp_border border, float *dst, size_t dst_pitch) {
+  static const char fn[] = "pp_conv2d";
+  pp_cuda_state *st = pp_cuda(ctx);
+  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  if (fw == fh && st->device < CONV_MAX_DEVICES) {
+#define CONV_STAMPED(K)                                                                     \
+  case K: return conv2d_stamped<K>(ctx, src, width, height, src_pitch, filter, border, dst, dst_pitch);
+    switch (fw) {
+      CONV_STAMPED(3)
+      CONV_STAMPED(5)
+      CONV_STAMPED(7)
+      CONV_STAMPED(9)
+      CONV_STAMPED(15)
+    default: break;
+    }
+#undef CONV_STAMPED
+  }
+  long long left = (long long)(fw / 2), top = (long long)(fh / 2);
+  long long right = (long long)(fw - 1) - left, down = (long long)(fh - 1) - top;
+  conv_geom g;
+  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
+                      dst_pitch, 32, CONV_TH))
+    return too_large(ctx, fn);
+  size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
+  if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
+    CONV_TRY(conv_smem_limit(ctx, fn, conv2d_generic_kernel, smem));
+    conv2d_generic_kernel<<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, st->stream>>>(
+        g, filter, (int)fw, (int)fh);
+    PP_CUDA_LAUNCHED(ctx, fn);
+    return PP_OK;
+  }
+  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
+                      dst_pitch, 32, 8))
+    return too_large(ctx, fn);
+  conv2d_direct_kernel<<<conv_grid(&g, 8), CONV_THREADS, 0, st->stream>>>(g, filter,
+                                                                          (long long)fw,
+                                                                          (long long)fh);
+  PP_CUDA_LAUNCHED(ctx, fn);
+  return PP_OK;
+}
+
+template <int K>
+static pp_status conv_sep_stamped(pp_context *ctx, const float *src, size_t width,
+                                  size_t height, size_t src_pitch, const float *row_filter,
+                                  const float *col_filter, pp_border border, float *dst,
+                                  size_t dst_pitch) {
+  static const char fn[] = "pp_conv2d_separable";
+  constexpr int CX = K <= PP_CONV_SEP_WIDE_MAX ? 2 : 1, H = K / 2;
+  conv_geom g;
+  if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
+                      32 * CX, CONV_TH))
+    return too_large(ctx, fn);
+  size_t smem = (size_t)g.rows * ((size_t)g.sw + 32 * CX) * sizeof(float);
+  CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<K, CX>, smem));
+  CONV_TRY(conv_const_acquire(ctx, fn, row_filter, K, col_filter, K));
+  conv_sep_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
+                                pp_cuda(ctx)->stream>>>(g, NULL, NULL, K, K);
+  cudaError_t e = cudaGetLastError();
+  pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return conv_const_release(ctx, fn, s);
+}
+
+pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t width,
+                                   size_t height, size_t src_pitch, const float *row_filter,
+                                   size_t row_len, const float *col_filter, size_t col_len,
+                                   pp_border border, float *dst, size_t dst_pitch) {
+  static const char fn[] = "pp_conv2d_separable";
+  pp_cuda_state *st = pp_cuda(ctx);
+  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  if (row_len == col_len && st->device < CONV_MAX_DEVICES) {
+#define CONV_STAMPED(K)                                                                     \
+  case K: return conv_sep_stamped<K>(ctx, src, width, height, src_pitch, row_filter, col_filter, \
+                                     border, dst, dst_pitch);
+    switch (row_len) {
+      CONV_STAMPED(3)
+      CONV_STAMPED(5)
+      CONV_STAMPED(7)
+      CONV_STAMPED(9)
+      CONV_STAMPED(15)
+    default: break;
+    }
+#undef CONV_STAMPED
+  }
+  long long left = (long long)(row_len / 2), top = (long long)(col_len / 2);
+  long long right = (long long)(row_len - 1) - left, down = (long long)(col_len - 1) - top;
+  conv_geom g;
+  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
+                      dst_pitch, 32, CONV_TH))
+    return too_large(ctx, fn);
+  size_t smem = (size_t)g.rows * ((size_t)g.sw + 32) * sizeof(float);
+  if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
+    CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<0, 1>, smem));
+    conv_sep_tile_kernel<0, 1><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, st->stream>>>(
+        g, row_filter, col_filter, (int)row_len, (int)col_len);
+    PP_CUDA_LAUNCHED(ctx, fn);
+    return PP_OK;
+  }
+  /* two passes through a packed temporary image */
+  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
+                      dst_pitch, 32, 8))
+    return too_large(ctx, fn);
+  if (height > SIZE_MAX / sizeof(float) / width)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: width * height floats overflow", fn);
+  void *tmp = NULL;
+  CONV_TRY(ctx->ops->temp_alloc(ctx, &tmp, width * height * sizeof(float)));
+  unsigned grid = conv_grid(&g, 8);
+  conv_row_pass_kernel<<<grid, CONV_THREADS, 0, st->stream>>>(g, row_filter, (long long)row_len,
+                                                              (float *)tmp);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess)
+    conv_col_pass_kernel<<<grid, CONV_THREADS, 0, st->stream>>>(g, col_filter,
+                                                                (long long)col_len,
+                                                                (const float *)tmp);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  ctx->ops->temp_free(ctx, tmp);
+  if (e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return PP_OK;
+}
