@@ -2010,6 +2010,9 @@ static const bench_entry bench_entries[] = {
      "CUB DeviceMerge::MergeKeys", "std::merge, one thread", {P2(20), P2(24), P2(28)}, NULL, 0},
     {"conv", bench_run_conv, "n = pixels of a square f32 image; reads+writes 8*n; filters 3,5,9,15, 2D and separable",
      "cudaMemcpyAsync of the image", "memcpy of the image", {P2(26)}, "GB/s", 0},
+    {"nbody", bench_run_nbody, "n bodies; n^2 interactions per force evaluation",
+     "tiled kernel in the style of GPU Gems 3 ch. 31", "serial all-pairs (n <= 16384)",
+     {16384, 65536, 262144}, "Ginter/s", 16384},
 };
 
 #define N_ENTRIES (sizeof bench_entries / sizeof bench_entries[0])

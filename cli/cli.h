@@ -25,6 +25,10 @@ void pp_cli_sort_usage(FILE *f);
 int pp_cli_conv_main(int argc, char **argv);
 void pp_cli_conv_usage(FILE *f);
 
+/* `parprim nbody` (cli/nbody_cmd.c). */
+int pp_cli_nbody_main(int argc, char **argv);
+void pp_cli_nbody_usage(FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -228,6 +228,8 @@ static const ladder_step ladder_steps[] = {
      LADDER_STEP(sort)},
     {"conv", "naive, constant-memory filter, shared tiles, production kernels",
      LADDER_STEP(conv)},
+    {"nbody", "the seed's tiled kernel against the production kernel",
+     LADDER_STEP(nbody)},
 };
 
 static void ladder_usage(FILE *f) {
@@ -277,6 +279,8 @@ static const cli_command commands[] = {
     {"sort", "sort a raw binary file of numbers (pp_sort)", pp_cli_sort_main, pp_cli_sort_usage},
     {"conv", "filter a PGM/PPM image (pp_conv2d)", pp_cli_conv_main,
      pp_cli_conv_usage},
+    {"nbody", "run an N-body simulation, write frames (pp_nbody_step)", pp_cli_nbody_main,
+     pp_cli_nbody_usage},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

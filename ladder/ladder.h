@@ -37,6 +37,8 @@ int pp_ladder_scan_main(int argc, char **argv);
 int pp_ladder_sort_main(int argc, char **argv);
 /* ladder/conv.cu */
 int pp_ladder_conv_main(int argc, char **argv);
+/* ladder/nbody.cu */
+int pp_ladder_nbody_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }

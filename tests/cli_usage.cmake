@@ -53,3 +53,9 @@ expect_status(ok conv --help)
 expect_status(fail conv)
 expect_usage_or_skip(ladder conv --help)
 
+expect_status(ok nbody --help)
+expect_status(fail nbody --bogus)
+expect_status(fail nbody --n 0)
+expect_usage_or_skip(ladder nbody --help)
+expect_status(fail ladder nbody --reps 2)
+

@@ -126,4 +126,8 @@ const pp_backend_ops pp_cpu_ops = {
     /* conv */
     .conv2d = pp_cpu_conv2d,
     .conv2d_separable = pp_cpu_conv2d_separable,
+    /* nbody */
+    .nbody_accel = pp_cpu_nbody_accel,
+    .nbody_step = pp_cpu_nbody_step,
+    .nbody_energy = pp_cpu_nbody_energy,
 };

@@ -45,5 +45,12 @@ pp_status pp_cpu_conv2d_separable(pp_context *ctx, const float *src, size_t widt
                                   size_t height, size_t src_pitch, const float *row_filter,
                                   size_t row_len, const float *col_filter, size_t col_len,
                                   pp_border border, float *dst, size_t dst_pitch);
+/* nbody.c */
+pp_status pp_cpu_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
+                             float *ay, float *az);
+pp_status pp_cpu_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening,
+                            size_t steps);
+pp_status pp_cpu_nbody_energy(pp_context *ctx, const pp_bodies *b, float softening,
+                              double *kinetic, double *potential);
 
 #endif /* PP_CPU_H */

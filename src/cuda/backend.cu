@@ -299,6 +299,10 @@ static pp_backend_ops cuda_ops_table(void) {
   /* conv */
   o.conv2d = pp_cuda_conv2d;
   o.conv2d_separable = pp_cuda_conv2d_separable;
+  /* nbody */
+  o.nbody_accel = pp_cuda_nbody_accel;
+  o.nbody_step = pp_cuda_nbody_step;
+  o.nbody_energy = pp_cuda_nbody_energy;
   return o;
 }
 

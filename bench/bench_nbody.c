@@ -1,0 +1,213 @@
+/*
+ * bench_nbody.c — `parprim bench nbody`: one force evaluation, pp_nbody_accel, against
+ * the all-pairs kernel in the style of GPU Gems 3 ch. 31 (bench/peer_nbody.cu) on CUDA,
+ * and against a serial all-pairs loop on the CPU (n <= 16384 unless --n asks).
+ *
+ * Rate: n^2 interactions per evaluation, in G interactions/s (the row's "bytes" are
+ * interactions); a note after each row gives TFLOP/s at the customary 20 flops per
+ * interaction. Ours reads the caller's structure of arrays and packs them itself (inside
+ * the clock); the peer gets its native float4 array ready-made.
+ *
+ * Inputs: a uniform cube [-1, 1)^3 with masses 1/n and softening 0.01 (fixed seed). The
+ * work is compute-bound (n^2 interactions on 16n bytes), so the inputs are not rotated
+ * through slots as the memory-bound benchmarks' are: every run reads the same arrays.
+ * Check: every body's acceleration against the peer's, |ours - peer| <= 1e-3 |peer| +
+ * 1e-4 mean |peer| (both accumulate n terms in float).
+ */
+#include "bench_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef PP_HAVE_CUDA
+#include "peer_nbody.h"
+#endif
+
+#define NB_SOFTENING 0.01f
+#define NB_CPU_PEER_MAX ((size_t)16384)
+#define NB_FLOPS 20.0
+
+typedef struct nb_case {
+  size_t n;
+  pp_bodies b;            /* x, y, z, mass in pp_malloc memory; no velocities */
+  float *soa;             /* the block behind b */
+  float *acc;             /* ours: ax, ay, az, n each */
+  float *pos4, *acc4;     /* the peer's float4 arrays */
+  bool peer_runs;
+} nb_case;
+
+static pp_status call_ours(bench_env *env, void *arg, size_t slot) {
+  nb_case *c = arg;
+  (void)slot;
+  pp_status s = pp_nbody_accel(env->ctx, &c->b, NB_SOFTENING, c->acc, c->acc + c->n,
+                               c->acc + 2 * c->n);
+  if (s != PP_OK && s != PP_ERR_UNSUPPORTED) pp_ok(env, s, "pp_nbody_accel");
+  return s;
+}
+
+#ifdef PP_HAVE_CUDA
+static pp_status call_gems(bench_env *env, void *arg, size_t slot) {
+  nb_case *c = arg;
+  (void)slot;
+  if (bench_peer_nbody_accel(c->pos4, c->acc4, c->n, NB_SOFTENING, env->stream) == 0)
+    return PP_OK;
+  bench_fail(env, "%s", bench_peer_nbody_error());
+  return PP_ERR_DEVICE;
+}
+#endif
+
+/* The CPU peer: the textbook double loop, one thread, float. */
+static pp_status call_serial(bench_env *env, void *arg, size_t slot) {
+  nb_case *c = arg;
+  (void)env;
+  (void)slot;
+  const float eps2 = NB_SOFTENING * NB_SOFTENING;
+  const float *p = c->pos4;
+  for (size_t i = 0; i < c->n; i++) {
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (size_t j = 0; j < c->n; j++) {
+      float dx = p[4 * j] - p[4 * i], dy = p[4 * j + 1] - p[4 * i + 1],
+            dz = p[4 * j + 2] - p[4 * i + 2];
+      float inv = 1.0f / sqrtf(dx * dx + dy * dy + dz * dz + eps2);
+      float s = p[4 * j + 3] * inv * inv * inv;
+      ax += dx * s;
+      ay += dy * s;
+      az += dz * s;
+    }
+    c->acc4[4 * i] = ax;
+    c->acc4[4 * i + 1] = ay;
+    c->acc4[4 * i + 2] = az;
+    c->acc4[4 * i + 3] = 0.0f;
+  }
+  return PP_OK;
+}
+
+static void nb_teardown(bench_env *env, nb_case *c) {
+  void *bufs[4] = {c->soa, c->acc, c->pos4, c->acc4};
+  for (int i = 0; i < 4; i++)
+    if (bufs[i]) pp_ok(env, pp_free(env->ctx, bufs[i]), "pp_free");
+}
+
+static bool nb_alloc(bench_env *env, float **p, size_t floats) {
+  void *q = NULL;
+  bool ok = pp_ok(env, pp_malloc(env->ctx, &q, floats * sizeof(float)), "pp_malloc");
+  *p = q;
+  return ok;
+}
+
+static case_result nb_setup(bench_env *env, nb_case *c) {
+  const size_t n = c->n;
+  if (n > SIZE_MAX / (16 * sizeof(float))) {
+    bench_note(env, "nbody n=%zu skipped: too large", n);
+    return CASE_SKIPPED;
+  }
+  if (!fits(env, "nbody", n, 14 * n * sizeof(float))) return CASE_SKIPPED;
+  float *host = malloc(8 * n * sizeof(float));
+  if (!host) {
+    bench_fail(env, "out of host memory for %zu bodies", n);
+    return CASE_FAILED;
+  }
+  float *soa = host, *aos = host + 4 * n;
+  bench_fill_random(PP_F32, soa, 3 * n, BENCH_SEED + 10, 0);
+  for (size_t i = 0; i < n; i++) {
+    soa[3 * n + i] = 1.0f / (float)n;
+    for (int k = 0; k < 4; k++) aos[4 * i + (size_t)k] = soa[(size_t)k * n + i];
+  }
+  bool ok = nb_alloc(env, &c->soa, 4 * n) && nb_alloc(env, &c->acc, 3 * n) &&
+            nb_alloc(env, &c->pos4, 4 * n) && nb_alloc(env, &c->acc4, 4 * n) &&
+            pp_ok(env, pp_copy(env->ctx, c->soa, soa, 4 * n * sizeof(float)), "pp_copy") &&
+            pp_ok(env, pp_copy(env->ctx, c->pos4, aos, 4 * n * sizeof(float)), "pp_copy");
+  free(host);
+  c->b.x = c->soa;
+  c->b.y = c->soa + n;
+  c->b.z = c->soa + 2 * n;
+  c->b.mass = c->soa + 3 * n;
+  c->b.n = n;
+  return ok ? CASE_RAN : CASE_FAILED;
+}
+
+/* Ours against the peer's last result, body by body. */
+static const char *nb_check(bench_env *env, nb_case *c) {
+  const size_t n = c->n;
+  float *ours = malloc(3 * n * sizeof(float)), *peer = malloc(4 * n * sizeof(float));
+  const char *verdict = "MISMATCH";
+  if (!ours || !peer) {
+    bench_fail(env, "out of host memory for the check");
+  } else if (pp_ok(env, pp_copy(env->ctx, ours, c->acc, 3 * n * sizeof(float)), "pp_copy") &&
+             pp_ok(env, pp_copy(env->ctx, peer, c->acc4, 4 * n * sizeof(float)), "pp_copy")) {
+    double mean = 0.0;
+    for (size_t i = 0; i < n; i++)
+      mean += sqrt((double)peer[4 * i] * peer[4 * i] + (double)peer[4 * i + 1] * peer[4 * i + 1] +
+                   (double)peer[4 * i + 2] * peer[4 * i + 2]);
+    mean /= (double)(n ? n : 1);
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++) {
+      double d2 = 0.0, p2 = 0.0;
+      for (int k = 0; k < 3; k++) {
+        double d = (double)ours[(size_t)k * n + i] - peer[4 * i + (size_t)k];
+        d2 += d * d;
+        p2 += (double)peer[4 * i + (size_t)k] * peer[4 * i + (size_t)k];
+      }
+      if (!(sqrt(d2) <= 1e-3 * sqrt(p2) + 1e-4 * mean)) bad = i;
+    }
+    if (bad < n) {
+      fprintf(stderr, "parprim bench: nbody n=%zu body %zu: ours (%.7g %.7g %.7g) peer (%.7g %.7g %.7g)\n",
+              n, bad, (double)ours[bad], (double)ours[n + bad], (double)ours[2 * n + bad],
+              (double)peer[4 * bad], (double)peer[4 * bad + 1], (double)peer[4 * bad + 2]);
+      env->failures++;
+    } else {
+      verdict = "ok";
+    }
+  }
+  free(ours);
+  free(peer);
+  return verdict;
+}
+
+int bench_run_nbody(bench_env *env, const size_t *sizes, int nsizes) {
+  for (int si = 0; si < nsizes; si++) {
+    nb_case c;
+    memset(&c, 0, sizeof c);
+    c.n = sizes[si];
+    c.peer_runs = env->cuda || c.n <= NB_CPU_PEER_MAX;
+    bench_row r = {.prim = "nbody", .op = "accel", .t = PP_F32, .n = c.n,
+                   .bytes_model = "n^2 interactions per force evaluation", .check = "-",
+                   .unit = "Ginter/s", .same_work = true,
+                   .peer = env->cuda ? "GPU Gems 3" : c.peer_runs ? "serial loop" : "none"};
+    r.bytes = r.peer_bytes = (double)c.n * (double)c.n;
+    case_result res = nb_setup(env, &c);
+    bench_call peer = call_serial;
+#ifdef PP_HAVE_CUDA
+    if (env->cuda) peer = call_gems;
+#endif
+    if (res == CASE_RAN && c.peer_runs && bench_time(env, peer, &c, &r.peer_ms) != PP_OK)
+      res = CASE_FAILED;
+    if (res == CASE_RAN) {
+      pp_status s = bench_time(env, call_ours, &c, &r.ms);
+      if (s == PP_ERR_UNSUPPORTED) {
+        r.ours_missing = true;
+        r.check = "unsupported";
+      } else if (s != PP_OK) {
+        res = CASE_FAILED;
+      } else if (c.peer_runs) {
+        r.check = nb_check(env, &c);
+      }
+    }
+    if (res == CASE_RAN) {
+      print_row(env, &r);
+      char nb[32];
+      if (!r.ours_missing)
+        bench_note(env, "nbody n=%s: %.2f TFLOP/s ours, %.2f TFLOP/s %s (%.0f flops per interaction)",
+                   size_text(c.n, nb, sizeof nb), r.bytes * NB_FLOPS / (r.ms * 1e9),
+                   r.peer_ms > 0 ? r.peer_bytes * NB_FLOPS / (r.peer_ms * 1e9) : 0.0, r.peer,
+                   NB_FLOPS);
+      if (!c.peer_runs)
+        bench_note(env, "nbody n=%zu: the serial peer runs up to n = %zu only", c.n,
+                   NB_CPU_PEER_MAX);
+    }
+    nb_teardown(env, &c);
+  }
+  return env->failures ? 1 : 0;
+}

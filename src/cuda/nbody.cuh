@@ -1,0 +1,107 @@
+/* nbody.cuh — the all-pairs force kernel of src/cuda/nbody.cu, in a header so that the
+ * N-body ladder (ladder/nbody.cu) can time the same template at other shapes than the one
+ * the library ships.
+ *
+ * Layout: bodies packed as float4 (x, y, z, mass), padded with massless bodies at the
+ * origin to a multiple of NB_THREADS * B, so no loop needs a bounds check. A block owns
+ * NB_THREADS * B bodies (thread t holds bodies t, t + NB_THREADS, ...: coalesced loads and
+ * stores) and walks tiles of NB_THREADS bodies staged in shared memory (GPU Gems 3 ch. 31,
+ * and the seed's tiled kernel). blockIdx.y splits the source bodies into `splits` ranges
+ * of whole tiles; each split writes its own partial accelerations and a second kernel adds
+ * them, so that a small n still fills every SM.
+ *
+ * Cost per interaction: 3 FADD (dx, dy, dz), 3 FFMA (r^2 + eps^2), one MUFU.RSQ, 3 FMUL
+ * (m r^-3) and 3 FFMA (accumulate) = 12 FP32 instructions, plus one shared-memory
+ * broadcast load per source body shared by the B bodies of the thread. The kernel is
+ * issue-bound on the FP32 pipe; B > 1 amortises the load and gives each warp B
+ * independent dependency chains to interleave.
+ */
+#ifndef PP_CUDA_NBODY_CUH
+#define PP_CUDA_NBODY_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+#ifndef PP_NBODY_THREADS
+#define PP_NBODY_THREADS 128 /* threads per block = bodies per shared-memory tile */
+#endif
+#define NB_THREADS PP_NBODY_THREADS
+
+/* Softening^2 at or above this takes the unguarded loop: a body's own term (and any pair
+ * at distance 0) is then 0 * m * (eps^2)^(-3/2), exactly 0 as long as that product is
+ * finite, i.e. for masses below ~1e11. Below it each interaction also tests the distance
+ * for 0 (one FADD and one select more). */
+#define NB_EPS2_UNGUARDED 1e-18f
+
+/* rsqrt.approx with denormals flushed: one MUFU.RSQ. The plain rsqrtf() of a build without
+ * -ftz adds a scaling sequence for denormal inputs that r^2 + eps^2 never is on the fast
+ * path (and on the guarded path r^2 == 0 is selected away). */
+__device__ __forceinline__ float nb_rsqrt(float x) {
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+/* Adds the pull of body q on the body at (px, py, pz). GUARD: a pair at distance 0 (the
+ * body itself, or a coincident one) contributes nothing instead of 0 * inf = NaN, which a
+ * tiny or zero eps^2 would otherwise give. */
+template <bool GUARD>
+__device__ __forceinline__ void nb_interact(float4 q, float px, float py, float pz, float eps2,
+                                            float &ax, float &ay, float &az) {
+  const float dx = q.x - px, dy = q.y - py, dz = q.z - pz;
+  float r2, inv;
+  if (GUARD) {
+    const float d2 = fmaf(dz, dz, fmaf(dy, dy, dx * dx));
+    r2 = d2 + eps2;
+    inv = d2 > 0.0f ? nb_rsqrt(r2) : 0.0f;
+  } else {
+    r2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, eps2)));
+    inv = nb_rsqrt(r2);
+  }
+  const float inv2 = inv * inv;
+  const float s = q.w * inv * inv2; /* m / r^3 */
+  ax = fmaf(dx, s, ax);
+  ay = fmaf(dy, s, ay);
+  az = fmaf(dz, s, az);
+}
+
+/* One block: bodies blockIdx.x * NB_THREADS * B + threadIdx.x + k * NB_THREADS (k < B)
+ * against tiles [tiles * y / splits, tiles * (y + 1) / splits) of pos, y = blockIdx.y;
+ * the partial accelerations go to partial[y * n_pad + body] (w = 0). */
+template <int B, bool GUARD>
+__global__ void __launch_bounds__(NB_THREADS)
+    nb_force_kernel(const float4 *__restrict__ pos, size_t n_pad, size_t tiles,
+                    unsigned splits, float eps2, float4 *__restrict__ partial) {
+  __shared__ float4 tile[NB_THREADS];
+  const size_t first = (size_t)blockIdx.x * (NB_THREADS * B) + threadIdx.x;
+  float px[B], py[B], pz[B], ax[B], ay[B], az[B];
+#pragma unroll
+  for (int k = 0; k < B; k++) {
+    const float4 p = pos[first + (size_t)k * NB_THREADS];
+    px[k] = p.x;
+    py[k] = p.y;
+    pz[k] = p.z;
+    ax[k] = ay[k] = az[k] = 0.0f;
+  }
+  const size_t t_begin = tiles * blockIdx.y / splits, t_end = tiles * (blockIdx.y + 1) / splits;
+  /* the next tile is fetched into a register while this one is consumed, so the global
+   * load's latency hides behind a whole tile of arithmetic */
+  float4 next = t_begin < t_end ? pos[t_begin * NB_THREADS + threadIdx.x] : make_float4(0, 0, 0, 0);
+  for (size_t t = t_begin; t < t_end; t++) {
+    __syncthreads(); /* everyone is done with the previous tile */
+    tile[threadIdx.x] = next;
+    __syncthreads();
+    if (t + 1 < t_end) next = pos[(t + 1) * NB_THREADS + threadIdx.x];
+#pragma unroll 16
+    for (int j = 0; j < NB_THREADS; j++) {
+      const float4 q = tile[j]; /* same address for the whole warp: a broadcast */
+#pragma unroll
+      for (int k = 0; k < B; k++) nb_interact<GUARD>(q, px[k], py[k], pz[k], eps2, ax[k], ay[k], az[k]);
+    }
+  }
+  float4 *out = partial + (size_t)blockIdx.y * n_pad + first;
+#pragma unroll
+  for (int k = 0; k < B; k++) out[(size_t)k * NB_THREADS] = make_float4(ax[k], ay[k], az[k], 0.0f);
+}
+
+#endif /* PP_CUDA_NBODY_CUH */
