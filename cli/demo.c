@@ -692,6 +692,7 @@ static const demo_entry demo_entries[] = {
     {"partition", demo_partition},
     {"sort", demo_sort},
     {"merge", demo_merge},
+    {"histogram", pp_demo_histogram},
     {"conv", pp_demo_conv},
     {"nbody", pp_demo_nbody},
 };

@@ -35,6 +35,8 @@ int pp_ladder_scan_main(int argc, char **argv);
 /* Sort ladder (ladder/sort.cu): warp radix sort of 32 keys, block radix sort, the
  * production sort and CUB. */
 int pp_ladder_sort_main(int argc, char **argv);
+/* ladder/histogram.cu */
+int pp_ladder_histogram_main(int argc, char **argv);
 /* ladder/conv.cu */
 int pp_ladder_conv_main(int argc, char **argv);
 /* ladder/nbody.cu */

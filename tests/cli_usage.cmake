@@ -59,3 +59,8 @@ expect_status(fail nbody --n 0)
 expect_usage_or_skip(ladder nbody --help)
 expect_status(fail ladder nbody --reps 2)
 
+expect_status(ok histogram --help)
+expect_status(fail histogram)
+expect_status(fail histogram --no-such-flag)
+expect_status(fail histogram /no/such.pgm)
+expect_usage_or_skip(ladder histogram --help)

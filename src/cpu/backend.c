@@ -123,6 +123,10 @@ const pp_backend_ops pp_cpu_ops = {
     .partition = pp_cpu_partition,
     .sort = pp_cpu_sort,
     .merge = pp_cpu_merge,
+    /* histogram */
+    .histogram_even = pp_cpu_histogram_even,
+    .histogram_range = pp_cpu_histogram_range,
+    .histogram_image = pp_cpu_histogram_image,
     /* conv */
     .conv2d = pp_cpu_conv2d,
     .conv2d_separable = pp_cpu_conv2d_separable,

@@ -296,6 +296,10 @@ static pp_backend_ops cuda_ops_table(void) {
   o.partition = pp_cuda_partition;
   o.sort = pp_cuda_sort;
   o.merge = pp_cuda_merge;
+  /* histogram */
+  o.histogram_even = pp_cuda_histogram_even;
+  o.histogram_range = pp_cuda_histogram_range;
+  o.histogram_image = pp_cuda_histogram_image;
   /* conv */
   o.conv2d = pp_cuda_conv2d;
   o.conv2d_separable = pp_cuda_conv2d_separable;

@@ -73,6 +73,14 @@ pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values
 pp_status pp_cuda_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
                         const void *b, size_t nb, void *out, pp_order order);
 
+/* histogram.cu */
+pp_status pp_cuda_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                                 size_t bins, double lo, double hi, uint64_t *counts);
+pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                                  const double *edges, size_t bins, uint64_t *counts);
+pp_status pp_cuda_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
+                                  size_t height, size_t pitch_bytes, int channels,
+                                  uint64_t *counts);
 /* conv.cu */
 pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
                          size_t src_pitch, const float *filter, size_t fw, size_t fh,

@@ -1,0 +1,436 @@
+/*
+ * histogram_cmd.c — `parprim histogram`: the histogram of an 8-bit image (PGM/PPM, through
+ * cli/image_io.h) or of a raw binary file of numbers, with per-channel statistics, a bar
+ * chart in the terminal, --csv for the counts and --plot for a picture of them.
+ *
+ *   parprim histogram IMAGE [--csv] [--plot out.png] [--backend B]
+ *   parprim histogram FILE --type T --bins B [--lo L --hi H] [--csv] [--plot out.png]
+ *
+ * Images go through pp_histogram_image (counts[channel][256]); numbers through
+ * pp_histogram_even over [L, H) (default: the finite minimum to just above the maximum,
+ * so every finite value is counted).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include "bench.h"
+#include "image_io.h"
+#include "parprim.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define HIST_EXIT_USAGE 2
+#define CHART_ROWS 32      /* terminal chart: the 256 values in 32 groups of 8 */
+#define CHART_WIDTH 50     /* characters of the longest bar */
+#define PLOT_W 768         /* --plot: the picture's size */
+#define PLOT_H 400
+#define PLOT_MARGIN 24
+
+void pp_cli_histogram_usage(FILE *f) {
+  fputs("usage: parprim histogram IMAGE [--csv] [--plot OUT.png] [--backend cpu|cuda|auto]\n"
+        "       parprim histogram FILE --type T --bins B [--lo L --hi H] [--csv] [--plot OUT.png]\n"
+        "\n"
+        "Counts the values of an 8-bit PGM/PPM image per channel (pp_histogram_image), or of\n"
+        "a raw binary file of numbers of type T in B even bins over [L, H)\n"
+        "(pp_histogram_even), and prints statistics and a bar chart.\n"
+        "\n"
+        "  --type T      u8, i32, u32, i64, u64, f32, f64: FILE is a raw array, not an image\n"
+        "  --bins B      bin count for --type (default 64)\n"
+        "  --lo L, --hi H  the range of the bins (default: the data's finite minimum and\n"
+        "                just above its maximum); values outside and NaN are not counted\n"
+        "  --csv         print the counts as CSV instead of the chart\n"
+        "  --plot FILE   draw the histogram into an image (.png, .ppm, .pgm)\n"
+        "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  -h, --help    this text\n"
+        "\n"
+        "Exit status: 0 done; 1 a file could not be read or written or the histogram failed;\n"
+        "2 usage error.\n",
+        f);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("parprim histogram: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n\n", stderr);
+  pp_cli_histogram_usage(stderr);
+  return HIST_EXIT_USAGE;
+}
+
+typedef struct hist_opts {
+  const char *in, *plot;
+  bool csv, have_type, have_lo, have_hi;
+  pp_dtype type;
+  size_t bins;
+  double lo, hi;
+  pp_backend backend;
+} hist_opts;
+
+static int parse_double(const char *s, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (!*s || *end || errno || !isfinite(v)) return -1;
+  *out = v;
+  return 0;
+}
+
+/* -1 when parsed, else the exit code. */
+static int parse(int argc, char **argv, hist_opts *o) {
+  static const char *const valued[] = {"--type", "--bins", "--lo", "--hi", "--plot", "--backend"};
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0) {
+      pp_cli_histogram_usage(stdout);
+      return 0;
+    }
+    if (strcmp(arg, "--csv") == 0) {
+      o->csv = true;
+      continue;
+    }
+    int which = -1;
+    const char *v = NULL;
+    for (int k = 0; k < 6 && which < 0; k++) {
+      size_t len = strlen(valued[k]);
+      if (strcmp(arg, valued[k]) == 0) {
+        if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+        which = k;
+        v = argv[++i];
+      } else if (strncmp(arg, valued[k], len) == 0 && arg[len] == '=') {
+        which = k;
+        v = arg + len + 1;
+      }
+    }
+    switch (which) {
+    case 0:
+      if (bench_parse_dtype(v, &o->type))
+        return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
+      o->have_type = true;
+      break;
+    case 1:
+      if (bench_parse_size(v, &o->bins) || o->bins == 0)
+        return usage_error("--bins needs a positive count, not '%s'", v);
+      break;
+    case 2:
+      if (parse_double(v, &o->lo)) return usage_error("--lo needs a finite number, not '%s'", v);
+      o->have_lo = true;
+      break;
+    case 3:
+      if (parse_double(v, &o->hi)) return usage_error("--hi needs a finite number, not '%s'", v);
+      o->have_hi = true;
+      break;
+    case 4:
+      if (!*v) return usage_error("%s", "--plot needs a file name");
+      o->plot = v;
+      break;
+    case 5:
+      if (bench_parse_backend(v, &o->backend))
+        return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
+      break;
+    default:
+      if (arg[0] == '-' && arg[1] != '\0') return usage_error("unknown option '%s'", arg);
+      if (o->in) return usage_error("unexpected argument '%s' (one input file)", arg);
+      o->in = arg;
+    }
+  }
+  if (!o->in) return usage_error("%s", "no input file");
+  if (!o->have_type && (o->bins || o->have_lo || o->have_hi))
+    return usage_error("%s", "--bins, --lo and --hi go with --type (images have 256 bins)");
+  if (o->have_lo && o->have_hi && !(o->lo < o->hi))
+    return usage_error("%s", "--lo must be below --hi");
+  if (!o->bins) o->bins = 64;
+  return -1;
+}
+
+/* ---- statistics and charts ---------------------------------------------------------- */
+
+/* Statistics of one channel of counts over the values lo + (i + 0.5) * step (the bin
+ * centres; for images step 1 and lo -0.5, so the centres are the values). */
+typedef struct chan_stats {
+  uint64_t total;
+  double min, max, mean, stddev, median;
+  size_t mode;
+} chan_stats;
+
+static chan_stats stats_of(const uint64_t *c, size_t bins, double lo, double step) {
+  chan_stats s = {0, 0, 0, 0, 0, 0, 0};
+  double sum = 0, sum2 = 0;
+  size_t first = bins, last = 0;
+  for (size_t i = 0; i < bins; i++) {
+    if (!c[i]) continue;
+    double x = lo + ((double)i + 0.5) * step;
+    s.total += c[i];
+    sum += (double)c[i] * x;
+    sum2 += (double)c[i] * x * x;
+    if (first == bins) first = i;
+    last = i;
+    if (c[i] > c[s.mode]) s.mode = i;
+  }
+  if (!s.total) return s;
+  s.min = lo + ((double)first + 0.5) * step;
+  s.max = lo + ((double)last + 0.5) * step;
+  s.mean = sum / (double)s.total;
+  double var = sum2 / (double)s.total - s.mean * s.mean;
+  s.stddev = var > 0 ? sqrt(var) : 0;
+  uint64_t half = (s.total + 1) / 2, run = 0;
+  for (size_t i = 0; i < bins; i++) {
+    run += c[i];
+    if (run >= half) {
+      s.median = lo + ((double)i + 0.5) * step;
+      break;
+    }
+  }
+  return s;
+}
+
+/* Horizontal bars: bins merged into at most CHART_ROWS rows, scaled to the largest. */
+static void print_chart(const char *title, const uint64_t *c, size_t bins, double lo,
+                        double step) {
+  size_t rows = bins < CHART_ROWS ? bins : CHART_ROWS;
+  uint64_t merged[CHART_ROWS] = {0}, top = 0;
+  for (size_t i = 0; i < bins; i++) merged[i * rows / bins] += c[i];
+  for (size_t r = 0; r < rows; r++)
+    if (merged[r] > top) top = merged[r];
+  printf("%s\n", title);
+  for (size_t r = 0; r < rows; r++) {
+    size_t b0 = (r * bins + rows - 1) / rows, b1 = ((r + 1) * bins + rows - 1) / rows;
+    double from = lo + (double)b0 * step, to = lo + (double)b1 * step;
+    int len = top ? (int)((double)merged[r] / (double)top * CHART_WIDTH + 0.5) : 0;
+    printf("  [%10.4g, %10.4g) %12" PRIu64 " |", from, to, merged[r]);
+    for (int k = 0; k < len; k++) putchar('#');
+    putchar('\n');
+  }
+}
+
+/* --plot: one panel, the channels' histograms as filled curves blended in their colours
+ * (grey for one channel, red/green/blue for RGB, alpha in grey), on a light grid; the
+ * vertical scale is the square root of the count, so small bins stay visible next to a
+ * tall peak. */
+static int write_plot(const char *path, const uint64_t *counts, size_t bins, int channels) {
+  static const uint8_t colours[4][3] = {{200, 40, 40}, {40, 160, 40}, {40, 80, 220}, {90, 90, 90}};
+  cli_image img;
+  if (cli_image_alloc(&img, PLOT_W, PLOT_H, 3) != 0) {
+    fprintf(stderr, "parprim histogram: out of memory for the plot\n");
+    return 1;
+  }
+  memset(img.pixels, 255, (size_t)PLOT_W * PLOT_H * 3);
+  const int x0 = PLOT_MARGIN, y0 = PLOT_H - PLOT_MARGIN, pw = PLOT_W - 2 * PLOT_MARGIN,
+            ph = PLOT_H - 2 * PLOT_MARGIN;
+  for (int g = 0; g <= 4; g++) /* grid: quarters of the height and width */
+    for (int x = x0; x < x0 + pw; x++) {
+      uint8_t *p = img.pixels + ((size_t)(y0 - g * ph / 4) * PLOT_W + (size_t)x) * 3;
+      p[0] = p[1] = p[2] = g ? 225 : 0;
+    }
+  for (int g = 0; g <= 4; g++)
+    for (int y = y0 - ph; y <= y0; y++) {
+      uint8_t *p = img.pixels + ((size_t)y * PLOT_W + (size_t)(x0 + g * (pw - 1) / 4)) * 3;
+      if (g == 0) p[0] = p[1] = p[2] = 0;
+      else if (p[0] == 255) p[0] = p[1] = p[2] = 225;
+    }
+  uint64_t top = 0;
+  for (size_t i = 0; i < bins * (size_t)channels; i++)
+    if (counts[i] > top) top = counts[i];
+  for (int c = 0; c < channels; c++) {
+    const uint8_t *col = channels == 1 ? colours[3] : channels == 2 && c == 0 ? colours[3]
+                                                                               : colours[c];
+    for (int x = 0; x < pw; x++) {
+      size_t b = (size_t)x * bins / (size_t)pw;
+      double v = top ? sqrt((double)counts[(size_t)c * bins + b] / (double)top) : 0;
+      int hgt = (int)(v * ph + 0.5);
+      for (int y = 0; y < hgt; y++) {
+        uint8_t *p = img.pixels + ((size_t)(y0 - 1 - y) * PLOT_W + (size_t)(x0 + x)) * 3;
+        bool edge = y == hgt - 1;
+        for (int k = 0; k < 3; k++) /* multiply blend: overlapping channels darken */
+          p[k] = (uint8_t)(edge ? col[k] * 0.6 : p[k] * (0.55 + 0.45 * col[k] / 255.0));
+      }
+    }
+  }
+  char err[256];
+  int rc = cli_image_write(path, &img, err, sizeof err);
+  cli_image_free(&img);
+  if (rc != 0) {
+    fprintf(stderr, "parprim histogram: %s\n", err);
+    return 1;
+  }
+  printf("plot written to %s\n", path);
+  return 0;
+}
+
+/* ---- the two inputs ----------------------------------------------------------------- */
+
+static int fail(pp_context *ctx, const char *what, pp_status s) {
+  fprintf(stderr, "parprim histogram: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
+  return 1;
+}
+
+static int do_image(pp_context *ctx, const hist_opts *o) {
+  cli_image img;
+  char err[512];
+  if (cli_image_read(o->in, &img, err, sizeof err) != 0) {
+    fprintf(stderr, "parprim histogram: %s\n", err);
+    return 1;
+  }
+  uint64_t counts[4 * 256];
+  double t0 = bench_now_ms();
+  pp_status s = pp_histogram_image(ctx, img.pixels, img.width, img.height,
+                                   img.width * (size_t)img.channels, img.channels, counts);
+  double ms = bench_now_ms() - t0;
+  if (s != PP_OK) {
+    cli_image_free(&img);
+    return fail(ctx, "pp_histogram_image", s);
+  }
+  static const char *const names[4][4] = {
+      {"grey"}, {"grey", "alpha"}, {"red", "green", "blue"}, {"red", "green", "blue", "alpha"}};
+  const int ch = img.channels;
+  if (o->csv) {
+    printf("value");
+    for (int c = 0; c < ch; c++) printf(",%s", names[ch - 1][c]);
+    putchar('\n');
+    for (int v = 0; v < 256; v++) {
+      printf("%d", v);
+      for (int c = 0; c < ch; c++) printf(",%" PRIu64, counts[c * 256 + v]);
+      putchar('\n');
+    }
+  } else {
+    printf("%s: %zu x %zu, %d channel%s, %.3f ms on %s (transfers included)\n", o->in, img.width,
+           img.height, ch, ch > 1 ? "s" : "", ms, pp_backend_string(pp_backend_of(ctx)));
+    printf("%-6s %12s %5s %5s %8s %8s %7s %5s\n", "channel", "pixels", "min", "max", "mean",
+           "stddev", "median", "mode");
+    for (int c = 0; c < ch; c++) {
+      chan_stats st = stats_of(counts + c * 256, 256, -0.5, 1.0);
+      printf("%-7s %12" PRIu64 " %5.0f %5.0f %8.2f %8.2f %7.0f %5zu\n", names[ch - 1][c], st.total,
+             st.min, st.max, st.mean, st.stddev, st.median, st.mode);
+    }
+    for (int c = 0; c < ch; c++) {
+      char title[64];
+      snprintf(title, sizeof title, "\n%s:", names[ch - 1][c]);
+      print_chart(title, counts + c * 256, 256, 0, 1);
+    }
+  }
+  int rc = o->plot ? write_plot(o->plot, counts, 256, ch) : 0;
+  cli_image_free(&img);
+  return rc;
+}
+
+static int read_raw(const char *path, size_t es, void **data, size_t *n) {
+  *data = NULL;
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  struct stat st;
+  if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fprintf(stderr, "parprim histogram: cannot read '%s': %s\n", path,
+            f ? "not a regular file" : strerror(errno));
+    if (f) fclose(f);
+    return 1;
+  }
+  size_t size = (size_t)st.st_size;
+  if (size % es) {
+    fprintf(stderr, "parprim histogram: '%s' has %zu bytes, not a multiple of %zu\n", path, size, es);
+    fclose(f);
+    return 1;
+  }
+  void *buf = malloc(size ? size : 1);
+  if (!buf || fread(buf, 1, size, f) != size) {
+    fprintf(stderr, "parprim histogram: reading '%s' failed\n", path);
+    free(buf);
+    fclose(f);
+    return 1;
+  }
+  fclose(f);
+  *data = buf;
+  *n = size / es;
+  return 0;
+}
+
+static double value_at(pp_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case PP_U8: return ((const uint8_t *)p)[i];
+  case PP_I32: return ((const int32_t *)p)[i];
+  case PP_U32: return ((const uint32_t *)p)[i];
+  case PP_I64: return (double)((const int64_t *)p)[i];
+  case PP_U64: return (double)((const uint64_t *)p)[i];
+  case PP_F32: return ((const float *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+
+static int do_raw(pp_context *ctx, const hist_opts *o) {
+  void *data;
+  size_t n;
+  if (read_raw(o->in, pp_dtype_size(o->type), &data, &n)) return 1;
+  double lo = o->lo, hi = o->hi;
+  if (!o->have_lo || !o->have_hi) { /* the finite range of the data */
+    double mn = INFINITY, mx = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+      double v = value_at(o->type, data, i);
+      if (isfinite(v)) {
+        if (v < mn) mn = v;
+        if (v > mx) mx = v;
+      }
+    }
+    if (mn > mx) mn = mx = 0; /* nothing finite */
+    if (!o->have_lo) lo = mn;
+    if (!o->have_hi) hi = nextafter(mx > lo ? mx : lo, INFINITY);
+    if (!(lo < hi) || !isfinite(hi)) {
+      fprintf(stderr, "parprim histogram: no usable range [%g, %g); give --lo and --hi\n", lo, hi);
+      free(data);
+      return 1;
+    }
+  }
+  uint64_t *counts = malloc(o->bins * sizeof *counts);
+  if (!counts) {
+    fprintf(stderr, "parprim histogram: out of memory for %zu bins\n", o->bins);
+    free(data);
+    return 1;
+  }
+  double t0 = bench_now_ms();
+  pp_status s = pp_histogram_even(ctx, o->type, data, n, o->bins, lo, hi, counts);
+  double ms = bench_now_ms() - t0;
+  int rc = 0;
+  const double step = (hi - lo) / (double)o->bins;
+  if (s != PP_OK) {
+    rc = fail(ctx, "pp_histogram_even", s);
+  } else if (o->csv) {
+    printf("bin,lo,hi,count\n");
+    for (size_t b = 0; b < o->bins; b++)
+      printf("%zu,%.17g,%.17g,%" PRIu64 "\n", b, lo + (double)b * step,
+             b + 1 == o->bins ? hi : lo + (double)(b + 1) * step, counts[b]);
+  } else {
+    chan_stats st = stats_of(counts, o->bins, lo, step);
+    printf("%s: %zu values of %s, %zu bins over [%g, %g), %.3f ms on %s (transfers included)\n",
+           o->in, n, pp_dtype_string(o->type), o->bins, lo, hi, ms,
+           pp_backend_string(pp_backend_of(ctx)));
+    printf("counted %" PRIu64 " (%zu outside or NaN); by bin centres: mean %g, stddev %g, "
+           "median %g, fullest bin %zu\n",
+           st.total, n - (size_t)st.total, st.mean, st.stddev, st.median, st.mode);
+    print_chart("", counts, o->bins, lo, step);
+  }
+  if (rc == 0 && o->plot) rc = write_plot(o->plot, counts, o->bins, 1);
+  free(counts);
+  free(data);
+  return rc;
+}
+
+int pp_cli_histogram_main(int argc, char **argv) {
+  hist_opts o = {0};
+  o.backend = PP_BACKEND_AUTO;
+  int rc = parse(argc, argv, &o);
+  if (rc >= 0) return rc;
+  pp_context *ctx = NULL;
+  pp_status s = pp_create(&ctx, o.backend);
+  if (s != PP_OK) {
+    fprintf(stderr, "parprim histogram: pp_create: %s: %s\n", pp_status_string(s),
+            pp_last_error(NULL));
+    return 1;
+  }
+  rc = o.have_type ? do_raw(ctx, &o) : do_image(ctx, &o);
+  pp_destroy(ctx);
+  return rc;
+}

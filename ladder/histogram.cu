@@ -1,0 +1,399 @@
+/*
+ * ladder/histogram.cu — the histogram ladder: 256-bin histograms of 8-bit data, from a
+ * serial CPU loop through the two classic GPU versions to the production kernel and CUB.
+ *
+ *   step 1   CPU reference: one loop, one increment per byte
+ *   step 2   global atomics: one atomicAdd per byte on 256 counters in global memory;
+ *            every block fights over the same 256 addresses in L2
+ *   step 3   seed 000's shared-memory privatisation: each block counts into its own 256
+ *            counters in shared memory and adds them to the global ones once at the end;
+ *            the atomics now stay inside the SM
+ *   step 4   step 3 with 16-byte loads (16 bytes per thread per load instead of one)
+ *   step 5   production: pp_histogram_image (1 channel), which adds per-lane copies of the
+ *            counters and run-length counting (a run of equal bytes is one atomic)
+ *   step 6   cub::DeviceHistogram::HistogramEven (257 levels over [0, 256))
+ *
+ * Each step runs on uniform random bytes and on an all-equal input (every byte 77), the
+ * case that serialises atomics on one counter: steps 2-4 slow down by a large factor
+ * there, step 5 does not. Every result is checked exactly against step 1.
+ *
+ * Run through the CLI:  parprim ladder histogram [--n N] [--reps R] [--check] [--csv]
+ * --check runs small sizes (odd ones included) and only validates; exit status 0 when all
+ * steps agree with the reference, 1 otherwise, 2 on bad usage, 77 without a GPU.
+ */
+#include "ladder.h"
+#include "parprim.h"
+
+#include <cub/device/device_histogram.cuh>
+#include <cuda_runtime.h>
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LADDER_THREADS 256
+#define LADDER_BINS 256
+
+static char g_fatal[512];
+
+static bool cuda_report(cudaError_t e, const char *call, const char *file, int line) {
+  snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s failed: %s", file, line, call,
+           cudaGetErrorString(e));
+  return false;
+}
+
+#define CUDA_TRY(call)                                                                     \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) return cuda_report(e_, #call, __FILE__, __LINE__);              \
+  } while (0)
+
+/* ---- step 2: global atomics --------------------------------------------------------- */
+
+static __global__ void hist_global_atomics(const uint8_t *in, size_t n, unsigned *counts) {
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    atomicAdd(counts + in[i], 1u);
+}
+
+/* ---- step 3: shared-memory privatisation (seed 000) --------------------------------- */
+
+static __global__ void hist_shared_atomics(const uint8_t *in, size_t n, unsigned *counts) {
+  __shared__ unsigned sh[LADDER_BINS];
+  for (int b = threadIdx.x; b < LADDER_BINS; b += blockDim.x) sh[b] = 0;
+  __syncthreads();
+  size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    atomicAdd(sh + in[i], 1u);
+  __syncthreads();
+  for (int b = threadIdx.x; b < LADDER_BINS; b += blockDim.x)
+    if (sh[b]) atomicAdd(counts + b, sh[b]);
+}
+
+/* ---- step 4: step 3 with 16-byte loads ---------------------------------------------- */
+
+static __global__ void hist_shared_vec16(const uint8_t *in, size_t n, unsigned *counts) {
+  __shared__ unsigned sh[LADDER_BINS];
+  for (int b = threadIdx.x; b < LADDER_BINS; b += blockDim.x) sh[b] = 0;
+  __syncthreads();
+  size_t stride = (size_t)gridDim.x * blockDim.x, tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const uint4 *v = reinterpret_cast<const uint4 *>(in); /* cudaMalloc: 256-byte aligned */
+  size_t nv = n / 16;
+  for (size_t i = tid; i < nv; i += stride) {
+    union {
+      uint4 u;
+      uint8_t b[16];
+    } x;
+    x.u = v[i];
+#pragma unroll
+    for (int k = 0; k < 16; k++) atomicAdd(sh + x.b[k], 1u);
+  }
+  for (size_t i = nv * 16 + tid; i < n; i += stride) atomicAdd(sh + in[i], 1u);
+  __syncthreads();
+  for (int b = threadIdx.x; b < LADDER_BINS; b += blockDim.x)
+    if (sh[b]) atomicAdd(counts + b, sh[b]);
+}
+
+/* ---- the steps ---------------------------------------------------------------------- */
+
+typedef struct ladder_env {
+  const uint8_t *d_in;
+  size_t n;
+  unsigned *d_u32;     /* steps 2-4 */
+  uint64_t *d_u64;     /* step 5 */
+  int *d_i32;          /* step 6 */
+  void *cub_temp;
+  size_t cub_temp_bytes;
+  pp_context *ctx;
+  cudaStream_t stream;
+  unsigned grid;
+} ladder_env;
+
+typedef bool (*step_fn)(ladder_env *e);
+
+static bool step_global(ladder_env *e) {
+  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  hist_global_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static bool step_shared(ladder_env *e) {
+  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  hist_shared_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static bool step_vec16(ladder_env *e) {
+  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  hist_shared_vec16<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
+  CUDA_TRY(cudaGetLastError());
+  return true;
+}
+
+static bool step_production(ladder_env *e) {
+  pp_status s = pp_histogram_image(e->ctx, e->d_in, e->n, e->n ? 1 : 0, e->n, 1, e->d_u64);
+  if (s != PP_OK) {
+    snprintf(g_fatal, sizeof g_fatal, "pp_histogram_image: %s: %s", pp_status_string(s),
+             pp_last_error(e->ctx));
+    return false;
+  }
+  return true;
+}
+
+static bool step_cub(ladder_env *e) {
+  size_t bytes = e->cub_temp_bytes;
+  CUDA_TRY(cub::DeviceHistogram::HistogramEven(e->cub_temp, bytes, e->d_in, e->d_i32,
+                                               LADDER_BINS + 1, 0, LADDER_BINS, (int)e->n,
+                                               e->stream));
+  return true;
+}
+
+typedef struct ladder_step {
+  const char *id, *name;
+  step_fn run;
+  int width; /* counters: 4 (u32/int), 8 (u64) */
+} ladder_step;
+
+static const ladder_step kSteps[] = {
+    {"2", "global atomics", step_global, 4},
+    {"3", "shared-memory privatisation (seed 000)", step_shared, 4},
+    {"4", "privatised, 16-byte loads", step_vec16, 4},
+    {"5", "production pp_histogram_image", step_production, 8},
+    {"6", "CUB DeviceHistogram::HistogramEven", step_cub, 4},
+};
+#define N_STEPS (sizeof kSteps / sizeof kSteps[0])
+
+/* Fetches a step's counts as u64 and compares them with the reference. */
+static bool step_check(const ladder_env *e, const ladder_step *s, const uint64_t *want,
+                       bool *pass) {
+  uint64_t got[LADDER_BINS];
+  if (s->width == 8) {
+    CUDA_TRY(cudaMemcpyAsync(got, e->d_u64, sizeof got, cudaMemcpyDeviceToHost, e->stream));
+    CUDA_TRY(cudaStreamSynchronize(e->stream));
+  } else {
+    uint32_t g32[LADDER_BINS];
+    const void *src = s->run == step_cub ? (const void *)e->d_i32 : (const void *)e->d_u32;
+    CUDA_TRY(cudaMemcpyAsync(g32, src, sizeof g32, cudaMemcpyDeviceToHost, e->stream));
+    CUDA_TRY(cudaStreamSynchronize(e->stream));
+    for (int b = 0; b < LADDER_BINS; b++) got[b] = g32[b];
+  }
+  *pass = memcmp(got, want, sizeof got) == 0;
+  return true;
+}
+
+/* ---- driver ------------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fputs("usage: parprim ladder histogram [--n N] [--reps R] [--check] [--csv]\n"
+        "\n"
+        "256-bin histograms of N random bytes and of N equal bytes: CPU loop, global\n"
+        "atomics, shared-memory privatisation (seed 000), with 16-byte loads, production\n"
+        "pp_histogram_image, CUB. Every step is checked against the CPU loop.\n"
+        "\n"
+        "  --n N      bytes (default 2^28; k, M, G and 2^k accepted)\n"
+        "  --reps R   timed runs per step, median reported (default 20)\n"
+        "  --check    validate at a few small sizes only (for ctest)\n"
+        "  --csv      CSV rows instead of the table\n"
+        "  -h, --help this text\n",
+        f);
+}
+
+static bool parse_size(const char *s, size_t *out) {
+  char *end = NULL;
+  if (s[0] == '2' && s[1] == '^') {
+    unsigned long k = strtoul(s + 2, &end, 10);
+    if (*end || k > 40) return false;
+    *out = (size_t)1 << k;
+    return true;
+  }
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return false;
+  if (*end == 'k' || *end == 'K') v <<= 10, end++;
+  else if (*end == 'M') v <<= 20, end++;
+  else if (*end == 'G') v <<= 30, end++;
+  if (*end) return false;
+  *out = (size_t)v;
+  return true;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs every step on one input; prints rows (unless check_only); *all_pass cleared on a
+ * mismatch. */
+static bool run_input(ladder_env *e, const uint8_t *host, const char *data, int reps, bool csv,
+                      bool check_only, bool *all_pass) {
+  uint64_t want[LADDER_BINS] = {0};
+  double t0 = now_ms();
+  for (size_t i = 0; i < e->n; i++) want[host[i]]++;
+  double cpu_ms = now_ms() - t0;
+  if (!check_only) {
+    if (csv)
+      printf("step,name,data,n,ms,gbs,check\n1,CPU reference,%s,%zu,%.4f,%.2f,ref\n", data, e->n,
+             cpu_ms, e->n / (cpu_ms * 1e6));
+    else
+      printf("  1  %-40s %-7s %10.4f ms %8.1f GB/s  reference\n", "CPU reference", data, cpu_ms,
+             e->n / (cpu_ms * 1e6));
+  }
+  cudaEvent_t a, b;
+  CUDA_TRY(cudaEventCreate(&a));
+  CUDA_TRY(cudaEventCreate(&b));
+  double *ms = (double *)malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+  bool ok = ms != NULL;
+  for (size_t s = 0; ok && s < N_STEPS; s++) {
+    const ladder_step *st = &kSteps[s];
+    ok = st->run(e) && cudaStreamSynchronize(e->stream) == cudaSuccess;
+    for (int r = 0; ok && !check_only && r < reps; r++) {
+      float f = 0;
+      ok = cudaEventRecord(a, e->stream) == cudaSuccess && st->run(e) &&
+           cudaEventRecord(b, e->stream) == cudaSuccess && cudaEventSynchronize(b) == cudaSuccess &&
+           cudaEventElapsedTime(&f, a, b) == cudaSuccess;
+      ms[r] = f;
+    }
+    bool pass = false;
+    ok = ok && step_check(e, st, want, &pass);
+    if (!ok) break;
+    if (!pass) *all_pass = false;
+    if (check_only) {
+      printf("step %s %-40s %-7s n=%zu: %s\n", st->id, st->name, data, e->n, pass ? "ok" : "MISMATCH");
+      continue;
+    }
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+    double med = ms[reps / 2];
+    if (csv)
+      printf("%s,%s,%s,%zu,%.4f,%.2f,%s\n", st->id, st->name, data, e->n, med, e->n / (med * 1e6),
+             pass ? "ok" : "MISMATCH");
+    else
+      printf("  %s  %-40s %-7s %10.4f ms %8.1f GB/s  %s\n", st->id, st->name, data, med,
+             e->n / (med * 1e6), pass ? "ok" : "MISMATCH");
+  }
+  free(ms);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  if (!ok && !g_fatal[0]) snprintf(g_fatal, sizeof g_fatal, "a step failed (CUDA error or no memory)");
+  return ok;
+}
+
+static bool run_size(ladder_env *e, size_t n, int reps, bool csv, bool check_only, bool *all_pass) {
+  uint8_t *host = (uint8_t *)malloc(n ? n : 1);
+  uint8_t *d_in = NULL;
+  bool ok = host != NULL;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; ok && i < n; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    host[i] = (uint8_t)(x >> 24);
+  }
+  ok = ok && cudaMalloc(&d_in, n ? n : 1) == cudaSuccess;
+  e->d_in = d_in;
+  e->n = n;
+  size_t need = 0;
+  ok = ok && cub::DeviceHistogram::HistogramEven(NULL, need, d_in, e->d_i32, LADDER_BINS + 1, 0,
+                                                 LADDER_BINS, (int)n, e->stream) == cudaSuccess;
+  if (ok && need > e->cub_temp_bytes) {
+    cudaFree(e->cub_temp);
+    e->cub_temp = NULL;
+    e->cub_temp_bytes = 0;
+    ok = cudaMalloc(&e->cub_temp, need) == cudaSuccess;
+    if (ok) e->cub_temp_bytes = need;
+  }
+  if (!ok) snprintf(g_fatal, sizeof g_fatal, "allocation for n = %zu failed", n);
+  ok = ok && cudaMemcpy(d_in, host, n, cudaMemcpyHostToDevice) == cudaSuccess;
+  ok = ok && run_input(e, host, "random", reps, csv, check_only, all_pass);
+  if (ok) {
+    memset(host, 77, n);
+    ok = cudaMemcpy(d_in, host, n, cudaMemcpyHostToDevice) == cudaSuccess &&
+         run_input(e, host, "equal", reps, csv, check_only, all_pass);
+  }
+  cudaFree(d_in);
+  free(host);
+  return ok;
+}
+
+extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
+  size_t n = (size_t)1 << 28;
+  int reps = 20;
+  bool check = false, csv = false;
+  int first = argc > 0 && argv[0][0] != '-' ? 1 : 0;
+  for (int i = first; i < argc; i++) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--check")) {
+      check = true;
+    } else if (!strcmp(argv[i], "--csv")) {
+      csv = true;
+    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
+      if (!parse_size(argv[++i], &n) || n == 0 || n > (size_t)INT32_MAX) {
+        fprintf(stderr, "ladder histogram: --n must be 1 .. 2^31-1 (CUB's int count)\n");
+        usage(stderr);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+      if (reps < 1) {
+        usage(stderr);
+        return 2;
+      }
+    } else {
+      fprintf(stderr, "ladder histogram: unknown argument '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  g_fatal[0] = '\0';
+  ladder_env e;
+  memset(&e, 0, sizeof e);
+  int sms = 0;
+  bool ok = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
+            cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) == cudaSuccess &&
+            cudaMalloc(&e.d_u32, LADDER_BINS * 4) == cudaSuccess &&
+            cudaMalloc(&e.d_u64, LADDER_BINS * 8) == cudaSuccess &&
+            cudaMalloc(&e.d_i32, LADDER_BINS * 4) == cudaSuccess &&
+            pp_create(&e.ctx, PP_BACKEND_CUDA) == PP_OK &&
+            pp_set_stream(e.ctx, e.stream) == PP_OK;
+  if (!ok && !g_fatal[0]) snprintf(g_fatal, sizeof g_fatal, "set-up failed (device, stream or memory)");
+  e.grid = (unsigned)(sms > 0 ? sms * 8 : 1);
+  bool all_pass = true;
+  if (ok && check) {
+    const size_t sizes[] = {1, 15, 16, 17, 255, 4096 + 3, 1000003};
+    for (size_t i = 0; ok && i < sizeof sizes / sizeof sizes[0]; i++)
+      ok = run_size(&e, sizes[i], 1, false, true, &all_pass);
+  } else if (ok) {
+    if (!csv)
+      printf("histogram ladder: 256 bins of %zu bytes, median of %d runs (CUDA events)\n", n, reps);
+    ok = run_size(&e, n, reps, csv, false, &all_pass);
+  }
+  if (!ok) fprintf(stderr, "%s\n", g_fatal);
+  pp_destroy(e.ctx);
+  cudaFree(e.d_u32);
+  cudaFree(e.d_u64);
+  cudaFree(e.d_i32);
+  cudaFree(e.cub_temp);
+  if (e.stream) cudaStreamDestroy(e.stream);
+  if (!ok) return 1;
+  if (!all_pass) {
+    printf("FAIL: a step disagrees with the CPU reference\n");
+    return 1;
+  }
+  if (check) printf("all steps agree with the CPU reference\n");
+  return 0;
+}

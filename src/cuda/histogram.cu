@@ -1,0 +1,719 @@
+/* histogram.cu — pp_histogram_even, pp_histogram_range and pp_histogram_image on the GPU.
+ *
+ * Three ways to count, chosen by how many counters there are (counts are always u64 in
+ * global memory; they are cleared first and the blocks add into them):
+ *
+ *  - privatised shared memory (bins * 4 bytes fit one block's budget): each block counts
+ *    into u32 counters in shared memory and adds the non-zero ones to the global counts at
+ *    the end. The counters are interleaved [bin][copy], with up to 32 copies, lane l using
+ *    copy l % copies: with 32 copies (256 bins) lane l only ever touches bank l, so a warp's
+ *    atomics never conflict, whatever the data (all-equal data included);
+ *  - a thread-block cluster with distributed shared memory (sm_90; the counters fit the
+ *    cluster's blocks together): block r of the cluster owns bins [r*slice, (r+1)*slice)
+ *    and every block of the cluster adds into the owner's shared memory directly;
+ *  - global atomics (more bins than that): 64-bit atomic adds into the counts, which then
+ *    live in L2.
+ *
+ * The cluster and global paths count runs: a thread keeps (bin, count) of the elements it
+ * has just seen and adds only when the bin changes, so data where all values fall into one
+ * bin costs one remote atomic per thread instead of one per element and nothing serialises
+ * on a hot counter. (Shared memory needs no such help: lanes use separate copies, and the
+ * hardware combines a warp's atomics on one shared address.)
+ *
+ * Loads are 16-byte vectors (__ldcs: streaming, the input is read once), with scalar head
+ * and tail elements so any element-aligned pointer works. A block's u32 counters cannot
+ * overflow: one launch gives a block fewer than 2^32 elements (larger inputs are counted
+ * in several launches).
+ *
+ * Bin rules (API.md), exactly as the CPU backend evaluates them:
+ *  - even: lo <= x < hi as double, bin floor(((double)x - lo) * bins / (hi - lo)) in that
+ *    order in double, clamped to bins - 1 (NaN quotient too). The division is slow, so
+ *    the kernels first compute an approximation a = (x - lo) * (bins / (hi - lo)) — in
+ *    float for f32 input when its error bound is small, else in double — and only when a
+ *    lies within that bound of an integer (where the floor could differ) evaluate the
+ *    contract's formula itself. For f32 the range test is exact in float: x >= lo holds
+ *    exactly when x >= the smallest float not below lo (likewise for hi).
+ *  - range: binary search of the edges (shared memory when they fit, else through L1).
+ *  - image: counts[c][v], channel c of a byte at offset j of its row being j % channels.
+ */
+#include "arith.cuh"
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
+
+/* Tuning. */
+#ifndef PP_HIST_THREADS
+#define PP_HIST_THREADS 512
+#endif
+#define HIST_THREADS PP_HIST_THREADS
+/* Shared memory for the counters of one block on the privatised path: two blocks of
+ * HIST_THREADS fit an SM with room to spare. */
+#define HIST_SMEM_TARGET (96 * 1024)
+/* Copies of the counters spread a warp's lanes over different banks: up to one per lane,
+ * within HIST_COPIES_BYTES (256 bins get 32 copies, 1024 bins 8). */
+#define HIST_MAX_COPIES 32
+#define HIST_COPIES_BYTES (32 * 1024)
+/* The float approximation of the even rule is used while its error bound stays below
+ * this (beyond it too many values would need the exact formula). */
+#define HIST_FLOAT_MAX_ERR 0.02
+/* Bin counts up to this many shared-memory windows are counted in that many passes over
+ * the input; beyond, clusters (then global atomics) take over. */
+#ifndef PP_HIST_MAX_PASSES
+#define PP_HIST_MAX_PASSES 4
+#endif
+#define HIST_MAX_PASSES PP_HIST_MAX_PASSES
+/* Largest portable cluster. */
+#define HIST_MAX_CLUSTER 8
+/* Vectors each thread loads before it counts them (memory-level parallelism). */
+#define HIST_UNROLL 2
+
+/* Return a failed status of a helper. */
+#define HIST_TRY(expr)                                                                      \
+  do {                                                                                      \
+    pp_status hist_s_ = (expr);                                                             \
+    if (hist_s_ != PP_OK) return hist_s_;                                                   \
+  } while (0)
+
+/* ---- bin rules ---------------------------------------------------------------------- */
+
+struct even_rule {
+  double lo, hi, width, binsd, scale;
+  size_t bins;
+  /* f32 input: the float approximation and the float bounds of [lo, hi) */
+  bool use_f;
+  float lo_f, scale_f, err_f, lo_ceil, hi_ceil;
+
+  /* The contract's formula, clamped; q may be NaN (then bins - 1). */
+  __device__ __forceinline__ size_t exact(double v) const {
+    const double q = floor((v - lo) * binsd / width);
+    return q < binsd - 1.0 ? (size_t)q : bins - 1;
+  }
+  template <typename T>
+  __device__ __forceinline__ bool bin(T x, size_t *b) const {
+    if (is_float<T>() && sizeof(T) == 4 && use_f) {
+      const float xf = (float)x;
+      if (!(xf >= lo_ceil && xf < hi_ceil)) return false; /* NaN fails too */
+      const float a = (xf - lo_f) * scale_f;
+      if (fabsf(a - rintf(a)) > err_f) {
+        /* a 32-bit conversion: the 64-bit one runs at a fraction of the rate */
+        *b = a < (float)binsd - 1.0f ? (size_t)(uint32_t)a : bins - 1;
+        return true;
+      }
+      *b = exact((double)xf);
+      return true;
+    }
+    const double v = (double)x;
+    if (!(v >= lo && v < hi)) return false; /* NaN fails too */
+    const double d = v - lo, a = d * scale;
+    /* far from an integer the approximation has the contract's floor; near one (or when
+     * it is not finite) evaluate the contract's formula itself */
+    if (fabs(a - rint(a)) > a * 0x1p-44) {
+      const double q = floor(a);
+      *b = q < binsd - 1.0 ? (size_t)q : bins - 1;
+    } else {
+      *b = exact(v);
+    }
+    return true;
+  }
+};
+
+/* The smallest float f with (double)f >= v (-FLT_MAX.. +inf for finite v). */
+static float float_ceil(double v) {
+  float f = (float)v; /* nearest */
+  if ((double)f < v) f = nextafterf(f, INFINITY);
+  while (f > -INFINITY && (double)nextafterf(f, -INFINITY) >= v) f = nextafterf(f, -INFINITY);
+  return f;
+}
+
+static even_rule make_even(size_t bins, double lo, double hi) {
+  even_rule r;
+  r.lo = lo;
+  r.hi = hi;
+  r.width = hi - lo;
+  r.binsd = (double)bins;
+  r.scale = r.binsd / r.width;
+  r.bins = bins;
+  /* a = fl(fl(x - fl(lo)) * fl(scale)) is within 3 float roundings of (x - lo) * scale
+   * for x in [lo, hi), plus the rounding of lo itself: bounded below with a factor 2 */
+  r.lo_f = (float)lo;
+  r.scale_f = (float)r.scale;
+  const double err = 8.0 * 0x1p-24 * (r.binsd + fabs(lo) * r.scale + 1.0);
+  r.err_f = (float)err;
+  r.lo_ceil = float_ceil(lo);
+  r.hi_ceil = float_ceil(hi);
+  r.use_f = err < HIST_FLOAT_MAX_ERR && fabs(lo) < 1e37 && fabs(hi) < 1e37 && r.width < 1e37 &&
+            isfinite(r.scale_f) && r.scale_f > 0 && r.binsd < 0x1p23;
+  return r;
+}
+
+struct range_rule {
+  const double *edges; /* bins + 1, global or shared memory */
+  size_t bins;
+  template <typename T>
+  __device__ __forceinline__ bool bin(T x, size_t *b) const {
+    const double v = (double)x;
+    if (!(v >= edges[0] && v < edges[bins])) return false;
+    size_t lo = 0, hi = bins;
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (v >= edges[mid])
+        lo = mid;
+      else
+        hi = mid;
+    }
+    *b = lo;
+    return true;
+  }
+};
+
+/* Bytes of shared memory a rule wants beside the counters, and the rule that reads
+ * them from there (copied in by the whole block). */
+__host__ __device__ inline size_t rule_smem_bytes(const even_rule &, bool) { return 0; }
+__host__ __device__ inline size_t rule_smem_bytes(const range_rule &r, bool staged) {
+  return staged ? (r.bins + 1) * sizeof(double) : 0;
+}
+__device__ __forceinline__ even_rule rule_stage(const even_rule &r, double *, bool) { return r; }
+__device__ __forceinline__ range_rule rule_stage(const range_rule &r, double *smem, bool staged) {
+  if (!staged) return r;
+  for (size_t i = threadIdx.x; i <= r.bins; i += blockDim.x) smem[i] = __ldg(r.edges + i);
+  range_rule s = r;
+  s.edges = smem;
+  return s;
+}
+
+/* ---- run-length counting ------------------------------------------------------------ */
+
+/* The bin a thread is counting a run of, and how long the run is so far. */
+struct run {
+  size_t bin;
+  uint32_t count;
+};
+
+/* Where the counters of a path live: Target::add(bin, count) adds a finished run. */
+struct shared_target { /* privatised: counters[bin][copy], this lane's copy */
+  uint32_t *counters; /* already offset by the lane's copy */
+  int copy_shift;     /* log2(copies) */
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    atomicAdd(counters + ((uint32_t)b << copy_shift), c);
+  }
+};
+struct window_target { /* privatised, one window [first, first + size) of the bins */
+  uint32_t *counters;
+  int copy_shift;
+  size_t first;
+  uint32_t size;
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    const size_t o = b - first; /* bins below first wrap to huge values */
+    if (o < size) atomicAdd(counters + ((uint32_t)o << copy_shift), c);
+  }
+};
+struct cluster_target { /* distributed: the owning block's shared memory */
+  uint32_t *counters;
+  int slice_shift; /* slices are powers of two: the owner is a shift away */
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    const uint32_t owner = (uint32_t)b >> slice_shift;
+    const uint32_t off = (uint32_t)b & ((1u << slice_shift) - 1u);
+    uint32_t *dst = cg::this_cluster().map_shared_rank(counters, owner);
+    atomicAdd(dst + off, c);
+  }
+};
+struct global_target { /* straight into the u64 counts */
+  unsigned long long *counts;
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    atomicAdd(counts + b, (unsigned long long)c);
+  }
+};
+
+template <typename Target>
+__device__ __forceinline__ void run_push(run &r, size_t b, const Target &tg) {
+  if (b == r.bin) {
+    r.count++;
+    return;
+  }
+  if (r.count) tg.add(r.bin, r.count);
+  r.bin = b;
+  r.count = 1;
+}
+
+template <bool RUNS, typename T, typename Rule, typename Target>
+__device__ __forceinline__ void count_one(T x, const Rule &rule, run &r, const Target &tg) {
+  size_t b;
+  if (rule.bin(x, &b)) {
+    if (RUNS)
+      run_push(r, b, tg);
+    else
+      tg.add(b, 1);
+  }
+}
+
+/* The whole input of this launch, one grid-stride pass: head elements (before the first
+ * 16-byte boundary), vectors, tail elements. Blocks count in grid order, so a block's
+ * share is at most ceil(n / grid) + one vector. */
+template <bool RUNS, typename T, typename Rule, typename Target>
+__device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, const Rule &rule,
+                                            const Target &tg) {
+  constexpr int V = 16 / sizeof(T);
+  union vec {
+    uint4 u;
+    T e[V];
+  };
+  run r = {(size_t)-1, 0};
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  if (tid < head) count_one<RUNS>(in[tid], rule, r, tg);
+  const size_t nvec = (n - head) / V;
+  const uint4 *vin = reinterpret_cast<const uint4 *>(in + head);
+  size_t i = tid;
+  for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
+    vec v[HIST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++) v[u].u = __ldcs(vin + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++)
+#pragma unroll
+      for (int k = 0; k < V; k++) count_one<RUNS>(v[u].e[k], rule, r, tg);
+  }
+  for (; i < nvec; i += stride) {
+    vec v;
+    v.u = __ldcs(vin + i);
+#pragma unroll
+    for (int k = 0; k < V; k++) count_one<RUNS>(v.e[k], rule, r, tg);
+  }
+  const size_t done = head + nvec * V;
+  if (tid < n - done) count_one<RUNS>(in[done + tid], rule, r, tg);
+  if (RUNS && r.count) tg.add(r.bin, r.count);
+}
+
+/* Adds a block's shared counters ([bin][copy]) to the global counts. */
+__device__ __forceinline__ void flush_counters(const uint32_t *sh, size_t bins, int copies,
+                                               size_t first_bin, unsigned long long *counts) {
+  for (size_t b = threadIdx.x; b < bins; b += blockDim.x) {
+    unsigned long long s = 0;
+    for (int c = 0; c < copies; c++) s += sh[b * (size_t)copies + (size_t)c];
+    if (s) atomicAdd(counts + first_bin + b, s);
+  }
+}
+
+static int log2_of(int x) {
+  int s = 0;
+  while ((1 << s) < x) s++;
+  return s;
+}
+
+/* Copies of bins counters that fit HIST_COPIES_BYTES (a power of two, 1..32). */
+static int copies_for(size_t bins) {
+  int copies = 1;
+  while (copies < HIST_MAX_COPIES && (size_t)copies * 2 * bins * 4 <= HIST_COPIES_BYTES) copies *= 2;
+  return copies;
+}
+
+/* ---- kernels ------------------------------------------------------------------------ */
+
+/* Privatised: copies (a power of two) x wbins u32 counters, then the rule's staged data.
+ * The block counts the bins [first, first + wbins) (all of them when wbins == bins). */
+template <typename T, typename Rule>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_shared_kernel(const T *in, size_t n, size_t head, Rule rule, int copies, bool staged,
+                   size_t first, size_t wbins, unsigned long long *counts) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  uint32_t *sh = reinterpret_cast<uint32_t *>(smem);
+  const size_t bins = wbins, words = (size_t)copies * bins;
+  for (size_t i = threadIdx.x; i < words; i += blockDim.x) sh[i] = 0;
+  double *extra = reinterpret_cast<double *>(smem + (words * 4 + 15) / 16 * 16);
+  const Rule r = rule_stage(rule, extra, staged);
+  __syncthreads();
+  const int shift = 31 - __clz(copies);
+  uint32_t *mine = sh + (threadIdx.x & (copies - 1));
+  if (wbins == rule.bins) {
+    shared_target tg = {mine, shift};
+    count_input<false>(in, n, head, r, tg);
+  } else {
+    window_target tg = {mine, shift, first, (uint32_t)wbins};
+    count_input<false>(in, n, head, r, tg);
+  }
+  __syncthreads();
+  flush_counters(sh, bins, copies, first, counts);
+}
+
+/* Distributed: block `rank` of each cluster owns bins [rank*slice, rank*slice + slice). */
+template <typename T, typename Rule>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_cluster_kernel(const T *in, size_t n, size_t head, Rule rule, int slice_shift,
+                    unsigned long long *counts) {
+  const uint32_t slice = 1u << slice_shift;
+  extern __shared__ __align__(16) unsigned char smem[];
+  uint32_t *sh = reinterpret_cast<uint32_t *>(smem);
+  cg::cluster_group cluster = cg::this_cluster();
+  for (uint32_t i = threadIdx.x; i < slice; i += blockDim.x) sh[i] = 0;
+  cluster.sync(); /* no block adds into a peer before the peer has cleared its slice */
+  cluster_target tg = {sh, slice_shift};
+  count_input<true>(in, n, head, rule, tg);
+  cluster.sync(); /* every add into this block's slice has landed */
+  const size_t first = (size_t)cluster.block_rank() * slice;
+  if (first < rule.bins) {
+    const size_t mine = rule.bins - first < slice ? rule.bins - first : slice;
+    flush_counters(sh, mine, 1, first, counts);
+  }
+}
+
+template <typename T, typename Rule>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_global_kernel(const T *in, size_t n, size_t head, Rule rule, unsigned long long *counts) {
+  global_target tg = {counts};
+  count_input<true>(in, n, head, rule, tg);
+}
+
+/* ---- host side ---------------------------------------------------------------------- */
+
+struct hist_device {
+  int sm_count, smem_optin, smem_per_sm;
+};
+
+static pp_status device_limits(pp_context *ctx, const char *fn, hist_device *d) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  d->sm_count = st->sm_count;
+  PP_CUDA_TRY(ctx, cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                          st->device), fn);
+  PP_CUDA_TRY(ctx, cudaDeviceGetAttribute(&d->smem_per_sm,
+                                          cudaDevAttrMaxSharedMemoryPerMultiprocessor, st->device),
+              fn);
+  return PP_OK;
+}
+
+/* Elements before the first 16-byte boundary of in (all of them if n is smaller). */
+template <typename T>
+static size_t head_elems(const T *in, size_t n) {
+  const size_t mis = (size_t)((uintptr_t)in % 16);
+  const size_t h = mis ? (16 - mis) / sizeof(T) : 0;
+  return h < n ? h : n;
+}
+
+/* Blocks for n elements: enough to fill the GPU (resident blocks per SM x SMs), no more
+ * than there are vectors to share out. */
+template <typename Kernel>
+static pp_status grid_for(pp_context *ctx, const char *fn, Kernel k, size_t smem, size_t work,
+                          unsigned multiple, unsigned *grid) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  int per_sm = 0;
+  PP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, HIST_THREADS, smem),
+              fn);
+  if (per_sm < 1) per_sm = 1;
+  size_t g = (size_t)per_sm * (size_t)st->sm_count;
+  const size_t need = pp_ceil_div(work ? work : 1, (size_t)HIST_THREADS * HIST_UNROLL);
+  if (need < g) g = need;
+  g = pp_ceil_div(g, multiple) * multiple;
+  *grid = (unsigned)g;
+  return PP_OK;
+}
+
+/* Elements one launch may count: a block must see fewer than 2^32 of them. */
+static size_t launch_limit(unsigned grid) { return (size_t)grid << 31; }
+
+/* Counts the bins [first, first + wbins) in one pass over the input. */
+template <typename T, typename Rule>
+static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
+                             int copies, bool staged, size_t first, size_t wbins,
+                             unsigned long long *counts) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t smem = ((size_t)copies * wbins * 4 + 15) / 16 * 16 + rule_smem_bytes(rule, staged);
+  auto k = hist_shared_kernel<T, Rule>;
+  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+              fn);
+  unsigned grid = 1;
+  HIST_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, 1, &grid));
+  for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
+    const size_t m = n - off < lim ? n - off : lim;
+    k<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head_elems(in + off, m), rule, copies,
+                                                staged, first, wbins, counts);
+    PP_CUDA_LAUNCHED(ctx, fn);
+  }
+  return PP_OK;
+}
+
+template <typename T, typename Rule>
+static pp_status hist_global(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
+                             unsigned long long *counts) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  auto k = hist_global_kernel<T, Rule>;
+  unsigned grid = 1;
+  HIST_TRY(grid_for(ctx, fn, k, 0, n * sizeof(T) / 16, 1, &grid));
+  k<<<grid, HIST_THREADS, 0, st->stream>>>(in, n, head_elems(in, n), rule, counts);
+  PP_CUDA_LAUNCHED(ctx, fn);
+  return PP_OK;
+}
+
+/* false (and nothing launched) when no cluster of `size` blocks with `smem` bytes each
+ * can be resident: the caller counts with global atomics instead. */
+template <typename T, typename Rule>
+static pp_status hist_cluster(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
+                              unsigned size, unsigned long long *counts, bool *launched) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  *launched = false;
+  const int shift = log2_of((int)pp_ceil_div(rule.bins, size));
+  const size_t smem = ((size_t)1 << shift) * 4;
+  auto k = hist_cluster_kernel<T, Rule>;
+  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+              fn);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = size;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.blockDim = dim3(HIST_THREADS);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = st->stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  cfg.gridDim = dim3(size);
+  if (cudaOccupancyMaxActiveClusters(&clusters, k, &cfg) != cudaSuccess || clusters < 1) {
+    (void)cudaGetLastError();
+    return PP_OK;
+  }
+  size_t g = (size_t)clusters * size;
+  const size_t need = pp_ceil_div(n * sizeof(T) / 16 + 1, (size_t)HIST_THREADS * HIST_UNROLL);
+  if (need < g) g = need;
+  g = pp_ceil_div(g, size) * size;
+  cfg.gridDim = dim3((unsigned)g);
+  for (size_t off = 0, lim = launch_limit((unsigned)g); off < n; off += lim) {
+    const size_t m = n - off < lim ? n - off : lim;
+    PP_CUDA_TRY(ctx, cudaLaunchKernelEx(&cfg, k, in + off, m, head_elems(in + off, m), rule, shift,
+                                        counts),
+                fn);
+  }
+  *launched = true;
+  return PP_OK;
+}
+
+/* Picks the path for bins counters and runs it. */
+template <typename T, typename Rule>
+static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size_t n, Rule rule,
+                          uint64_t *counts) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  const T *in = (const T *)vin;
+  unsigned long long *c = (unsigned long long *)counts;
+  const size_t bins = rule.bins;
+  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
+  if (n == 0) return PP_OK;
+  hist_device d;
+  HIST_TRY(device_limits(ctx, fn, &d));
+  const size_t target = (size_t)d.smem_optin < HIST_SMEM_TARGET ? (size_t)d.smem_optin
+                                                                 : HIST_SMEM_TARGET;
+  if (bins * 4 <= target) {
+    const int copies = copies_for(bins);
+    const size_t counters = ((size_t)copies * bins * 4 + 15) / 16 * 16;
+    const bool staged = counters + rule_smem_bytes(rule, true) <= target;
+    return hist_shared(ctx, fn, in, n, rule, copies, staged, 0, bins, c);
+  }
+  /* A few passes over the input, each counting one window of the bins in shared memory,
+   * beat any scheme that sends most atomics off the SM: on the H200 a pass over 2^28 f32
+   * values costs ~0.3 ms, while clusters of 4 x 16384 bins took 2.9 ms and global atomics
+   * 2.7 ms (docs/benchmarks/h200-histogram.md). */
+  const size_t window = target / 4;
+  if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
+    const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
+    for (size_t first = 0; first < bins; first += window)
+      HIST_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
+                           bins - first < window ? bins - first : window, c));
+    return PP_OK;
+  }
+  /* the smallest cluster whose slices fit the target, else the largest one at the
+   * opt-in limit (one block per SM) */
+  for (unsigned size = 2; size <= HIST_MAX_CLUSTER; size *= 2) {
+    const size_t slice_bytes = ((size_t)1 << log2_of((int)pp_ceil_div(bins, size))) * 4;
+    const bool last = size == HIST_MAX_CLUSTER;
+    if (slice_bytes <= target || (last && slice_bytes <= (size_t)d.smem_optin)) {
+      bool launched = false;
+      HIST_TRY(hist_cluster(ctx, fn, in, n, rule, size, c, &launched));
+      if (launched) return PP_OK;
+      break;
+    }
+  }
+  return hist_global(ctx, fn, in, n, rule, c);
+}
+
+#define HIST_DISPATCH(fn, t, in, n, rule, counts)                                           \
+  switch (t) {                                                                              \
+  case PP_U8: return hist_run<uint8_t>(ctx, fn, in, n, rule, counts);                       \
+  case PP_I32: return hist_run<int32_t>(ctx, fn, in, n, rule, counts);                      \
+  case PP_U32: return hist_run<uint32_t>(ctx, fn, in, n, rule, counts);                     \
+  case PP_I64: return hist_run<int64_t>(ctx, fn, in, n, rule, counts);                      \
+  case PP_U64: return hist_run<uint64_t>(ctx, fn, in, n, rule, counts);                     \
+  case PP_F32: return hist_run<float>(ctx, fn, in, n, rule, counts);                        \
+  case PP_F64: return hist_run<double>(ctx, fn, in, n, rule, counts);                       \
+  }                                                                                         \
+  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t);
+
+pp_status pp_cuda_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                                 size_t bins, double lo, double hi, uint64_t *counts) {
+  static const char fn[] = "pp_histogram_even";
+  const even_rule rule = make_even(bins, lo, hi);
+  HIST_DISPATCH(fn, t, in, n, rule, counts)
+}
+
+pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                                  const double *edges, size_t bins, uint64_t *counts) {
+  static const char fn[] = "pp_histogram_range";
+  range_rule rule;
+  rule.edges = edges;
+  rule.bins = bins;
+  HIST_DISPATCH(fn, t, in, n, rule, counts)
+}
+
+/* ---- images ------------------------------------------------------------------------- */
+
+/* Contiguous image (pitch == width * channels, or one row): a flat run of bytes counted
+ * like any input, 16-byte vectors between a scalar head and tail. The channel of the byte
+ * at offset p is p % C; for a vector at byte offset head + 16 i that is (head + 16 i + k)
+ * % C: (head + k) % C when C divides 16, (head + i + k) % 3 for C == 3. */
+template <int C>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
+                       unsigned long long *counts) {
+  __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
+  const int bins = C * 256;
+  for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
+  __syncthreads();
+  shared_target tg = {sh + (threadIdx.x & (copies - 1)), 31 - __clz(copies)};
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  if (tid < head) tg.add((size_t)(tid % C) * 256 + pixels[tid], 1);
+  const size_t nvec = (n - head) / 16;
+  const uint4 *vin = reinterpret_cast<const uint4 *>(pixels + head);
+  const unsigned phase0 = (unsigned)(head % C);
+  union vec {
+    uint4 u;
+    uint8_t b[16];
+  };
+  size_t i = tid;
+  for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
+    vec v[HIST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++) v[u].u = __ldcs(vin + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++) {
+      const unsigned ph = C == 3 ? (unsigned)((phase0 + (i + u * stride)) % 3) : phase0;
+#pragma unroll
+      for (int k = 0; k < 16; k++)
+        tg.add(C == 1 ? v[u].b[k] : ((ph + k) % C) * 256 + v[u].b[k], 1);
+    }
+  }
+  for (; i < nvec; i += stride) {
+    vec v;
+    v.u = __ldcs(vin + i);
+    const unsigned ph = C == 3 ? (unsigned)((phase0 + i) % 3) : phase0;
+#pragma unroll
+    for (int k = 0; k < 16; k++) tg.add(C == 1 ? v.b[k] : ((ph + k) % C) * 256 + v.b[k], 1);
+  }
+  const size_t done = head + nvec * 16;
+  if (tid < n - done) tg.add(((done + tid) % C) * 256 + pixels[done + tid], 1);
+  __syncthreads();
+  flush_counters(sh, (size_t)bins, copies, 0, counts);
+}
+
+/* Pitched image: rows are counted in 16-byte chunks aligned to the address: chunk k of
+ * row r covers [align16(row r) + 16k, +16); bytes outside the row are masked. A chunk
+ * wholly inside its row is one vector load, an edge chunk is read byte by byte. */
+template <int C>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_image_rows_kernel(const uint8_t *pixels, size_t row_bytes, size_t pitch,
+                       size_t chunks_per_row, size_t chunks, int copies,
+                       unsigned long long *counts) {
+  __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
+  const int bins = C * 256;
+  for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
+  __syncthreads();
+  shared_target tg = {sh + (threadIdx.x & (copies - 1)), 31 - __clz(copies)};
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < chunks; i += stride) {
+    const size_t row = i / chunks_per_row, k = i - row * chunks_per_row;
+    const uint8_t *rowp = pixels + row * pitch, *end = rowp + row_bytes;
+    const uint8_t *a = (const uint8_t *)((uintptr_t)rowp & ~(uintptr_t)15) + 16 * k;
+    if (a >= end) continue;
+    const long long off = (long long)(a - rowp); /* may be negative (-15..-1) */
+    const int phase = (int)(((off % C) + C) % C);
+    union {
+      uint4 u;
+      uint8_t b[16];
+    } v;
+    unsigned valid = 0xffffu;
+    if (a >= rowp && a + 16 <= end) {
+      v.u = __ldcs(reinterpret_cast<const uint4 *>(a));
+    } else {
+      valid = 0;
+#pragma unroll
+      for (int j = 0; j < 16; j++) {
+        const bool in = a + j >= rowp && a + j < end;
+        v.b[j] = in ? a[j] : 0;
+        valid |= (unsigned)in << j;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 16; j++)
+      if (valid >> j & 1u) tg.add((size_t)((phase + j) % C) * 256 + v.b[j], 1);
+  }
+  __syncthreads();
+  flush_counters(sh, (size_t)bins, copies, 0, counts);
+}
+
+template <int C>
+static pp_status image_launch(pp_context *ctx, const uint8_t *pixels, size_t row_bytes,
+                              size_t height, size_t pitch, unsigned long long *counts) {
+  static const char fn[] = "pp_histogram_image";
+  pp_cuda_state *st = pp_cuda(ctx);
+  const int copies = copies_for((size_t)C * 256);
+  unsigned grid = 1;
+  if (height == 1 || pitch == row_bytes) { /* one contiguous run of bytes */
+    const size_t n = row_bytes * height;
+    auto k = hist_image_flat_kernel<C>;
+    HIST_TRY(grid_for(ctx, fn, k, 0, n / 16, 1, &grid));
+    /* a block's counters stay below 2^32: pieces of at most grid * 2^31 bytes, cut at
+     * multiples of 48 so that every piece starts on channel 0 */
+    const size_t piece = ((size_t)grid << 31) / 48 * 48;
+    for (size_t off = 0; off < n; off += piece) {
+      const size_t m = n - off < piece ? n - off : piece;
+      k<<<grid, HIST_THREADS, 0, st->stream>>>(pixels + off, m, head_elems(pixels + off, m), copies,
+                                               counts);
+      PP_CUDA_LAUNCHED(ctx, fn);
+    }
+    return PP_OK;
+  }
+  const size_t per_row = (row_bytes + 15) / 16 + 1;
+  auto k = hist_image_rows_kernel<C>;
+  HIST_TRY(grid_for(ctx, fn, k, 0, height * per_row, 1, &grid));
+  /* at most 2^27 chunks of 16 bytes per block and launch */
+  size_t rows_per_launch = ((size_t)grid << 27) / per_row;
+  if (rows_per_launch == 0) rows_per_launch = 1;
+  for (size_t r0 = 0; r0 < height; r0 += rows_per_launch) {
+    const size_t h = height - r0 < rows_per_launch ? height - r0 : rows_per_launch;
+    k<<<grid, HIST_THREADS, 0, st->stream>>>(pixels + r0 * pitch, row_bytes, pitch, per_row,
+                                             h * per_row, copies, counts);
+    PP_CUDA_LAUNCHED(ctx, fn);
+  }
+  return PP_OK;
+}
+
+pp_status pp_cuda_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
+                                  size_t height, size_t pitch_bytes, int channels,
+                                  uint64_t *counts) {
+  static const char fn[] = "pp_histogram_image";
+  pp_cuda_state *st = pp_cuda(ctx);
+  unsigned long long *c = (unsigned long long *)counts;
+  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, (size_t)channels * 256 * sizeof(uint64_t), st->stream),
+              fn);
+  const size_t row_bytes = width * (size_t)channels;
+  if (row_bytes == 0 || height == 0) return PP_OK;
+  switch (channels) {
+  case 1: return image_launch<1>(ctx, pixels, row_bytes, height, pitch_bytes, c);
+  case 2: return image_launch<2>(ctx, pixels, row_bytes, height, pitch_bytes, c);
+  case 3: return image_launch<3>(ctx, pixels, row_bytes, height, pitch_bytes, c);
+  case 4: return image_launch<4>(ctx, pixels, row_bytes, height, pitch_bytes, c);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: channels (%d)", fn, channels);
+}

@@ -1,0 +1,540 @@
+/*
+ * test_histogram.c — pp_histogram_even, pp_histogram_range and pp_histogram_image against
+ * serial references written here.
+ *
+ * Usage: test_histogram [cpu|cuda]
+ *
+ * The references spell out API.md's rules one element at a time:
+ *  - even: x counts when lo <= x < hi (as double), in bin
+ *    floor(((double)x - lo) * bins / (hi - lo)) computed in double in that order, clamped
+ *    to bins - 1; NaN is not counted;
+ *  - range: x counts in bin i when edges[i] <= x < edges[i + 1] (linear search here);
+ *  - image: counts[c][v] over interleaved channels, rows pitch_bytes apart.
+ * Counts must be exact. Bin counts cover every path of the CUDA backend (privatised
+ * shared memory with several copies, one copy, clusters of 2, 4 and 8 blocks, global
+ * atomics); data covers uniform values partly out of range, values within a few ulps of
+ * every bin edge, all-equal values (inside, at lo, at hi), one hot bin, NaN, +-0, +-inf,
+ * extremes of each integer type. Counts are pre-filled with garbage (they must be
+ * overwritten); inputs are in host or pp_malloc memory, at offset 0 or 1 element.
+ * PARPRIM_TEST_SEED varies the data; PARPRIM_TEST_QUICK=1 shrinks the large inputs (for
+ * runs under compute-sanitizer), keeping every bin-count path.
+ */
+#include "harness.h"
+
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+
+static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
+#define N_TYPES (sizeof all_types / sizeof all_types[0])
+
+static const char *tname(pp_dtype t) {
+  static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
+  return (unsigned)t < 7 ? names[t] : "bad";
+}
+
+static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
+
+/* Element i of a typed array as double (the API compares as double). */
+static double get_d(pp_dtype t, const void *a, size_t i) {
+  switch (t) {
+  case PP_U8: return (double)((const uint8_t *)a)[i];
+  case PP_I32: return (double)((const int32_t *)a)[i];
+  case PP_U32: return (double)((const uint32_t *)a)[i];
+  case PP_I64: return (double)((const int64_t *)a)[i];
+  case PP_U64: return (double)((const uint64_t *)a)[i];
+  case PP_F32: return (double)((const float *)a)[i];
+  default: return ((const double *)a)[i];
+  }
+}
+
+/* Stores v converted to t, saturating for integer types (NaN: 0). */
+static void put_d(pp_dtype t, void *a, size_t i, double v) {
+  switch (t) {
+  case PP_U8: ((uint8_t *)a)[i] = isnan(v) || v < 0 ? 0 : v > 255 ? 255 : (uint8_t)v; break;
+  case PP_I32:
+    ((int32_t *)a)[i] = isnan(v) ? 0 : v < -2147483648.0 ? INT32_MIN
+                                     : v > 2147483647.0  ? INT32_MAX
+                                                         : (int32_t)v;
+    break;
+  case PP_U32:
+    ((uint32_t *)a)[i] = isnan(v) || v < 0 ? 0 : v > 4294967295.0 ? UINT32_MAX : (uint32_t)v;
+    break;
+  case PP_I64:
+    ((int64_t *)a)[i] = isnan(v) ? 0 : v < -0x1p63 ? INT64_MIN : v >= 0x1p63 ? INT64_MAX : (int64_t)v;
+    break;
+  case PP_U64:
+    ((uint64_t *)a)[i] = isnan(v) || v < 0 ? 0 : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
+    break;
+  case PP_F32: ((float *)a)[i] = (float)v; break;
+  default: ((double *)a)[i] = v; break;
+  }
+}
+
+/* ---- references --------------------------------------------------------------------- */
+
+static void ref_even(pp_dtype t, const void *in, size_t n, size_t bins, double lo, double hi,
+                     uint64_t *counts) {
+  memset(counts, 0, bins * sizeof *counts);
+  for (size_t i = 0; i < n; i++) {
+    double v = get_d(t, in, i);
+    if (!(v >= lo && v < hi)) continue;
+    double q = floor((v - lo) * (double)bins / (hi - lo));
+    size_t b = q < (double)bins - 1.0 ? (size_t)q : bins - 1;
+    counts[b]++;
+  }
+}
+
+static void ref_range(pp_dtype t, const void *in, size_t n, const double *edges, size_t bins,
+                      uint64_t *counts) {
+  memset(counts, 0, bins * sizeof *counts);
+  for (size_t i = 0; i < n; i++) {
+    double v = get_d(t, in, i);
+    if (isnan(v)) continue;
+    for (size_t b = 0; b < bins; b++)
+      if (edges[b] <= v && v < edges[b + 1]) {
+        counts[b]++;
+        break;
+      }
+  }
+}
+
+/* Linear search above is too slow for many bins and many elements: the binary search it
+ * checks against is used only when both are large (and was itself checked on small cases). */
+static void ref_range_fast(pp_dtype t, const void *in, size_t n, const double *edges,
+                           size_t bins, uint64_t *counts) {
+  memset(counts, 0, bins * sizeof *counts);
+  for (size_t i = 0; i < n; i++) {
+    double v = get_d(t, in, i);
+    if (!(v >= edges[0] && v < edges[bins])) continue;
+    size_t lo = 0, hi = bins; /* edges[lo] <= v < edges[hi] */
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (edges[mid] <= v) lo = mid;
+      else hi = mid;
+    }
+    counts[lo]++;
+  }
+}
+
+static void ref_image(const uint8_t *px, size_t w, size_t h, size_t pitch, int ch,
+                      uint64_t *counts) {
+  memset(counts, 0, (size_t)ch * 256 * sizeof *counts);
+  for (size_t y = 0; y < h; y++)
+    for (size_t x = 0; x < w; x++)
+      for (int c = 0; c < ch; c++) counts[(size_t)c * 256 + px[y * pitch + x * (size_t)ch + (size_t)c]]++;
+}
+
+/* ---- running one call in every placement -------------------------------------------- */
+
+static int placement_turn;
+
+/* Large-input size: s normally, a small stand-in in quick mode. */
+static size_t big(size_t s) {
+  const char *q = getenv("PARPRIM_TEST_QUICK");
+  return q && *q && *q != '0' && s > 20000 ? 20011 : s;
+}
+
+/* Index of the first differing bin, or bins. */
+static size_t first_diff(const uint64_t *a, const uint64_t *b, size_t bins) {
+  for (size_t i = 0; i < bins; i++)
+    if (a[i] != b[i]) return i;
+  return bins;
+}
+
+typedef struct hist_call {
+  int kind; /* 0 even, 1 range */
+  pp_dtype t;
+  size_t n, bins;
+  double lo, hi;
+  const double *edges;
+} hist_call;
+
+/* Runs c on `in` (host data) with the input on the host or on the device, at offset 0 or
+ * 1, counts on the host or on the device pre-filled with garbage; compares with want. */
+static void run_and_check(pp_context *ctx, const hist_call *c, const void *in,
+                          const uint64_t *want, const char *what) {
+  const size_t es = pp_dtype_size(c->t);
+  const int turn = placement_turn++;
+  const int dev_in = turn & 1, offset = (turn >> 1) & 1, dev_counts = (turn >> 2) & 1;
+  const size_t bytes = c->n * es;
+  char *host_buf = NULL, *dev_buf = NULL;
+  const void *arg;
+  if (dev_in) {
+    dev_buf = th_dev_alloc(ctx, bytes + es);
+    if (bytes) th_copy(ctx, dev_buf + offset * es, in, bytes);
+    arg = dev_buf + offset * es;
+  } else {
+    host_buf = th_xmalloc(bytes + es);
+    memcpy(host_buf + offset * es, in, bytes);
+    arg = host_buf + offset * es;
+  }
+  uint64_t *got = th_xmalloc(c->bins * sizeof *got);
+  for (size_t i = 0; i < c->bins; i++) got[i] = 0xDEADBEEFCAFEull + i;
+  uint64_t *dcounts = NULL;
+  if (dev_counts) dcounts = th_dev_from_host(ctx, got, c->bins * sizeof *got);
+  uint64_t *target = dev_counts ? dcounts : got;
+  pp_status s = c->kind == 0
+                    ? pp_histogram_even(ctx, c->t, arg, c->n, c->bins, c->lo, c->hi, target)
+                    : pp_histogram_range(ctx, c->t, arg, c->n, c->edges, c->bins, target);
+  if (CHECK_STATUS(s, PP_OK, "%s %s n=%zu bins=%zu (%s)", c->kind ? "range" : "even",
+                   tname(c->t), c->n, c->bins, pp_last_error(ctx))) {
+    if (dev_counts) th_copy(ctx, got, dcounts, c->bins * sizeof *got);
+    size_t d = first_diff(got, want, c->bins);
+    CHECK(d == c->bins,
+          "%s %s %s n=%zu bins=%zu [%s in, offset %d, %s counts]: bin %zu got %" PRIu64
+          " want %" PRIu64,
+          what, c->kind ? "range" : "even", tname(c->t), c->n, c->bins,
+          dev_in ? "device" : "host", offset, dev_counts ? "device" : "host", d,
+          d < c->bins ? got[d] : 0, d < c->bins ? want[d] : 0);
+  }
+  if (dcounts) th_dev_free(ctx, dcounts);
+  if (dev_buf) th_dev_free(ctx, dev_buf);
+  free(host_buf);
+  free(got);
+}
+
+static void check_even(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t bins,
+                       double lo, double hi, const char *what) {
+  uint64_t *want = th_xmalloc(bins * sizeof *want);
+  ref_even(t, in, n, bins, lo, hi, want);
+  hist_call c = {0, t, n, bins, lo, hi, NULL};
+  run_and_check(ctx, &c, in, want, what);
+  free(want);
+}
+
+static void check_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                        const double *edges, size_t bins, const char *what) {
+  uint64_t *want = th_xmalloc(bins * sizeof *want);
+  if ((double)n * (double)bins > 4e7)
+    ref_range_fast(t, in, n, edges, bins, want);
+  else
+    ref_range(t, in, n, edges, bins, want);
+  hist_call c = {1, t, n, bins, 0, 0, edges};
+  run_and_check(ctx, &c, in, want, what);
+  free(want);
+}
+
+/* ---- data --------------------------------------------------------------------------- */
+
+/* A range [lo, hi) that suits t: fractional ends for floats, a span that includes
+ * values outside for every type. */
+static void range_for(pp_dtype t, double *lo, double *hi) {
+  switch (t) {
+  case PP_U8: *lo = 3.5; *hi = 250.25; break;
+  case PP_I32: *lo = -1e9 + 0.5; *hi = 1.5e9; break;
+  case PP_U32: *lo = 1e6; *hi = 4e9; break;
+  case PP_I64: *lo = -3e18; *hi = 5e18; break;
+  case PP_U64: *lo = 1e3; *hi = 1.5e19; break;
+  case PP_F32: *lo = -0.75; *hi = 1.25; break;
+  default: *lo = -3.0; *hi = 7.0; break;
+  }
+}
+
+/* Uniform over a span 10% wider than [lo, hi) on each side. */
+static void fill_uniform(th_rng *r, pp_dtype t, void *a, size_t n, double lo, double hi) {
+  double w = hi - lo;
+  for (size_t i = 0; i < n; i++) put_d(t, a, i, th_range(r, lo - 0.1 * w, hi + 0.1 * w));
+}
+
+/* Values at, just below and just above the edges lo + k*(hi-lo)/bins (as the type can
+ * hold them), plus lo and hi themselves. */
+static void fill_edges(th_rng *r, pp_dtype t, void *a, size_t n, size_t bins, double lo,
+                       double hi) {
+  for (size_t i = 0; i < n; i++) {
+    size_t k = (size_t)th_below(r, bins + 1);
+    double e = lo + (double)k * (hi - lo) / (double)bins;
+    int how = (int)th_below(r, 5);
+    double v = e;
+    if (t == PP_F32) {
+      float f = (float)e;
+      if (how == 1) f = nextafterf(f, -INFINITY);
+      if (how == 2) f = nextafterf(f, INFINITY);
+      v = f;
+    } else if (t == PP_F64) {
+      if (how == 1) v = nextafter(e, -INFINITY);
+      if (how == 2) v = nextafter(e, INFINITY);
+    } else {
+      if (how == 1) v = floor(e) - 1;
+      if (how == 2) v = ceil(e);
+    }
+    if (how == 3) v = lo;
+    if (how == 4) v = hi;
+    put_d(t, a, i, v);
+  }
+}
+
+/* Specials: NaN, +-0, +-inf, the type's extremes, mixed with uniform values. */
+static void fill_special(th_rng *r, pp_dtype t, void *a, size_t n, double lo, double hi) {
+  fill_uniform(r, t, a, n, lo, hi);
+  for (size_t i = 0; i < n; i++) {
+    if (th_below(r, 3) != 0) continue;
+    switch (th_below(r, 6)) {
+    case 0: put_d(t, a, i, NAN); break;
+    case 1: put_d(t, a, i, -0.0); break;
+    case 2: put_d(t, a, i, INFINITY); break;
+    case 3: put_d(t, a, i, -INFINITY); break;
+    case 4: put_d(t, a, i, t == PP_F32 ? FLT_MAX : t == PP_F64 ? DBL_MAX : 1e300); break;
+    default: put_d(t, a, i, t == PP_F32 ? -FLT_MAX : t == PP_F64 ? -DBL_MAX : -1e300); break;
+    }
+  }
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4097, 65537};
+#define N_SIZES (sizeof sizes / sizeof sizes[0])
+
+/* Bin counts reaching every CUDA path: up to 24576 one block's shared memory holds them
+ * all (32, 8, 2, 1 copies); then clusters whose power-of-two slices fit 96 KiB (24577: 2
+ * blocks, 65536: 4, 100000: 8 blocks of 16384 bins); from 131073 (200000, 300000, 2^20)
+ * global atomics. */
+static const size_t bin_counts[] = {1, 2, 7, 256, 1000, 1024, 4097, 24576, 24577, 65536, 100000,
+                                    200000, 300000, (size_t)1 << 20};
+#define N_BINS (sizeof bin_counts / sizeof bin_counts[0])
+
+static void test_even_patterns(pp_context *ctx) {
+  th_rng r = th_rng_make(1);
+  size_t maxn = ((size_t)1 << 20) + 7;
+  void *a = th_xmalloc(maxn * 8);
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    pp_dtype t = all_types[ti];
+    double lo, hi;
+    range_for(t, &lo, &hi);
+    for (size_t si = 0; si < N_SIZES; si++) {
+      size_t n = sizes[si];
+      size_t bins = bin_counts[(si + ti) % 6]; /* small and medium bin counts */
+      fill_uniform(&r, t, a, n, lo, hi);
+      check_even(ctx, t, a, n, bins, lo, hi, "uniform");
+      fill_edges(&r, t, a, n, bins, lo, hi);
+      check_even(ctx, t, a, n, bins, lo, hi, "edges");
+      if (is_float(t)) {
+        fill_special(&r, t, a, n, lo, hi);
+        check_even(ctx, t, a, n, bins, lo, hi, "special");
+      }
+    }
+    /* every bin-count path on one larger input */
+    size_t n = big(((size_t)1 << 18) + 3);
+    for (size_t bi = 0; bi < N_BINS; bi++) {
+      fill_uniform(&r, t, a, n, lo, hi);
+      check_even(ctx, t, a, n, bin_counts[bi], lo, hi, "uniform, bins path");
+      fill_edges(&r, t, a, n, bin_counts[bi], lo, hi);
+      check_even(ctx, t, a, n, bin_counts[bi], lo, hi, "edges, bins path");
+    }
+    /* all equal: inside, at lo (bin 0), at hi (not counted); one hot bin */
+    n = big(((size_t)1 << 20) + 7);
+    double vals[3] = {lo + (hi - lo) * 0.37, lo, hi};
+    const size_t eq_bins[] = {256, 1024, 24577, 65536, 200000, (size_t)1 << 20};
+    for (int k = 0; k < 3; k++) {
+      /* lo is fractional for some types: the stored value is what the type holds */
+      for (size_t i = 0; i < n; i++) put_d(t, a, i, vals[k]);
+      for (size_t bi = 0; bi < sizeof eq_bins / sizeof eq_bins[0]; bi++)
+        check_even(ctx, t, a, n, eq_bins[bi], lo, hi, "all equal");
+    }
+    fill_uniform(&r, t, a, n, lo, hi);
+    for (size_t i = 0; i < n; i++)
+      if (th_below(&r, 10) < 9) put_d(t, a, i, lo + (hi - lo) * 0.5);
+    check_even(ctx, t, a, n, 1024, lo, hi, "90% one value");
+    check_even(ctx, t, a, n, 65536, lo, hi, "90% one value");
+    check_even(ctx, t, a, n, (size_t)1 << 20, lo, hi, "90% one value");
+  }
+  free(a);
+}
+
+/* Integer data against bins that line up with the integers: every quotient is an exact
+ * integer, the case where the exact formula decides. */
+static void test_even_integer_edges(pp_context *ctx) {
+  th_rng r = th_rng_make(2);
+  size_t n = big(100003);
+  void *a = th_xmalloc(n * 8);
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    pp_dtype t = all_types[ti];
+    for (size_t i = 0; i < n; i++) put_d(t, a, i, (double)th_below(&r, 256));
+    check_even(ctx, t, a, n, 256, 0.0, 256.0, "integers, 256 bins over [0, 256)");
+    check_even(ctx, t, a, n, 256, 0.0, 255.0, "integers, 256 bins over [0, 255)");
+    check_even(ctx, t, a, n, 10, 0.0, 256.0, "integers, 10 bins");
+    check_even(ctx, t, a, n, 3, 0.1, 0.7 + 255, "integers, 3 bins, odd range");
+  }
+  /* f32 with ends that no float holds (the float fast path's range test) and values
+   * within an ulp of every edge, for bin counts on both sides of its error limit */
+  const size_t fbins[] = {3, 300, 4096, 30000, 100000};
+  for (size_t i = 0; i < sizeof fbins / sizeof fbins[0]; i++) {
+    fill_edges(&r, PP_F32, a, n, fbins[i], 0.1, 0.7);
+    check_even(ctx, PP_F32, a, n, fbins[i], 0.1, 0.7, "f32 edges, ends not floats");
+    fill_edges(&r, PP_F32, a, n, fbins[i], -1e6 - 0.3, 3.3e6);
+    check_even(ctx, PP_F32, a, n, fbins[i], -1e6 - 0.3, 3.3e6, "f32 edges, wide range");
+  }
+  /* f64 values with tiny and huge ranges */
+  double *d = a;
+  for (size_t i = 0; i < n; i++) d[i] = th_range(&r, -1e-300, 1e-300);
+  check_even(ctx, PP_F64, d, n, 1000, -1e-300, 1e-300, "tiny range");
+  for (size_t i = 0; i < n; i++) d[i] = th_range(&r, -1.5e308, 1.5e308);
+  check_even(ctx, PP_F64, d, n, 77, -DBL_MAX, DBL_MAX, "range wider than DBL_MAX");
+  free(a);
+}
+
+static void test_range(pp_context *ctx) {
+  th_rng r = th_rng_make(3);
+  size_t maxn = big(((size_t)1 << 18) + 3);
+  void *a = th_xmalloc((((size_t)1 << 18) + 3) * 8);
+  size_t max_bins = (size_t)1 << 20;
+  double *edges = th_xmalloc((max_bins + 1) * sizeof *edges);
+  const size_t rbins[] = {1, 2, 5, 255, 1000, 3000, 24576, 40000, 150000, 300000, (size_t)1 << 20};
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    pp_dtype t = all_types[ti];
+    double lo, hi;
+    range_for(t, &lo, &hi);
+    for (size_t bi = 0; bi < sizeof rbins / sizeof rbins[0]; bi++) {
+      size_t bins = rbins[bi];
+      /* uneven edges: random positive gaps, scaled onto [lo, hi] */
+      double acc = 0;
+      edges[0] = 0;
+      for (size_t i = 1; i <= bins; i++) edges[i] = acc += 0.05 + th_unit(&r) * (i % 7 ? 1 : 20);
+      for (size_t i = 0; i <= bins; i++) edges[i] = lo + (hi - lo) * (edges[i] / acc);
+      edges[bins] = hi;
+      for (size_t i = 1; i <= bins; i++)
+        if (!(edges[i] > edges[i - 1])) edges[i] = nextafter(edges[i - 1], INFINITY);
+      size_t n = bi < 4 ? sizes[(bi * 5 + ti) % N_SIZES] : bins > 100000 ? maxn : big(65537);
+      fill_uniform(&r, t, a, n, lo, hi);
+      check_range(ctx, t, a, n, edges, bins, "uniform");
+      /* values exactly on the edges */
+      for (size_t i = 0; i < n; i++) put_d(t, a, i, edges[th_below(&r, bins + 1)]);
+      check_range(ctx, t, a, n, edges, bins, "on edges");
+      if (is_float(t)) {
+        fill_special(&r, t, a, n, lo, hi);
+        check_range(ctx, t, a, n, edges, bins, "special");
+      }
+    }
+    /* infinite outer edges catch everything but NaN */
+    double e3[4] = {-INFINITY, lo, hi, INFINITY};
+    size_t n = 4097;
+    fill_special(&r, t, a, n, lo, hi);
+    check_range(ctx, t, a, n, e3, 3, "infinite outer edges");
+    /* all equal on an edge */
+    for (size_t i = 0; i < n; i++) put_d(t, a, i, e3[1]);
+    check_range(ctx, t, a, n, e3, 3, "all equal");
+  }
+  free(edges);
+  free(a);
+}
+
+static void check_image(pp_context *ctx, const uint8_t *px, size_t w, size_t h, size_t pitch,
+                        int ch, const char *what) {
+  const size_t bins = (size_t)ch * 256;
+  uint64_t want[1024], got[1024];
+  ref_image(px, w, h, pitch, ch, want);
+  const int turn = placement_turn++;
+  const int dev_in = turn & 1, offset = (turn >> 1) & 1, dev_counts = (turn >> 2) & 1;
+  const size_t bytes = h ? (h - 1) * pitch + w * (size_t)ch : 0;
+  uint8_t *buf = dev_in ? th_dev_alloc(ctx, bytes + 1) : th_xmalloc(bytes + 1);
+  if (dev_in) {
+    if (bytes) th_copy(ctx, buf + offset, px, bytes);
+  } else {
+    memcpy(buf + offset, px, bytes);
+  }
+  for (size_t i = 0; i < bins; i++) got[i] = 0xFEEDull * (i + 1);
+  uint64_t *dcounts = dev_counts ? th_dev_from_host(ctx, got, bins * 8) : NULL;
+  pp_status s = pp_histogram_image(ctx, buf + offset, w, h, pitch, ch, dev_counts ? dcounts : got);
+  if (CHECK_STATUS(s, PP_OK, "image %s %zux%zu pitch %zu ch %d (%s)", what, w, h, pitch, ch,
+                   pp_last_error(ctx))) {
+    if (dev_counts) th_copy(ctx, got, dcounts, bins * 8);
+    size_t d = first_diff(got, want, bins);
+    CHECK(d == bins,
+          "image %s %zux%zu pitch %zu ch %d [%s, offset %d]: counts[%zu][%zu] got %" PRIu64
+          " want %" PRIu64,
+          what, w, h, pitch, ch, dev_in ? "device" : "host", offset, d / 256, d % 256,
+          d < bins ? got[d] : 0, d < bins ? want[d] : 0);
+  }
+  if (dcounts) th_dev_free(ctx, dcounts);
+  if (dev_in) th_dev_free(ctx, buf);
+  else free(buf);
+}
+
+static void test_image(pp_context *ctx) {
+  th_rng r = th_rng_make(4);
+  const size_t dims[][2] = {{0, 5}, {5, 0}, {1, 1}, {3, 1}, {1, 7}, {17, 5}, {64, 64},
+                            {1023, 3}, {640, 480}, {1921, 1081}, {4096, 1024}};
+  const size_t max_bytes = (size_t)4096 * 1024 * 4 + 4096 * 64;
+  uint8_t *px = th_xmalloc(max_bytes);
+  for (int ch = 1; ch <= 4; ch++)
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+      size_t w = dims[di][0], h = dims[di][1], row = w * (size_t)ch;
+      if (big(w * h) != w * h) continue;
+      const size_t pitches[] = {row, row + 3, row + 64, (row + 255) / 256 * 256 + 256};
+      for (int pi = 0; pi < 4; pi++) {
+        size_t pitch = pitches[pi];
+        if (pitch == 0) pitch = 1;
+        size_t bytes = h ? (h - 1) * pitch + row : 0;
+        for (size_t i = 0; i < bytes; i++) px[i] = (uint8_t)th_next(&r);
+        check_image(ctx, px, w, h, pitch, ch, "random");
+        if (pi == 1 || pi == 0) {
+          /* a flat colour, and a skewed image (mostly one colour with noise) */
+          for (size_t i = 0; i < bytes; i++) px[i] = (uint8_t)(40 + 70 * (i % (size_t)ch));
+          check_image(ctx, px, w, h, pitch, ch, "flat colour");
+          for (size_t i = 0; i < bytes; i++)
+            if (th_below(&r, 8) == 0) px[i] = (uint8_t)th_next(&r);
+          check_image(ctx, px, w, h, pitch, ch, "skewed");
+        }
+      }
+    }
+  free(px);
+}
+
+static void test_errors(pp_context *ctx) {
+  float x[4] = {0, 1, 2, 3};
+  uint64_t counts[4] = {7, 7, 7, 7};
+  double e[3] = {0, 1, 1};
+  th_poison_error(ctx);
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 0, 0, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "bins 0");
+  CHECK(th_names(pp_last_error(ctx), "pp_histogram_even"), "error names the function: %s",
+        pp_last_error(ctx));
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 4, 1, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "lo == hi");
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 4, 2, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "lo > hi");
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 4, NAN, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "lo NaN");
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 4, 0, INFINITY, counts),
+               PP_ERR_INVALID_ARGUMENT, "hi inf");
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, NULL, 4, 4, 0, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "NULL in");
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 4, 4, 0, 1, NULL), PP_ERR_INVALID_ARGUMENT,
+               "NULL counts");
+  CHECK_STATUS(pp_histogram_even(ctx, (pp_dtype)99, x, 4, 4, 0, 1, counts), PP_ERR_INVALID_ARGUMENT,
+               "bad dtype");
+  th_poison_error(ctx);
+  CHECK_STATUS(pp_histogram_range(ctx, PP_F32, x, 4, e, 2, counts), PP_ERR_INVALID_ARGUMENT,
+               "equal edges");
+  CHECK(th_names(pp_last_error(ctx), "pp_histogram_range"), "error names the function: %s",
+        pp_last_error(ctx));
+  e[2] = NAN;
+  CHECK_STATUS(pp_histogram_range(ctx, PP_F32, x, 4, e, 2, counts), PP_ERR_INVALID_ARGUMENT,
+               "NaN edge");
+  CHECK_STATUS(pp_histogram_range(ctx, PP_F32, x, 4, NULL, 2, counts), PP_ERR_INVALID_ARGUMENT,
+               "NULL edges");
+  uint8_t px[16] = {0};
+  CHECK_STATUS(pp_histogram_image(ctx, px, 2, 2, 4, 0, counts), PP_ERR_INVALID_ARGUMENT,
+               "channels 0");
+  CHECK_STATUS(pp_histogram_image(ctx, px, 2, 2, 8, 5, counts), PP_ERR_INVALID_ARGUMENT,
+               "channels 5");
+  th_poison_error(ctx);
+  CHECK_STATUS(pp_histogram_image(ctx, px, 4, 2, 7, 2, counts), PP_ERR_INVALID_ARGUMENT,
+               "pitch < width * channels");
+  CHECK(th_names(pp_last_error(ctx), "pp_histogram_image"), "error names the function: %s",
+        pp_last_error(ctx));
+  for (int i = 0; i < 4; i++) CHECK(counts[i] == 7, "counts[%d] written on an argument error", i);
+  /* n == 0 writes zeros */
+  CHECK_STATUS(pp_histogram_even(ctx, PP_F32, x, 0, 4, 0, 1, counts), PP_OK, "n == 0");
+  for (int i = 0; i < 4; i++) CHECK(counts[i] == 0, "n == 0: counts[%d] = %" PRIu64, i, counts[i]);
+}
+
+int main(int argc, char **argv) {
+  pp_context *ctx = th_init(argc, argv);
+  test_errors(ctx);
+  test_even_integer_edges(ctx);
+  test_image(ctx);
+  test_range(ctx);
+  test_even_patterns(ctx);
+  return th_finish(ctx);
+}
