@@ -228,6 +228,8 @@ static const ladder_step ladder_steps[] = {
      LADDER_STEP(sort)},
     {"histogram", "global atomics, shared-memory privatisation, then the production kernel",
      LADDER_STEP(histogram)},
+    {"sgemm", "naive, 16/32 tiles, register blocking, vector loads, double buffering, warp tiles",
+     LADDER_STEP(sgemm)},
     {"conv", "naive, constant-memory filter, shared tiles, production kernels",
      LADDER_STEP(conv)},
     {"nbody", "the seed's tiled kernel against the production kernel",

@@ -127,6 +127,8 @@ const pp_backend_ops pp_cpu_ops = {
     .histogram_even = pp_cpu_histogram_even,
     .histogram_range = pp_cpu_histogram_range,
     .histogram_image = pp_cpu_histogram_image,
+    /* sgemm */
+    .sgemm = pp_cpu_sgemm,
     /* conv */
     .conv2d = pp_cpu_conv2d,
     .conv2d_separable = pp_cpu_conv2d_separable,

@@ -45,6 +45,10 @@ pp_status pp_cpu_histogram_range(pp_context *ctx, pp_dtype t, const void *in, si
 pp_status pp_cpu_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
                                  size_t height, size_t pitch_bytes, int channels,
                                  uint64_t *counts);
+/* sgemm.c */
+pp_status pp_cpu_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, size_t m,
+                       size_t n, size_t k, float alpha, const float *A, size_t lda,
+                       const float *B, size_t ldb, float beta, float *C, size_t ldc);
 /* conv.c */
 pp_status pp_cpu_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
                         size_t src_pitch, const float *filter, size_t fw, size_t fh,

@@ -300,6 +300,8 @@ static pp_backend_ops cuda_ops_table(void) {
   o.histogram_even = pp_cuda_histogram_even;
   o.histogram_range = pp_cuda_histogram_range;
   o.histogram_image = pp_cuda_histogram_image;
+  /* sgemm */
+  o.sgemm = pp_cuda_sgemm;
   /* conv */
   o.conv2d = pp_cuda_conv2d;
   o.conv2d_separable = pp_cuda_conv2d_separable;

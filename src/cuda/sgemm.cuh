@@ -1,0 +1,352 @@
+/* sgemm.cuh — the SGEMM tile kernel of the CUDA backend, as a template, so that
+ * src/cuda/sgemm.cu instantiates the production configurations and ladder/sgemm.cu can
+ * time the same code under other tile shapes, depths and load modes.
+ *
+ * Problem (always row-major here; sgemm.cu maps column-major onto it):
+ *     C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C
+ *
+ * One block computes a BM x BN tile of C from k-slices BK deep; each thread holds 8 x 8
+ * results in registers. Shared memory keeps both operands "k-major": As[k][m] and
+ * Bs[k][n], so for every k one thread reads its 8 values of A and its 8 of B as two
+ * 16-byte LDS each and does 64 FMAs (16 FMAs per shared-memory instruction, which keeps
+ * the shared-memory pipe under the FMA pipe). Rows are padded by 4 floats: keeps 16-byte
+ * alignment and spreads the transposing stores over all 32 banks.
+ *
+ * Warp tiling: a warp owns a 32 x 64 piece of the tile, its lanes laid out 4 (m) x 8 (n)
+ * with n fastest, and each lane's 8 x 8 is four 4 x 4 blocks 16 rows / 32 columns apart.
+ * Then, for one k, the 8 lanes of a quarter-warp read the same A vector (a broadcast) and
+ * 8 consecutive B vectors (128 bytes, all 32 banks): no bank conflict on either operand.
+ *
+ * Global -> shared goes through cp.async, STAGES tiles deep (Ampere's asynchronous copy,
+ * which Hopper keeps): the copies of tile t + STAGES - 1 are in flight while tile t is
+ * computed, with one barrier per k-slice. How an operand is copied depends only on how
+ * it is stored, so the inner loop is the same for all four transpose combinations:
+ *   SG_LOAD_D4  the operand's m (or n) index is contiguous in memory and rows are
+ *               16-byte aligned: 16-byte copies straight into the k-major tile;
+ *   SG_LOAD_D1  contiguous but not aligned (odd ld, odd offset): 4-byte copies, a warp
+ *               still reads 128 contiguous bytes;
+ *   SG_LOAD_T   k is the contiguous index (A not transposed, B transposed): 4-byte copies
+ *               that transpose on the way; a warp reads 8 consecutive k of 4 rows (four
+ *               full 32-byte sectors) and writes 4 x 8 distinct banks.
+ * Out-of-range elements (edges in m, n and k) are copied with source size 0, which
+ * zero-fills them, so edge tiles run the same inner loop and only the stores check
+ * bounds (PP_SGEMM_FAST_PATH lets interior tiles skip those predicates).
+ *
+ * Split-K: blockIdx.y picks a slice of k of p.kchunk; with p.work set the block writes
+ * its raw partial sums there ([split][m][ldw]) and sgemm.cu's reduction applies alpha and
+ * beta. All offsets are 64-bit: any m, n, k, ld that fits in memory.
+ */
+#ifndef PP_CUDA_SGEMM_CUH
+#define PP_CUDA_SGEMM_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { SG_LOAD_T = 0, SG_LOAD_D1 = 1, SG_LOAD_D4 = 2 };
+
+#define SG_PAD 4      /* floats after each k-row of a shared tile */
+/* 1: interior tiles copy without predicates (sg_copy_stage); 0: every copy is checked.
+ * On by default: on the H200 it took 4096^3 NN from 0.78-0.83x to 0.85x of cuBLAS and
+ * 8192^3 from 0.81x to 0.86x (test_sgemm passes either way); ptxas reports 60-160 bytes of
+ * spills in the mixed-mode instantiations, which is the next thing to remove. */
+#ifndef PP_SGEMM_FAST_PATH
+#define PP_SGEMM_FAST_PATH 1
+#endif
+#define SG_GROUP_M 8  /* tile rows per raster group (L2 reuse of B's panels) */
+
+struct sg_params {
+  const float *A, *B;
+  float *C;
+  size_t lda, ldb, ldc;
+  size_t m, n, k;
+  float alpha, beta;
+  size_t kchunk;           /* k per blockIdx.y (a multiple of BK) */
+  float *work;             /* split-K partials, or NULL: write C */
+  size_t ldw;              /* leading dimension of one partial */
+  unsigned tiles_m, tiles_n;
+  int c_vec;               /* C rows 16-byte aligned: float4 epilogue */
+};
+
+/* ---- asynchronous copies --------------------------------------------------------------- */
+
+__device__ __forceinline__ unsigned sg_smem_addr(const void *p) {
+  return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* 4 bytes, or (ok false) 4 zeros: the src-size operand 0 reads nothing, and src is then
+ * the operand's first element, so even a checker that ignores src-size sees a valid
+ * address. No branch: the copy is the same instruction either way. */
+__device__ __forceinline__ void sg_cp4(float *dst, const float *src, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(sg_smem_addr(dst)),
+               "l"(src), "r"(ok ? 4 : 0));
+}
+
+/* 16 bytes from a 16-byte aligned source (L2 only: the tile is reused from shared memory). */
+__device__ __forceinline__ void sg_cp16(float *dst, const float *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(sg_smem_addr(dst)), "l"(src));
+}
+
+__device__ __forceinline__ void sg_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void sg_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+/* Copies of one operand into the k-major shared tile dst[BK][W + SG_PAD]: the W x BK
+ * slice [w0, w0+W) x [k0, k0+BK), where X(w, kk) is X[kk*ld + w] in the D modes and
+ * X[w*ld + kk] in SG_LOAD_T; elements with w >= wtot or kk >= kend read as 0.
+ *
+ * Each thread copies the same pattern every k-slice: elements i = 0, 1, ... at a fixed
+ * stride from one base pointer, so only the base (64-bit), the stride and a mask of the
+ * rows in range live in registers across the main loop (per-element 64-bit addresses
+ * would spill next to the 64 accumulators). */
+template <int MODE, int W, int BK, int THREADS>
+struct sg_copy_plan {
+  static constexpr int V = MODE == SG_LOAD_D4 ? 4 : 1;  /* floats per copy */
+  /* D modes: THREADS / (W/V) k-rows per pass; T mode: THREADS/8 rows of 8 k per pass */
+  static constexpr int ROW_THREADS = MODE == SG_LOAD_T ? 8 : W / V;
+  static constexpr int ROWS_PER_PASS = THREADS / ROW_THREADS;
+  static constexpr int COUNT = BK * W / V / THREADS;
+  static_assert(THREADS % ROW_THREADS == 0 && COUNT >= 1 && BK * W % (V * THREADS) == 0,
+                "whole copies per thread");
+  static_assert(MODE != SG_LOAD_T || (BK % 8 == 0 && W % ROWS_PER_PASS == 0 &&
+                                      COUNT == (W / ROWS_PER_PASS) * (BK / 8)),
+                "T mode: whole groups of 8 k and of rows");
+  static_assert(MODE == SG_LOAD_T || BK % ROWS_PER_PASS == 0, "D modes: whole k-rows");
+};
+
+struct sg_copier {
+  const float *X;   /* the operand (a valid address for predicated-off copies) */
+  const float *base; /* this thread's first element at k = 0 */
+  size_t ld, stride; /* T: distance between its row groups; D: between its k-rows */
+  size_t wleft;      /* D: floats in range from this thread's column; T: unused */
+  unsigned rows_ok;  /* T: bit j set when row group j is inside wtot */
+  int tw, tk;        /* this thread's offsets within the tile (w and k of element 0) */
+};
+
+template <int MODE, int W, int BK, int THREADS>
+__device__ __forceinline__ sg_copier sg_copier_make(const float *X, size_t ld, size_t w0,
+                                                    size_t wtot, int tid) {
+  typedef sg_copy_plan<MODE, W, BK, THREADS> P;
+  sg_copier c;
+  c.X = X;
+  c.ld = ld;
+  c.rows_ok = 0;
+  c.wleft = 0;
+  if (MODE == SG_LOAD_T) {
+    c.tw = tid / 8;
+    c.tk = tid % 8;
+    c.stride = (size_t)P::ROWS_PER_PASS * ld;
+#pragma unroll
+    for (int j = 0; j < W / P::ROWS_PER_PASS; j++)
+      if (w0 + c.tw + (size_t)j * P::ROWS_PER_PASS < wtot) c.rows_ok |= 1u << j;
+    c.base = X + (w0 + c.tw) * ld + c.tk; /* only dereferenced where rows_ok says */
+  } else {
+    c.tw = (tid % P::ROW_THREADS) * P::V;
+    c.tk = tid / P::ROW_THREADS;
+    c.stride = (size_t)P::ROWS_PER_PASS * ld;
+    c.wleft = w0 + c.tw < wtot ? wtot - (w0 + c.tw) : 0;
+    c.base = X + (size_t)c.tk * ld + w0 + c.tw;
+  }
+  return c;
+}
+
+/* Issues this thread's copies of the slice starting at k0 (k0 + BK may pass kend).
+ * CHECKED false: the caller knows the whole W x BK slice is inside the operand (an
+ * interior tile, a full k-slice), so no copy needs a predicate: 3 instructions a copy
+ * instead of about 8, which matters next to 1024 FMAs per slice. */
+template <int MODE, int W, int BK, int THREADS, bool CHECKED>
+__device__ __forceinline__ void sg_copy_slice(const sg_copier &c, float *dst, size_t k0,
+                                              size_t kend) {
+  typedef sg_copy_plan<MODE, W, BK, THREADS> P;
+  constexpr int LDS = W + SG_PAD;
+  const size_t kleft = kend - k0; /* > 0 */
+  if (MODE == SG_LOAD_T) {
+    const float *p = c.base + k0;
+#pragma unroll
+    for (int h = 0; h < BK / 8; h++)
+#pragma unroll
+      for (int j = 0; j < W / P::ROWS_PER_PASS; j++) {
+        const bool ok = !CHECKED || (((c.rows_ok >> j) & 1u) && (size_t)(h * 8 + c.tk) < kleft);
+        sg_cp4(dst + (h * 8 + c.tk) * LDS + c.tw + j * P::ROWS_PER_PASS,
+               ok ? p + j * c.stride + h * 8 : c.X, ok);
+      }
+  } else {
+    const float *p = c.base + k0 * c.ld;
+#pragma unroll
+    for (int i = 0; i < P::COUNT; i++) {
+      const int kk = c.tk + i * P::ROWS_PER_PASS;
+      const bool ok = !CHECKED || (c.wleft > 0 && (size_t)kk < kleft);
+      float *d = dst + kk * LDS + c.tw;
+      const float *src = ok ? p + i * c.stride : c.X;
+      if (MODE != SG_LOAD_D4) {
+        sg_cp4(d, src, ok);
+      } else if (!CHECKED || (ok && c.wleft >= 4)) {
+        sg_cp16(d, src);
+      } else { /* the right edge: the floats in range one by one, zeros after them */
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+          const bool in = ok && (size_t)q < c.wleft;
+          sg_cp4(d + q, in ? src + q : c.X, in);
+        }
+      }
+    }
+  }
+}
+
+/* Both operands' copies of one slice into stage buffers as, bs; the unchecked form when
+ * the block's tile is interior in that operand and the slice is whole. */
+template <int MODE_A, int MODE_B, int BM, int BN, int BK, int THREADS>
+__device__ __forceinline__ void sg_copy_stage(const sg_copier &ca, const sg_copier &cb,
+                                              bool a_inside, bool b_inside, float *as, float *bs,
+                                              size_t k0, size_t kend) {
+  const bool whole = PP_SGEMM_FAST_PATH && k0 + BK <= kend;
+  if (a_inside && whole)
+    sg_copy_slice<MODE_A, BM, BK, THREADS, false>(ca, as, k0, kend);
+  else
+    sg_copy_slice<MODE_A, BM, BK, THREADS, true>(ca, as, k0, kend);
+  if (b_inside && whole)
+    sg_copy_slice<MODE_B, BN, BK, THREADS, false>(cb, bs, k0, kend);
+  else
+    sg_copy_slice<MODE_B, BN, BK, THREADS, true>(cb, bs, k0, kend);
+}
+
+/* ---- the tile kernel ------------------------------------------------------------------- */
+
+template <int BM, int BN, int BK, int STAGES>
+struct sg_shape {
+  static constexpr int THREADS = BM * BN / 64; /* 8 x 8 results per thread */
+  static constexpr int WARPS_N = BN / 64;      /* warp tile 32 x 64 */
+  static constexpr size_t SMEM =
+      (size_t)STAGES * BK * ((BM + SG_PAD) + (BN + SG_PAD)) * sizeof(float);
+  static_assert(BM % 32 == 0 && BN % 64 == 0, "whole warp tiles");
+};
+
+/* Four consecutive results of one row at column j (j % 4 == 0) into D: float4 when the
+ * rows are aligned and all four are inside, else one by one. */
+__device__ __forceinline__ void sg_store4(float *D, size_t ld, size_t i, size_t j, size_t n,
+                                          bool vec, const float *v, float alpha, float beta) {
+  float *d = D + i * ld + j;
+  if (vec && j + 4 <= n) {
+    float4 r = make_float4(alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]);
+    if (beta != 0.0f) { /* beta == 0: C is not read, so NaN there does not propagate */
+      const float4 c = *reinterpret_cast<const float4 *>(d);
+      r.x = fmaf(beta, c.x, r.x);
+      r.y = fmaf(beta, c.y, r.y);
+      r.z = fmaf(beta, c.z, r.z);
+      r.w = fmaf(beta, c.w, r.w);
+    }
+    *reinterpret_cast<float4 *>(d) = r;
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < 4; q++)
+    if (j + q < n) d[q] = beta != 0.0f ? fmaf(beta, d[q], alpha * v[q]) : alpha * v[q];
+}
+
+template <int BM, int BN, int BK, int STAGES, int MODE_A, int MODE_B>
+__global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES>::THREADS,
+                                  sg_shape<BM, BN, BK, STAGES>::THREADS >= 512   ? 1
+                                  : sg_shape<BM, BN, BK, STAGES>::THREADS >= 256 ? 2
+                                                                                 : 4)
+    sgemm_tile_kernel(const sg_params p) {
+  typedef sg_shape<BM, BN, BK, STAGES> S;
+  constexpr int THREADS = S::THREADS, LDA_S = BM + SG_PAD, LDB_S = BN + SG_PAD;
+  extern __shared__ float4 sg_smem4[];
+  float *const As = reinterpret_cast<float *>(sg_smem4);
+  float *const Bs = As + STAGES * BK * LDA_S;
+  const int tid = threadIdx.x;
+
+  /* Raster in groups of SG_GROUP_M tile rows: the blocks running at one time share a few
+   * panels of A and B, which then come from L2 rather than DRAM. */
+  const unsigned bid = blockIdx.x, per_group = SG_GROUP_M * p.tiles_n;
+  const unsigned first_m = bid / per_group * SG_GROUP_M;
+  const unsigned gm = min(p.tiles_m - first_m, (unsigned)SG_GROUP_M);
+  const unsigned tile_m = first_m + (bid % per_group) % gm, tile_n = (bid % per_group) / gm;
+  const size_t m0 = (size_t)tile_m * BM, n0 = (size_t)tile_n * BN;
+  const size_t kbeg = (size_t)blockIdx.y * p.kchunk;
+  const size_t kend = min(p.k, kbeg + p.kchunk);
+  const int ktiles = (int)((kend - kbeg + BK - 1) / BK);
+
+  const sg_copier ca = sg_copier_make<MODE_A, BM, BK, THREADS>(p.A, p.lda, m0, p.m, tid);
+  const sg_copier cb = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
+  const bool a_inside = m0 + BM <= p.m, b_inside = n0 + BN <= p.n; /* block-uniform */
+
+  /* Prologue: STAGES - 1 tiles in flight; one commit group per tile (empty ones too), so
+   * "all but the newest STAGES - 2 groups done" always means "tile t has landed". */
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < ktiles) {
+      const size_t k0 = kbeg + (size_t)s * BK;
+      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside,
+                                                          As + s * BK * LDA_S,
+                                                          Bs + s * BK * LDB_S, k0, kend);
+    }
+    sg_cp_commit();
+  }
+
+  const int warp = tid / 32, lane = tid % 32;
+  const int wm = (warp / S::WARPS_N) * 32 + (lane / 8) * 4;
+  const int wn = (warp % S::WARPS_N) * 64 + (lane % 8) * 4;
+  float acc[8][8];
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+#pragma unroll
+    for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+
+  for (int t = 0; t < ktiles; t++) {
+    sg_cp_wait<STAGES - 2>(); /* this thread's copies of tile t are done */
+    __syncthreads();          /* everyone's are; and tile t-1's stage is free */
+    const int next = t + STAGES - 1;
+    if (next < ktiles) {
+      const int s = next % STAGES;
+      const size_t k0 = kbeg + (size_t)next * BK;
+      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside,
+                                                          As + s * BK * LDA_S,
+                                                          Bs + s * BK * LDB_S, k0, kend);
+    }
+    sg_cp_commit();
+
+    const float *a_s = As + (t % STAGES) * BK * LDA_S + wm;
+    const float *b_s = Bs + (t % STAGES) * BK * LDB_S + wn;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk++) {
+      const float4 a0 = *reinterpret_cast<const float4 *>(a_s + kk * LDA_S);
+      const float4 a1 = *reinterpret_cast<const float4 *>(a_s + kk * LDA_S + 16);
+      const float4 b0 = *reinterpret_cast<const float4 *>(b_s + kk * LDB_S);
+      const float4 b1 = *reinterpret_cast<const float4 *>(b_s + kk * LDB_S + 32);
+      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  }
+  sg_cp_wait<0>(); /* no copy may still target shared memory when the block exits */
+
+  /* Epilogue: row i of acc is tile row wm + i (i < 4) or wm + 16 + i - 4; columns 0..3 and
+   * 4..7 are wn and wn + 32. Partials of a split go raw to the workspace. */
+  float *D = p.C;
+  size_t ld = p.ldc;
+  float alpha = p.alpha, beta = p.beta;
+  bool vec = p.c_vec != 0;
+  if (p.work) {
+    D = p.work + (size_t)blockIdx.y * p.m * p.ldw;
+    ld = p.ldw;
+    alpha = 1.0f;
+    beta = 0.0f;
+    vec = true;
+  }
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const size_t row = m0 + wm + (i < 4 ? i : 12 + i);
+    if (row >= p.m) continue;
+    sg_store4(D, ld, row, n0 + wn, p.n, vec, &acc[i][0], alpha, beta);
+    sg_store4(D, ld, row, n0 + wn + 32, p.n, vec, &acc[i][4], alpha, beta);
+  }
+}
+
+#endif /* PP_CUDA_SGEMM_CUH */
