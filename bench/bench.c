@@ -2012,6 +2012,8 @@ static const bench_entry bench_entries[] = {
      "reads n*size; even bins over the data's range, 8-bit images: 256 bins",
      "CUB DeviceHistogram::HistogramEven / HistogramRange", "serial histogram", {P2(20), P2(24), P2(28)}, NULL,
      0},
+    {"topk", bench_run_topk, "reads n*size; rate in GB/s of the input", "CUB DeviceRadixSort (full sort)",
+     "serial heap selection (f32 only)", {P2(20), P2(28)}, NULL, P2(24)},
     {"sgemm", bench_run_sgemm, "n = m = k; 2*n^3 flops, bytes column = flops/1000 (rate in TFLOP/s)",
      "cublasSgemm (CUBLAS_PEDANTIC_MATH)", "naive triple loop (n <= 1024)",
      {1000, 1024, 4096, 4097, 8192}, "TFLOP/s", 1024},

@@ -131,6 +131,7 @@ size_t last_slot(const bench_env *env);
  * defaults or --n), print one row per measurement; return 0, or 1 after a failure. */
 typedef int (*bench_run_fn)(bench_env *env, const size_t *sizes, int nsizes);
 int bench_run_histogram(bench_env *env, const size_t *sizes, int nsizes); /* bench_histogram.c */
+int bench_run_topk(bench_env *env, const size_t *sizes, int nsizes);      /* bench_topk.c */
 int bench_run_sgemm(bench_env *env, const size_t *sizes, int nsizes);     /* bench_sgemm.c */
 int bench_run_conv(bench_env *env, const size_t *sizes, int nsizes);      /* bench_conv.c */
 int bench_run_nbody(bench_env *env, const size_t *sizes, int nsizes);     /* bench_nbody.c */

@@ -25,6 +25,10 @@ void pp_cli_sort_usage(FILE *f);
 int pp_cli_histogram_main(int argc, char **argv);
 void pp_cli_histogram_usage(FILE *f);
 
+/* `parprim topk` (cli/topk_cmd.c). */
+int pp_cli_topk_main(int argc, char **argv);
+void pp_cli_topk_usage(FILE *f);
+
 /* `parprim conv` (cli/conv_cmd.c). */
 int pp_cli_conv_main(int argc, char **argv);
 void pp_cli_conv_usage(FILE *f);

@@ -693,6 +693,7 @@ static const demo_entry demo_entries[] = {
     {"sort", demo_sort},
     {"merge", demo_merge},
     {"histogram", pp_demo_histogram},
+    {"topk", pp_demo_topk},
     {"sgemm", pp_demo_sgemm},
     {"conv", pp_demo_conv},
     {"nbody", pp_demo_nbody},

@@ -88,6 +88,7 @@ size_t first_diff(const void *a, const void *b, size_t n, size_t es);
 
 /* Family entries in their own files. */
 void pp_demo_histogram(demo_env *env); /* cli/demo_histogram.c */
+void pp_demo_topk(demo_env *env);      /* cli/demo_topk.c */
 void pp_demo_sgemm(demo_env *env);     /* cli/demo_sgemm.c */
 void pp_demo_conv(demo_env *env);      /* cli/demo_conv.c */
 void pp_demo_nbody(demo_env *env);     /* cli/demo_nbody.c */

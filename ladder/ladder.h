@@ -37,6 +37,8 @@ int pp_ladder_scan_main(int argc, char **argv);
 int pp_ladder_sort_main(int argc, char **argv);
 /* ladder/histogram.cu */
 int pp_ladder_histogram_main(int argc, char **argv);
+/* ladder/topk.cu */
+int pp_ladder_topk_main(int argc, char **argv);
 /* ladder/sgemm.cu */
 int pp_ladder_sgemm_main(int argc, char **argv);
 /* ladder/conv.cu */

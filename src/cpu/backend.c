@@ -127,6 +127,9 @@ const pp_backend_ops pp_cpu_ops = {
     .histogram_even = pp_cpu_histogram_even,
     .histogram_range = pp_cpu_histogram_range,
     .histogram_image = pp_cpu_histogram_image,
+    /* topk */
+    .topk = pp_cpu_topk,
+    .topk_rows = pp_cpu_topk_rows,
     /* sgemm */
     .sgemm = pp_cpu_sgemm,
     /* conv */

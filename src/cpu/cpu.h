@@ -45,6 +45,12 @@ pp_status pp_cpu_histogram_range(pp_context *ctx, pp_dtype t, const void *in, si
 pp_status pp_cpu_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
                                  size_t height, size_t pitch_bytes, int channels,
                                  uint64_t *counts);
+/* topk.c */
+pp_status pp_cpu_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
+                      bool largest, void *values_out, uint64_t *indices_out);
+pp_status pp_cpu_topk_rows(pp_context *ctx, pp_dtype t, const void *in, size_t rows,
+                           size_t cols, size_t k, bool largest, void *values_out,
+                           uint64_t *indices_out);
 /* sgemm.c */
 pp_status pp_cpu_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, size_t m,
                        size_t n, size_t k, float alpha, const float *A, size_t lda,

@@ -300,6 +300,9 @@ static pp_backend_ops cuda_ops_table(void) {
   o.histogram_even = pp_cuda_histogram_even;
   o.histogram_range = pp_cuda_histogram_range;
   o.histogram_image = pp_cuda_histogram_image;
+  /* topk */
+  o.topk = pp_cuda_topk;
+  o.topk_rows = pp_cuda_topk_rows;
   /* sgemm */
   o.sgemm = pp_cuda_sgemm;
   /* conv */

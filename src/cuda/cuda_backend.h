@@ -81,6 +81,12 @@ pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, s
 pp_status pp_cuda_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
                                   size_t height, size_t pitch_bytes, int channels,
                                   uint64_t *counts);
+/* topk.cu */
+pp_status pp_cuda_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
+                       bool largest, void *values_out, uint64_t *indices_out);
+pp_status pp_cuda_topk_rows(pp_context *ctx, pp_dtype t, const void *in, size_t rows,
+                            size_t cols, size_t k, bool largest, void *values_out,
+                            uint64_t *indices_out);
 /* sgemm.cu */
 pp_status pp_cuda_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, size_t m,
                         size_t n, size_t k, float alpha, const float *A, size_t lda,

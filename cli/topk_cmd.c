@@ -1,0 +1,283 @@
+/*
+ * topk_cmd.c — `parprim topk FILE --type T --k K [--smallest] [--indices] [--out FILE]
+ * [--backend B]`: the k largest (or smallest) elements of a raw binary file of one
+ * element type, with pp_topk.
+ *
+ * The file is read whole into host memory and, on a GPU, copied to pp_malloc memory
+ * first, so that the time printed is the selection itself. Without --out the results are
+ * printed one per line (rank, value, and the index with --indices); with --out the k
+ * values are written raw (native byte order) to FILE and, with --indices, the k indices
+ * as uint64 to FILE.idx.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include "bench.h"
+#include "parprim.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define TOPK_EXIT_USAGE 2
+
+void pp_cli_topk_usage(FILE *f) {
+  fputs("usage: parprim topk FILE --type T --k K [--smallest] [--indices] [--out FILE]\n"
+        "                    [--backend cpu|cuda|auto]\n"
+        "\n"
+        "Finds the K largest (or smallest) elements of a raw binary file of elements of\n"
+        "type T (native byte order, no header) with pp_topk, in order. NaN counts as the\n"
+        "largest value; equal values are taken by lowest index. Prints the time of the\n"
+        "selection and, without --out, the results one per line.\n"
+        "\n"
+        "  --type T      u8, i32, u32, i64, u64, f32, f64 (required)\n"
+        "  --k K         how many (required; at most the element count)\n"
+        "  --smallest    the K smallest instead of the K largest\n"
+        "  --indices     also give each result's index in the file (with --out: to FILE.idx,\n"
+        "                as uint64)\n"
+        "  --out FILE    write the K values raw to FILE instead of printing them\n"
+        "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  -h, --help    this text\n"
+        "\n"
+        "Exit status: 0 done; 1 the file could not be read or written, its size is not a\n"
+        "multiple of the element size, K exceeds the element count, or the call failed;\n"
+        "2 usage error.\n",
+        f);
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+  fputs("parprim topk: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\n\n", stderr);
+  pp_cli_topk_usage(stderr);
+  return TOPK_EXIT_USAGE;
+}
+
+typedef struct topk_args {
+  const char *in, *out;
+  pp_dtype type;
+  size_t k;
+  bool have_type, have_k, smallest, indices;
+  pp_backend backend;
+} topk_args;
+
+/* Returns -1 when parsed, else the exit code (0 after help). */
+static int parse(int argc, char **argv, topk_args *a) {
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help") || !strcmp(arg, "help")) {
+      pp_cli_topk_usage(stdout);
+      return 0;
+    }
+    if (!strcmp(arg, "--smallest")) {
+      a->smallest = true;
+      continue;
+    }
+    if (!strcmp(arg, "--indices")) {
+      a->indices = true;
+      continue;
+    }
+    static const char *const valued[] = {"--type", "--k", "--out", "--backend"};
+    int which = -1;
+    const char *v = NULL;
+    for (int q = 0; q < 4 && which < 0; q++) {
+      size_t len = strlen(valued[q]);
+      if (!strcmp(arg, valued[q])) {
+        if (i + 1 >= argc) return usage_error("%s needs a value", arg);
+        which = q;
+        v = argv[++i];
+      } else if (!strncmp(arg, valued[q], len) && arg[len] == '=') {
+        which = q;
+        v = arg + len + 1;
+      }
+    }
+    if (which == 0) {
+      if (bench_parse_dtype(v, &a->type))
+        return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
+      a->have_type = true;
+    } else if (which == 1) {
+      if (bench_parse_size(v, &a->k)) return usage_error("bad --k '%s'", v);
+      a->have_k = true;
+    } else if (which == 2) {
+      if (!*v) return usage_error("%s", "--out needs a file name");
+      a->out = v;
+    } else if (which == 3) {
+      if (bench_parse_backend(v, &a->backend))
+        return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return usage_error("unknown option '%s'", arg);
+    } else if (a->in) {
+      return usage_error("unexpected argument '%s' (one input file)", arg);
+    } else {
+      a->in = arg;
+    }
+  }
+  if (!a->in) return usage_error("%s", "no input FILE");
+  if (!a->have_type) return usage_error("%s", "--type is required");
+  if (!a->have_k) return usage_error("%s", "--k is required");
+  return -1;
+}
+
+static int read_all(const char *path, size_t es, void **data, size_t *bytes) {
+  *data = NULL;
+  *bytes = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "parprim topk: cannot open '%s': %s\n", path, strerror(errno));
+    return 1;
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
+      (unsigned long long)st.st_size > (unsigned long long)SIZE_MAX) {
+    fprintf(stderr, "parprim topk: '%s' is not a regular file this machine can hold\n", path);
+    fclose(f);
+    return 1;
+  }
+  size_t size = (size_t)st.st_size;
+  if (size % es != 0) {
+    fprintf(stderr, "parprim topk: '%s' has %zu bytes, not a multiple of the element size (%zu)\n",
+            path, size, es);
+    fclose(f);
+    return 1;
+  }
+  unsigned char *buf = malloc(size ? size : 1);
+  if (!buf) {
+    fprintf(stderr, "parprim topk: out of host memory for %zu bytes\n", size);
+    fclose(f);
+    return 1;
+  }
+  size_t got = 0;
+  while (got < size) {
+    size_t r = fread(buf + got, 1, size - got, f);
+    if (r == 0) break;
+    got += r;
+  }
+  fclose(f);
+  if (got != size) {
+    fprintf(stderr, "parprim topk: reading '%s' came up short\n", path);
+    free(buf);
+    return 1;
+  }
+  *data = buf;
+  *bytes = size;
+  return 0;
+}
+
+static int write_all(const char *path, const void *data, size_t bytes) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "parprim topk: cannot create '%s': %s\n", path, strerror(errno));
+    return 1;
+  }
+  int bad = bytes && fwrite(data, 1, bytes, f) != bytes;
+  if (fclose(f) != 0) bad = 1;
+  if (bad) {
+    fprintf(stderr, "parprim topk: writing '%s' failed\n", path);
+    return 1;
+  }
+  return 0;
+}
+
+static int fail(pp_context *ctx, const char *what, pp_status s) {
+  fprintf(stderr, "parprim topk: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
+  return 1;
+}
+
+/* Selects on ctx (through pp_malloc memory on a GPU) into host vals / idx. */
+static int select_on(pp_context *ctx, const topk_args *a, const void *host, size_t n,
+                     void *vals, uint64_t *idx) {
+  const size_t es = pp_dtype_size(a->type);
+  const bool staged = pp_backend_of(ctx) != PP_BACKEND_CPU && n > 0;
+  const void *work = host;
+  void *dev = NULL;
+  pp_status s;
+  if (staged) {
+    if ((s = pp_malloc(ctx, &dev, n * es)) != PP_OK) return fail(ctx, "pp_malloc", s);
+    if ((s = pp_copy(ctx, dev, host, n * es)) != PP_OK || (s = pp_synchronize(ctx)) != PP_OK) {
+      (void)pp_free(ctx, dev);
+      return fail(ctx, "copy to the device", s);
+    }
+    work = dev;
+  }
+  double t0 = bench_now_ms();
+  s = pp_topk(ctx, a->type, work, n, a->k, !a->smallest, vals, idx);
+  if (s == PP_OK) s = pp_synchronize(ctx);
+  double ms = bench_now_ms() - t0;
+  if (dev) (void)pp_free(ctx, dev);
+  if (s != PP_OK) return fail(ctx, "pp_topk", s);
+  pp_device_info info;
+  const char *name = pp_get_device_info(ctx, &info) == PP_OK ? info.name : "unknown device";
+  printf("%zu %s of %zu %s elements in %.3f ms on %s (%s)\n", a->k,
+         a->smallest ? "smallest" : "largest", n, pp_dtype_string(a->type), ms,
+         pp_backend_string(pp_backend_of(ctx)), name);
+  return 0;
+}
+
+int pp_cli_topk_main(int argc, char **argv) {
+  topk_args a = {.type = PP_U8, .backend = PP_BACKEND_AUTO};
+  int rc = parse(argc, argv, &a);
+  if (rc >= 0) return rc;
+  const size_t es = pp_dtype_size(a.type);
+  void *data = NULL, *vals = NULL;
+  uint64_t *idx = NULL;
+  size_t bytes = 0;
+  pp_context *ctx = NULL;
+  rc = read_all(a.in, es, &data, &bytes);
+  const size_t n = bytes / es;
+  if (rc == 0 && a.k > n) {
+    fprintf(stderr, "parprim topk: --k %zu exceeds the %zu elements of '%s'\n", a.k, n, a.in);
+    rc = 1;
+  }
+  if (rc == 0) {
+    vals = malloc(a.k ? a.k * es : 1);
+    idx = malloc(a.k ? a.k * 8 : 8);
+    if (!vals || !idx) {
+      fprintf(stderr, "parprim topk: out of host memory\n");
+      rc = 1;
+    }
+  }
+  if (rc == 0) {
+    pp_status s = pp_create(&ctx, a.backend);
+    if (s != PP_OK) {
+      fprintf(stderr, "parprim topk: backend %s: %s: %s\n", pp_backend_string(a.backend),
+              pp_status_string(s), pp_last_error(NULL));
+      rc = 1;
+    }
+  }
+  if (rc == 0) rc = select_on(ctx, &a, data, n, vals, idx);
+  if (rc == 0 && a.out) {
+    rc = write_all(a.out, vals, a.k * es);
+    if (rc == 0 && a.indices) {
+      size_t len = strlen(a.out) + 5;
+      char *ipath = malloc(len);
+      if (!ipath) rc = 1;
+      else {
+        snprintf(ipath, len, "%s.idx", a.out);
+        rc = write_all(ipath, idx, a.k * 8);
+        if (rc == 0) printf("wrote %s and %s\n", a.out, ipath);
+        free(ipath);
+      }
+    } else if (rc == 0) {
+      printf("wrote %s\n", a.out);
+    }
+  } else if (rc == 0) {
+    for (size_t j = 0; j < a.k; j++) {
+      char text[64];
+      bench_format_value(a.type, (const char *)vals + j * es, text, sizeof text);
+      if (a.indices)
+        printf("%zu\t%s\t%" PRIu64 "\n", j + 1, text, idx[j]);
+      else
+        printf("%zu\t%s\n", j + 1, text);
+    }
+  }
+  pp_destroy(ctx);
+  free(data);
+  free(vals);
+  free(idx);
+  return rc;
+}

@@ -1,0 +1,841 @@
+/* topk.cu — pp_topk and pp_topk_rows on the GPU: radix selection.
+ *
+ * Order. Every element gets a "composite" key: its ordered image (sort.cuh's rules: floats
+ * by value with -0.0 == +0.0 and every NaN above +inf; signed with the sign bit flipped;
+ * all bits inverted for the k smallest) in the high bits, and its index inverted in the
+ * low IB bits (IB = 32 when the index fits, else 64). Composites are unique, and the k
+ * largest composites are exactly the answer: the k largest (smallest) values, NaN counted
+ * as largest, ties taken by lowest index, in order. Values are written from the input by
+ * index, so a -0.0 stays -0.0 and a NaN keeps its payload.
+ *
+ * Selection. The composite is read from its top in digits of 11 bits (2048 bins). S_L is
+ * the set of elements whose first L digits equal the chosen prefix d_1..d_L; S_0 is all.
+ * A pass at level L reads a superset of S_{L-1} (the input filtered by prefix, or a buffer
+ * holding S_{L-1}), writes out ("sure") the elements whose digit L is above d_L, histograms
+ * digit L+1 over S_L (shared-memory counters, one atomic per distinct bin per warp via
+ * __match_any_sync) and, when S_L is small enough, copies it to a buffer so that the next
+ * pass reads |S_L| elements instead of n. The histogram gives d_{L+1}: the bin holding the
+ * k_rem-th largest. When S_L fits in one block (FIN_SCAP), the selection finishes there:
+ * one block sorts S_L and keeps its top k_rem. When the bin holding the k_rem-th is taken
+ * whole, the next pass only writes.
+ *
+ * One array, n large: every pass is one multi-block launch; its last block (ticket)
+ * resolves the digit and updates a small state in device memory, so the host queues all
+ * passes without waiting (passes after the selection has finished return at once). For
+ * f32 with random data: pass 1 reads n (histogram), pass 2 reads n (writes S_1, about a
+ * sixteenth), pass 3 reads S_1, and the finishing block sorts a few thousand composites.
+ * The k results are then sorted by composite: in the finishing block for small k, else
+ * with pp_sort (sort.cu) — one sort of 64-bit composites, or for 128-bit composites a
+ * sort by index followed by a stable sort of the values.
+ *
+ * Rows (and small arrays): one block per row does the same passes itself: the row is read
+ * from global memory (re-reads mostly hit L2), S_L moves to shared memory as soon as it
+ * fits, and the final candidates and sure elements are sorted in shared memory (bitonic).
+ * Rows whose k does not fit shared memory fall back to the one-array path, row by row.
+ */
+#include "common.cuh"
+#include "cuda_backend.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <type_traits>
+
+#define DIGIT_BITS 11
+#define BINS (1 << DIGIT_BITS)
+
+/* multi-block passes */
+#ifndef PP_TOPK_THREADS
+#define PP_TOPK_THREADS 256
+#endif
+#ifndef PP_TOPK_ITEMS
+#define PP_TOPK_ITEMS 16
+#endif
+#ifndef PP_TOPK_BLOCKS_PER_SM
+#define PP_TOPK_BLOCKS_PER_SM 8
+#endif
+#define PASS_THREADS PP_TOPK_THREADS
+#define PASS_ITEMS PP_TOPK_ITEMS
+#define PASS_TILE (PASS_THREADS * PASS_ITEMS)
+/* the finishing block: 1024 threads sorting up to 64 KB of composites in shared memory */
+#define FIN_THREADS 1024
+#define FIN_BYTES (64 * 1024)
+/* one array of at most this many elements goes to the row kernel (one block) */
+#define SMALL_N 16384
+/* candidates kept beside the sure elements when a row (or the finishing block) sorts */
+#define ROW_SMALL 256
+
+typedef unsigned __int128 u128;
+
+/* ---- keys -------------------------------------------------------------------------- */
+
+template <typename T> struct key_of;
+template <> struct key_of<uint8_t> {
+  static constexpr int BITS = 8;
+  static __device__ __forceinline__ uint64_t image(uint8_t x) { return x; }
+};
+template <> struct key_of<uint32_t> {
+  static constexpr int BITS = 32;
+  static __device__ __forceinline__ uint64_t image(uint32_t x) { return x; }
+};
+template <> struct key_of<int32_t> {
+  static constexpr int BITS = 32;
+  static __device__ __forceinline__ uint64_t image(int32_t x) {
+    return (uint32_t)x ^ 0x80000000u;
+  }
+};
+template <> struct key_of<uint64_t> {
+  static constexpr int BITS = 64;
+  static __device__ __forceinline__ uint64_t image(uint64_t x) { return x; }
+};
+template <> struct key_of<int64_t> {
+  static constexpr int BITS = 64;
+  static __device__ __forceinline__ uint64_t image(int64_t x) {
+    return (uint64_t)x ^ 0x8000000000000000ull;
+  }
+};
+/* negative: all bits inverted; positive: sign bit set; -0.0 gets +0.0's image, NaN the
+ * largest */
+template <> struct key_of<float> {
+  static constexpr int BITS = 32;
+  static __device__ __forceinline__ uint64_t image(float x) {
+    uint32_t u = __float_as_uint(x), mag = u & 0x7FFFFFFFu;
+    uint32_t k = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    k = mag == 0 ? 0x80000000u : k;
+    k = mag > 0x7F800000u ? 0xFFFFFFFFu : k;
+    return k;
+  }
+};
+template <> struct key_of<double> {
+  static constexpr int BITS = 64;
+  static __device__ __forceinline__ uint64_t image(double x) {
+    uint64_t u = (uint64_t)__double_as_longlong(x), mag = u & 0x7FFFFFFFFFFFFFFFull;
+    uint64_t k = (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+    k = mag == 0 ? 0x8000000000000000ull : k;
+    k = mag > 0x7FF0000000000000ull ? ~0ull : k;
+    return k;
+  }
+};
+
+/* The composite of one (T, IB): CT is 64 bits when key and index fit, else 128. */
+template <typename T, int IB>
+struct comp {
+  static constexpr int KB = key_of<T>::BITS;
+  static constexpr int CB = KB + IB; /* bits in use */
+  static constexpr int DIGITS = (CB + DIGIT_BITS - 1) / DIGIT_BITS;
+  typedef typename std::conditional<(CB <= 64), uint64_t, u128>::type CT;
+  static constexpr uint64_t IMASK = IB == 64 ? ~0ull : 0xFFFFFFFFull;
+  static constexpr uint64_t KMASK = KB == 64 ? ~0ull : ((1ull << KB) - 1);
+
+  static __device__ __forceinline__ CT make(T x, uint64_t i, uint64_t flip) {
+    return ((CT)(key_of<T>::image(x) ^ flip) << IB) | (CT)(~i & IMASK);
+  }
+  static __device__ __forceinline__ uint64_t index(CT c) { return ~(uint64_t)c & IMASK; }
+  /* lowest bit of digit j (0 = the top digit) and its width */
+  static __device__ __forceinline__ int lo(int j) {
+    int l = CB - DIGIT_BITS * (j + 1);
+    return l < 0 ? 0 : l;
+  }
+  static __device__ __forceinline__ unsigned digit(CT c, int j) {
+    const int l = lo(j), w = CB - DIGIT_BITS * j - l;
+    return (unsigned)(c >> l) & ((1u << w) - 1u);
+  }
+  /* the bits of digits 0..j-1 (0 for j == 0) */
+  static __device__ __forceinline__ CT mask_upto(int j) {
+    if (j == 0) return (CT)0;
+    const int l = lo(j - 1);
+    return l == 0 ? ~(CT)0 : ~(((CT)1 << l) - 1);
+  }
+};
+
+/* ---- block building blocks -------------------------------------------------------- */
+
+/* Histogram methods (chosen on the host, uniform in a launch): 0 plain shared atomics,
+ * one counter per bin; 1 lanes with equal bins counted together (__match_any_sync), one
+ * atomic per distinct bin per warp; 2 HIST_COPIES copies of the counters, lane l adding
+ * to copy l % HIST_COPIES, so that lanes of one warp collide only within their copy (the
+ * skewed bins of real data — a few float exponents — otherwise serialise). */
+#define HIST_COPIES 8
+#ifndef PP_TOPK_HIST
+#define PP_TOPK_HIST 2
+#endif
+
+__device__ __forceinline__ void hist_add(unsigned *h, unsigned bin, bool active, int mode) {
+  if (mode == 1) {
+    const unsigned act = __ballot_sync(0xffffffffu, active);
+    if (active) {
+      const unsigned same = __match_any_sync(act, bin);
+      if ((int)(__ffs(same) - 1) == (int)(threadIdx.x % PP_WARP)) atomicAdd(&h[bin], __popc(same));
+    }
+  } else if (active) {
+    const unsigned copy = mode == 2 ? (threadIdx.x % HIST_COPIES) * BINS : 0u;
+    atomicAdd(&h[copy + bin], 1u);
+  }
+}
+
+/* Exclusive sum over the block's threads; *total gets the block's sum. All threads call;
+ * scratch holds THREADS / 32 words and may be reused after the next __syncthreads(). */
+template <int THREADS>
+__device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned *scratch,
+                                                        unsigned *total) {
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  unsigned x = v;
+#pragma unroll
+  for (int d = 1; d < PP_WARP; d *= 2) {
+    unsigned y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x += y;
+  }
+  if (lane == PP_WARP - 1) scratch[warp] = x;
+  __syncthreads();
+  unsigned before = 0, all = 0;
+#pragma unroll
+  for (int w = 0; w < THREADS / PP_WARP; w++) {
+    const unsigned s = scratch[w];
+    before += w < warp ? s : 0u;
+    all += s;
+  }
+  *total = all;
+  return before + x - v;
+}
+
+/* Sorts s[0..n) descending; n a power of two. Bitonic: log2(n)(log2(n)+1)/2 steps, each
+ * n/2 compare-exchanges spread over the block. */
+template <typename CT, int THREADS>
+__device__ void block_sort_desc(CT *s, unsigned n) {
+  for (unsigned size = 2; size <= n; size <<= 1)
+    for (unsigned stride = size >> 1; stride > 0; stride >>= 1) {
+      for (unsigned t = threadIdx.x; t < n / 2; t += THREADS) {
+        const unsigned i = 2 * t - (t & (stride - 1)), j = i + stride;
+        const bool desc = (i & size) == 0;
+        const CT a = s[i], b = s[j];
+        if ((a < b) == desc) {
+          s[i] = b;
+          s[j] = a;
+        }
+      }
+      __syncthreads();
+    }
+}
+
+static __host__ __device__ inline unsigned pow2_at_least(size_t n) {
+  unsigned p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+/* Pads s[count..pow2(count)) with 0 (below every composite: an index is never all ones),
+ * sorts descending and writes the first k as values (read from the input by index) and
+ * indices. */
+template <typename T, int IB, int THREADS>
+__device__ void sort_and_write(typename comp<T, IB>::CT *s, unsigned count, size_t k,
+                               const T *in, T *vals, uint64_t *idxs) {
+  typedef comp<T, IB> C;
+  const unsigned n2 = pow2_at_least(count);
+  for (unsigned i = count + threadIdx.x; i < n2; i += THREADS) s[i] = 0;
+  __syncthreads();
+  block_sort_desc<typename C::CT, THREADS>(s, n2);
+  for (size_t j = threadIdx.x; j < k; j += THREADS) {
+    const uint64_t i = C::index(s[j]);
+    vals[j] = in[i];
+    if (idxs) idxs[j] = i;
+  }
+}
+
+/* The bin of hist (BINS counters, read with read()) that holds the krem-th largest:
+ * returns it with the count above it and its own count. All threads call; the result is
+ * valid in every thread. */
+struct digit_pick {
+  unsigned d;
+  unsigned long long above, count;
+};
+
+template <int THREADS, typename Read>
+__device__ digit_pick pick_digit(Read read, unsigned long long krem) {
+  constexpr int PER = BINS / THREADS;
+  __shared__ unsigned long long part[THREADS / PP_WARP];
+  __shared__ digit_pick found;
+  /* thread t owns the PER bins at descending positions [t*PER, t*PER + PER) */
+  unsigned long long h[PER], mine = 0;
+#pragma unroll
+  for (int q = 0; q < PER; q++) {
+    h[q] = read(BINS - 1 - (threadIdx.x * PER + q));
+    mine += h[q];
+  }
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  unsigned long long x = mine;
+#pragma unroll
+  for (int d = 1; d < PP_WARP; d *= 2) {
+    unsigned long long y = __shfl_up_sync(0xffffffffu, x, d);
+    if (lane >= d) x += y;
+  }
+  if (lane == PP_WARP - 1) part[warp] = x;
+  __syncthreads();
+  unsigned long long before = x - mine;
+  for (int w = 0; w < warp; w++) before += part[w];
+#pragma unroll
+  for (int q = 0; q < PER; q++) {
+    if (before < krem && krem <= before + h[q]) {
+      found.d = BINS - 1 - (threadIdx.x * PER + q);
+      found.above = before;
+      found.count = h[q];
+    }
+    before += h[q];
+  }
+  __syncthreads();
+  digit_pick r = found;
+  __syncthreads();
+  return r;
+}
+
+/* ==================================================================================== */
+/* One array: multi-block passes                                                         */
+/* ==================================================================================== */
+
+/* What the passes hand each other, in device memory (zeroed before the first pass). */
+template <typename CT>
+struct sel_state {
+  CT prefix;             /* digits d_1..d_{L-1}: membership in S_{L-1} ... */
+  CT mask;               /* ... is (c & mask) == prefix */
+  unsigned long long krem; /* S_L: how many of it are still to be taken */
+  unsigned long long count; /* |S_L| */
+  unsigned long long src_count; /* entries of the buffer holding S_{L-1} */
+  unsigned long long nsel;      /* sure elements written to sel */
+  unsigned long long nbuf[2];   /* entries written to each buffer */
+  unsigned long long fin_count, fin_krem; /* the finishing block's set and how many of it */
+  int level;    /* L: digits chosen */
+  int dsel;     /* d_L */
+  int take_all; /* all of S_L is taken */
+  int src;      /* where S_{L-1} is: 0 the input, 1 buf0, 2 buf1 */
+  int stop;     /* 1: selection done (sel holds k); 2: finishable from buffer fin_buf */
+  int fin_buf;
+  unsigned ticket;
+};
+
+template <typename T, int IB>
+__global__ void __launch_bounds__(PASS_THREADS)
+topk_pass_kernel(const T *in, size_t n, size_t k, uint64_t flip, sel_state<typename comp<T, IB>::CT> *st,
+                 unsigned long long *hist, typename comp<T, IB>::CT *buf0,
+                 typename comp<T, IB>::CT *buf1, size_t cap, size_t fin_scap,
+                 typename comp<T, IB>::CT *sel, int hist_mode) {
+  typedef comp<T, IB> C;
+  typedef typename C::CT CT;
+  extern __shared__ __align__(16) unsigned h[]; /* BINS, or HIST_COPIES x BINS (mode 2) */
+  __shared__ unsigned scan_scratch[PASS_THREADS / PP_WARP];
+  __shared__ unsigned long long base_sure, base_keep;
+  __shared__ bool last;
+
+  if (st->stop) return;
+  const int L = st->level;
+  const int src = st->src;
+  const bool take_all = st->take_all != 0;
+  const unsigned dsel = (unsigned)st->dsel;
+  const CT prefix = st->prefix, mask = st->mask;
+  const unsigned long long count_L = L == 0 ? n : st->count;
+  const unsigned long long krem = L == 0 ? k : st->krem;
+  const size_t items = src == 0 ? n : st->src_count;
+  const CT *from = src == 1 ? buf0 : buf1;
+  const int w = src == 1 ? 1 : 0; /* the buffer this pass may write */
+  CT *to = w == 0 ? buf0 : buf1;
+  const bool write_buf = L > 0 && !take_all && count_L <= cap;
+  const bool need_hist = !take_all;
+
+  const int copies = hist_mode == 2 ? HIST_COPIES : 1;
+  if (need_hist)
+    for (int b = threadIdx.x; b < BINS * copies; b += PASS_THREADS) h[b] = 0;
+  __syncthreads();
+
+  for (size_t tile = blockIdx.x; tile * PASS_TILE < items; tile += gridDim.x) {
+    const size_t base = tile * PASS_TILE;
+    CT e[PASS_ITEMS];
+    bool sure[PASS_ITEMS], keep[PASS_ITEMS];
+#pragma unroll
+    for (int j = 0; j < PASS_ITEMS; j++) {
+      const size_t i = base + (size_t)j * PASS_THREADS + threadIdx.x;
+      const bool valid = i < items;
+      if (src == 0)
+        e[j] = valid ? C::make(in[i], i, flip) : (CT)0;
+      else
+        e[j] = valid ? from[i] : (CT)0;
+      sure[j] = false;
+      keep[j] = valid;
+      if (L > 0 && valid) {
+        const bool member = (e[j] & mask) == prefix;
+        const unsigned dg = C::digit(e[j], L - 1);
+        sure[j] = member && (dg > dsel || (take_all && dg == dsel));
+        keep[j] = member && !take_all && dg == dsel;
+      }
+    }
+    if (need_hist) {
+#pragma unroll
+      for (int j = 0; j < PASS_ITEMS; j++)
+        hist_add(h, keep[j] ? C::digit(e[j], L) : 0u, keep[j], hist_mode);
+    }
+    /* block-aggregated appends: one atomic per tile for each list */
+    unsigned mine = 0;
+#pragma unroll
+    for (int j = 0; j < PASS_ITEMS; j++)
+      mine += (sure[j] ? 0x10000u : 0u) + ((write_buf && keep[j]) ? 1u : 0u);
+    if (__syncthreads_or(mine != 0)) {
+      unsigned total;
+      unsigned off = block_exclusive_sum<PASS_THREADS>(mine, scan_scratch, &total);
+      if (threadIdx.x == 0) {
+        if (total >> 16) base_sure = atomicAdd(&st->nsel, (unsigned long long)(total >> 16));
+        if (total & 0xFFFFu) base_keep = atomicAdd(&st->nbuf[w], (unsigned long long)(total & 0xFFFFu));
+      }
+      __syncthreads();
+      unsigned long long ps = base_sure + (off >> 16), pk = base_keep + (off & 0xFFFFu);
+#pragma unroll
+      for (int j = 0; j < PASS_ITEMS; j++) {
+        if (sure[j]) sel[ps++] = e[j];
+        else if (write_buf && keep[j]) to[pk++] = e[j];
+      }
+      __syncthreads(); /* scan_scratch and the bases are reused by the next tile */
+    }
+  }
+
+  if (need_hist) {
+    __syncthreads();
+    for (int b = threadIdx.x; b < BINS; b += PASS_THREADS) {
+      unsigned v = 0;
+      for (int c = 0; c < copies; c++) v += h[c * BINS + b];
+      if (v) atomicAdd(&hist[b], (unsigned long long)v);
+    }
+  }
+  /* the last block to finish sees every block's counts and decides the next pass */
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  if (take_all) {
+    if (threadIdx.x == 0) st->stop = 1;
+    return;
+  }
+  if (write_buf && count_L <= fin_scap) {
+    if (threadIdx.x == 0) {
+      st->stop = 2;
+      st->fin_buf = w;
+      st->fin_count = count_L;
+      st->fin_krem = krem;
+    }
+    return;
+  }
+  digit_pick p = pick_digit<PASS_THREADS>(
+      [&](int b) { return __ldcg(&hist[b]); }, krem);
+  if (threadIdx.x == 0) {
+    st->ticket = 0;
+    if (L > 0) {
+      st->prefix = prefix | ((CT)dsel << C::lo(L - 1));
+      st->mask = C::mask_upto(L);
+    }
+    st->dsel = (int)p.d;
+    st->krem = krem - p.above;
+    st->count = p.count;
+    st->take_all = krem - p.above == p.count;
+    st->level = L + 1;
+    if (write_buf) {
+      if (src > 0) st->nbuf[src - 1] = 0; /* it is written by the pass after next */
+      st->src = w + 1;
+      st->src_count = count_L;
+    }
+  }
+}
+
+/* One block: takes the top fin_krem of the buffered candidates (when the passes stopped
+ * there), then, for small k, sorts all k and writes the outputs. */
+template <typename T, int IB>
+__global__ void __launch_bounds__(FIN_THREADS)
+topk_finish_kernel(const T *in, size_t k, sel_state<typename comp<T, IB>::CT> *st,
+                   const typename comp<T, IB>::CT *buf0, const typename comp<T, IB>::CT *buf1,
+                   typename comp<T, IB>::CT *sel, bool small_k, T *vals, uint64_t *idxs) {
+  typedef comp<T, IB> C;
+  typedef typename C::CT CT;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  CT *s = reinterpret_cast<CT *>(smem_raw);
+  const int stop = st->stop;
+  if (stop == 2) {
+    const CT *b = st->fin_buf == 0 ? buf0 : buf1;
+    const unsigned m = (unsigned)st->fin_count;
+    const unsigned long long krem = st->fin_krem, ns = k - krem;
+    if (small_k) { /* sure elements and candidates together: one sort gives the answer */
+      for (unsigned i = threadIdx.x; i < ns; i += FIN_THREADS) s[i] = sel[i];
+      for (unsigned i = threadIdx.x; i < m; i += FIN_THREADS) s[ns + i] = b[i];
+      __syncthreads();
+      sort_and_write<T, IB, FIN_THREADS>(s, (unsigned)(ns + m), k, in, vals, idxs);
+      return;
+    }
+    for (unsigned i = threadIdx.x; i < m; i += FIN_THREADS) s[i] = b[i];
+    const unsigned n2 = pow2_at_least(m);
+    for (unsigned i = m + threadIdx.x; i < n2; i += FIN_THREADS) s[i] = 0;
+    __syncthreads();
+    block_sort_desc<CT, FIN_THREADS>(s, n2);
+    for (size_t i = threadIdx.x; i < krem; i += FIN_THREADS) sel[ns + i] = s[i];
+    return;
+  }
+  if (small_k) {
+    for (unsigned i = threadIdx.x; i < k; i += FIN_THREADS) s[i] = sel[i];
+    __syncthreads();
+    sort_and_write<T, IB, FIN_THREADS>(s, (unsigned)k, k, in, vals, idxs);
+  }
+}
+
+/* sel (sorted descending, 64-bit composites) to outputs */
+template <typename T, int IB>
+__global__ void topk_decode_kernel(const T *in, const typename comp<T, IB>::CT *sel, size_t k,
+                                   T *vals, uint64_t *idxs) {
+  for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < k;
+       j += (size_t)gridDim.x * blockDim.x) {
+    const uint64_t i = comp<T, IB>::index(sel[j]);
+    vals[j] = in[i];
+    if (idxs) idxs[j] = i;
+  }
+}
+
+template <typename T, int IB>
+__global__ void topk_extract_kernel(const typename comp<T, IB>::CT *sel, size_t k, uint64_t *ix) {
+  for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < k;
+       j += (size_t)gridDim.x * blockDim.x)
+    ix[j] = comp<T, IB>::index(sel[j]);
+}
+
+template <typename T>
+__global__ void topk_gather_kernel(const T *in, const uint64_t *ix, size_t k, T *vals,
+                                   uint64_t *idxs) {
+  for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < k;
+       j += (size_t)gridDim.x * blockDim.x) {
+    const uint64_t i = ix[j];
+    vals[j] = in[i];
+    if (idxs) idxs[j] = i;
+  }
+}
+
+/* ==================================================================================== */
+/* Rows: one block per row                                                               */
+/* ==================================================================================== */
+
+/* Appends e to list at a warp-aggregated position for each lane where pred holds. All
+ * lanes of the warp call. */
+template <typename CT>
+__device__ __forceinline__ void warp_append(CT *list, unsigned *counter, bool pred, CT e) {
+  const unsigned ballot = __ballot_sync(0xffffffffu, pred);
+  if (!ballot) return;
+  const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
+  unsigned base = 0;
+  if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(ballot));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  if (pred) list[base + __popc(ballot & ((1u << lane) - 1u))] = e;
+}
+
+#define ROW_UNROLL 8
+
+/* Shared memory: BINS counters, then F (fcap composites: sure elements and, at the end,
+ * the last candidates), then M (mcap composites: S_L once it fits). */
+template <typename T, int IB, int THREADS>
+__global__ void __launch_bounds__(THREADS)
+topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uint64_t *idxs,
+                 unsigned fcap, unsigned mcap, int hist_mode) {
+  typedef comp<T, IB> C;
+  typedef typename C::CT CT;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned *h = reinterpret_cast<unsigned *>(smem_raw);
+  CT *F = reinterpret_cast<CT *>(smem_raw + BINS * sizeof(unsigned));
+  CT *M = F + fcap;
+  __shared__ unsigned nf, nm;
+
+  const size_t row = blockIdx.x;
+  const T *x = in + row * cols;
+  T *vout = vals + row * k;
+  uint64_t *iout = idxs ? idxs + row * k : NULL;
+
+  int L = 0;
+  CT prefix = 0, mask = 0;
+  unsigned dsel = 0;
+  bool take_all = false, in_m = false;
+  unsigned long long krem = k, count = cols;
+  size_t items = cols;
+  if (threadIdx.x == 0) nf = 0;
+
+  for (;;) {
+    /* S_L joins the sure elements in F when both fit: that pass ends the selection */
+    const bool to_f = !take_all && (k - krem) + count <= fcap;
+    const bool to_m = !to_f && !take_all && !in_m && count <= mcap;
+    const bool need_hist = !to_f && !take_all;
+    if (need_hist)
+      for (int b = threadIdx.x; b < BINS; b += THREADS) h[b] = 0;
+    if (threadIdx.x == 0) nm = 0;
+    __syncthreads();
+    for (size_t base = 0; base < items; base += (size_t)THREADS * ROW_UNROLL) {
+      CT e[ROW_UNROLL];
+#pragma unroll
+      for (int j = 0; j < ROW_UNROLL; j++) {
+        const size_t i = base + (size_t)j * THREADS + threadIdx.x;
+        e[j] = i < items ? (in_m ? M[i] : C::make(x[i], i, flip)) : (CT)0;
+      }
+#pragma unroll
+      for (int j = 0; j < ROW_UNROLL; j++) {
+        const size_t i = base + (size_t)j * THREADS + threadIdx.x;
+        const bool valid = i < items;
+        bool sure = false, keep = valid;
+        if (L > 0 && valid) {
+          const bool member = (e[j] & mask) == prefix;
+          const unsigned dg = C::digit(e[j], L - 1);
+          sure = member && (dg > dsel || (take_all && dg == dsel));
+          keep = member && !take_all && dg == dsel;
+        }
+        warp_append(F, &nf, sure || (to_f && keep), e[j]);
+        if (to_m) warp_append(M, &nm, keep, e[j]);
+        if (need_hist) hist_add(h, keep ? C::digit(e[j], L) : 0u, keep, hist_mode);
+      }
+    }
+    __syncthreads();
+    if (to_f || take_all) break;
+    if (to_m) {
+      in_m = true;
+      items = count;
+    }
+    const digit_pick p = pick_digit<THREADS>([&](int b) { return (unsigned long long)h[b]; }, krem);
+    if (L > 0) {
+      prefix |= (CT)dsel << C::lo(L - 1);
+      mask = C::mask_upto(L);
+    }
+    dsel = p.d;
+    krem -= p.above;
+    count = p.count;
+    take_all = krem == count;
+    L++;
+  }
+  __syncthreads();
+  sort_and_write<T, IB, THREADS>(F, nf, k, x, vout, iout);
+}
+
+/* ==================================================================================== */
+/* Host side                                                                             */
+/* ==================================================================================== */
+
+/* PARPRIM_TOPK_HIST (0, 1, 2) overrides the histogram method, to time them side by side;
+ * rows use 0 or 1 (their shared memory has room for one copy of the counters). */
+static int hist_mode(void) {
+  static int mode = -1;
+  if (mode < 0) {
+    const char *e = getenv("PARPRIM_TOPK_HIST");
+    mode = e && *e >= '0' && *e <= '2' ? *e - '0' : PP_TOPK_HIST;
+  }
+  return mode;
+}
+static int row_hist_mode(void) { return hist_mode() == 1 ? 1 : 0; }
+
+static inline uint64_t flip_of(int key_bits, bool largest) {
+  if (largest) return 0;
+  return key_bits == 64 ? ~0ull : ((1ull << key_bits) - 1);
+}
+
+static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* Row kernel configuration for (cols, k) and composite size cs: false when k does not
+ * fit shared memory. */
+struct rows_plan {
+  int threads;
+  unsigned fcap, mcap;
+  size_t smem;
+};
+
+static bool plan_rows(size_t cols, size_t k, size_t cs, rows_plan *p) {
+  const size_t fcap = pow2_at_least(k + ROW_SMALL);
+  const size_t hist = BINS * sizeof(unsigned);
+  const bool big = cols >= 65536 || fcap * cs > 24 * 1024;
+  const size_t budget = big ? 200 * 1024 : 56 * 1024;
+  if (hist + fcap * cs > budget) return false;
+  size_t mcap = (budget - hist - fcap * cs) / cs;
+  if (mcap > cols) mcap = cols;
+  p->threads = big ? 1024 : 256;
+  p->fcap = (unsigned)fcap;
+  p->mcap = (unsigned)mcap;
+  p->smem = hist + (fcap + mcap) * cs;
+  return true;
+}
+
+template <typename T, int IB, int THREADS>
+static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, size_t rows,
+                               size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
+                               const rows_plan &p) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int) =
+      topk_rows_kernel<T, IB, THREADS>;
+  static size_t smem_set = 0; /* the largest limit set so far for this instantiation */
+  if (p.smem > smem_set) {
+    PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)p.smem), fn);
+    smem_set = p.smem;
+  }
+  const uint64_t flip = flip_of(key_of<T>::BITS, largest);
+  for (size_t r0 = 0; r0 < rows; r0 += 0x7FFFFFFF) { /* grid x is at most 2^31 - 1 */
+    const size_t nr = rows - r0 < 0x7FFFFFFF ? rows - r0 : 0x7FFFFFFF;
+    kern<<<(unsigned)nr, THREADS, p.smem, st->stream>>>(in + r0 * cols, cols, k, flip,
+                                                        vals + r0 * k, idxs ? idxs + r0 * k : NULL,
+                                                        p.fcap, p.mcap, row_hist_mode());
+    PP_CUDA_LAUNCHED(ctx, fn);
+  }
+  return PP_OK;
+}
+
+template <typename T, int IB>
+static pp_status launch_rows(pp_context *ctx, const char *fn, const T *in, size_t rows,
+                             size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
+                             const rows_plan &p) {
+  if (p.threads == 1024)
+    return launch_rows_t<T, IB, 1024>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
+  return launch_rows_t<T, IB, 256>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
+}
+
+template <typename T, int IB>
+static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T *in, size_t n,
+                            size_t k, bool largest, T *vals, uint64_t *idxs) {
+  typedef comp<T, IB> C;
+  typedef typename C::CT CT;
+  pp_cuda_state *cs = pp_cuda(ctx);
+  const size_t fcap = FIN_BYTES / sizeof(CT), fin_scap = fcap / 2;
+  const bool small_k = k <= fcap - fin_scap;
+  size_t cap = n / 8;
+  if (cap > ((size_t)1 << 27)) cap = (size_t)1 << 27;
+  if (cap < fin_scap) cap = fin_scap;
+
+  /* one scratch block: state | histograms (one per pass) | buf0 | buf1 | sel | indices */
+  const int passes = C::DIGITS + 1;
+  const size_t o_hist = 256, o_buf0 = align_up(o_hist + (size_t)passes * BINS * 8, 256);
+  const size_t o_buf1 = align_up(o_buf0 + cap * sizeof(CT), 256);
+  const size_t o_sel = align_up(o_buf1 + cap * sizeof(CT), 256);
+  const size_t o_ix = align_up(o_sel + k * sizeof(CT), 256);
+  const bool wide_sort = !small_k && sizeof(CT) > 8;
+  const size_t bytes = o_ix + (wide_sort ? k * 8 : 0);
+  void *mem = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, &mem, bytes);
+  if (s != PP_OK) return s;
+  char *base = (char *)mem;
+  sel_state<CT> *state = (sel_state<CT> *)base;
+  unsigned long long *hist = (unsigned long long *)(base + o_hist);
+  CT *buf0 = (CT *)(base + o_buf0), *buf1 = (CT *)(base + o_buf1), *sel = (CT *)(base + o_sel);
+  uint64_t *ix = (uint64_t *)(base + o_ix);
+
+  cudaError_t e = cudaMemsetAsync(base, 0, o_buf0, cs->stream);
+  const uint64_t flip = flip_of(key_of<T>::BITS, largest);
+  const size_t tiles = pp_ceil_div(n, PASS_TILE);
+  size_t grid = (size_t)cs->sm_count * PP_TOPK_BLOCKS_PER_SM;
+  if (grid > tiles) grid = tiles;
+  const int mode = hist_mode();
+  const size_t hbytes = (mode == 2 ? HIST_COPIES : 1) * BINS * sizeof(unsigned);
+  static bool pass_smem_set = false; /* per instantiation; a benign race sets it twice */
+  if (e == cudaSuccess && hbytes > 48 * 1024 && !pass_smem_set) {
+    e = cudaFuncSetAttribute(topk_pass_kernel<T, IB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)hbytes);
+    pass_smem_set = e == cudaSuccess;
+  }
+  for (int p = 0; e == cudaSuccess && p < passes; p++) {
+    topk_pass_kernel<T, IB><<<(unsigned)grid, PASS_THREADS, hbytes, cs->stream>>>(
+        in, n, k, flip, state, hist + (size_t)p * BINS, buf0, buf1, cap, fin_scap, sel, mode);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) {
+    void (*fin)(const T *, size_t, sel_state<CT> *, const CT *, const CT *, CT *, bool, T *,
+                uint64_t *) = topk_finish_kernel<T, IB>;
+    static bool fin_smem_set = false;
+    if (!fin_smem_set) {
+      e = cudaFuncSetAttribute(fin, cudaFuncAttributeMaxDynamicSharedMemorySize, FIN_BYTES);
+      fin_smem_set = e == cudaSuccess;
+    }
+    if (e == cudaSuccess) {
+      fin<<<1, FIN_THREADS, FIN_BYTES, cs->stream>>>(in, k, state, buf0, buf1, sel, small_k, vals,
+                                                     idxs);
+      e = cudaGetLastError();
+    }
+  }
+  if (e != cudaSuccess) {
+    ctx->ops->temp_free(ctx, mem);
+    return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  }
+  if (!small_k) {
+    /* sel holds the k results in no order: sort them by composite */
+    const unsigned g = (unsigned)(pp_ceil_div(k, 256) < 4096 ? pp_ceil_div(k, 256) : 4096);
+    if (sizeof(CT) == 8) {
+      s = pp_cuda_sort(ctx, PP_U64, sel, NULL, 0, k, PP_DESCENDING, PP_SORT_AUTO);
+      if (s == PP_OK) {
+        topk_decode_kernel<T, IB><<<g, 256, 0, cs->stream>>>(in, sel, k, vals, idxs);
+        e = cudaGetLastError();
+      }
+    } else {
+      /* index order first, so that the stable sort of the values keeps ties in it */
+      topk_extract_kernel<T, IB><<<g, 256, 0, cs->stream>>>(sel, k, ix);
+      e = cudaGetLastError();
+      if (e == cudaSuccess) s = pp_cuda_sort(ctx, PP_U64, ix, NULL, 0, k, PP_ASCENDING, PP_SORT_AUTO);
+      if (e == cudaSuccess && s == PP_OK) {
+        topk_gather_kernel<T><<<g, 256, 0, cs->stream>>>(in, ix, k, vals, idxs);
+        e = cudaGetLastError();
+      }
+      if (e == cudaSuccess && s == PP_OK)
+        s = pp_cuda_sort(ctx, t, vals, idxs, idxs ? 8 : 0, k,
+                         largest ? PP_DESCENDING : PP_ASCENDING, PP_SORT_AUTO);
+    }
+  }
+  ctx->ops->temp_free(ctx, mem);
+  if (e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return s;
+}
+
+/* One array (rowwise false: rows == 1) or rows of one type. */
+template <typename T, int IB>
+static pp_status topk_ib(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t, const T *in,
+                         size_t rows, size_t cols, size_t k, bool largest, T *vals,
+                         uint64_t *idxs) {
+  if (!rowwise && cols > SMALL_N) return topk_array<T, IB>(ctx, fn, t, in, cols, k, largest, vals, idxs);
+  rows_plan p;
+  if (plan_rows(cols, k, sizeof(typename comp<T, IB>::CT), &p))
+    return launch_rows<T, IB>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
+  /* k too large for one block's shared memory: the one-array path, row by row */
+  for (size_t r = 0; r < rows; r++) {
+    pp_status s = topk_array<T, IB>(ctx, fn, t, in + r * cols, cols, k, largest, vals + r * k,
+                                    idxs ? idxs + r * k : NULL);
+    if (s != PP_OK) return s;
+  }
+  return PP_OK;
+}
+
+template <typename T>
+static pp_status topk_typed(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
+                            const void *in, size_t rows, size_t cols, size_t k, bool largest,
+                            void *vals, uint64_t *idxs) {
+  /* 32-bit inverted indices need every index below 2^32 - 1 (0 stays below them all) */
+  if (cols < 0xFFFFFFFFull)
+    return topk_ib<T, 32>(ctx, fn, rowwise, t, (const T *)in, rows, cols, k, largest, (T *)vals, idxs);
+  return topk_ib<T, 64>(ctx, fn, rowwise, t, (const T *)in, rows, cols, k, largest, (T *)vals, idxs);
+}
+
+static pp_status topk_dispatch(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
+                               const void *in, size_t rows, size_t cols, size_t k, bool largest,
+                               void *vals, uint64_t *idxs) {
+  if (k == 0 || rows == 0) return PP_OK;
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
+  switch (t) {
+  case PP_U8: return topk_typed<uint8_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_I32: return topk_typed<int32_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_U32: return topk_typed<uint32_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_I64: return topk_typed<int64_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_U64: return topk_typed<uint64_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_F32: return topk_typed<float>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  case PP_F64: return topk_typed<double>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dtype (%d)", fn, (int)t);
+}
+
+pp_status pp_cuda_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
+                       bool largest, void *values_out, uint64_t *indices_out) {
+  return topk_dispatch(ctx, "pp_topk", false, t, in, 1, n, k, largest, values_out, indices_out);
+}
+
+pp_status pp_cuda_topk_rows(pp_context *ctx, pp_dtype t, const void *in, size_t rows,
+                            size_t cols, size_t k, bool largest, void *values_out,
+                            uint64_t *indices_out) {
+  return topk_dispatch(ctx, "pp_topk_rows", true, t, in, rows, cols, k, largest, values_out,
+                       indices_out);
+}
