@@ -495,7 +495,7 @@ static bool ws_fill(bench_env *env, bench_ws *w, pp_dtype t, uint64_t seed) {
 
 /* Plans and allocates the slots; fills them with random t when fill is set. */
 alloc_result ws_alloc_fill(bench_env *env, bench_ws *w, size_t bytes, bool fill,
-                                  pp_dtype t, uint64_t seed) {
+                           pp_dtype t, uint64_t seed) {
   w->bytes = ws_plan(bytes, &w->slots, &w->stride);
   void *p = NULL;
   pp_status s = pp_malloc(env->ctx, &p, w->bytes);
@@ -511,7 +511,7 @@ alloc_result ws_alloc_fill(bench_env *env, bench_ws *w, size_t bytes, bool fill,
 }
 
 alloc_result ws_alloc(bench_env *env, bench_ws *w, size_t bytes, pp_dtype t,
-                             uint64_t seed) {
+                      uint64_t seed) {
   return ws_alloc_fill(env, w, bytes, true, t, seed);
 }
 
@@ -564,7 +564,7 @@ static pp_status time_one(bench_env *env, bench_call prep, bench_call call, void
  * peer get the same sequence, so they read the same slots and end on the same one
  * (last_slot). prep, when not NULL, runs before every run (warm-up too) outside the clock. */
 pp_status bench_time_prep(bench_env *env, bench_call prep, bench_call call, void *arg,
-                                 double *median_ms) {
+                          double *median_ms) {
   int reps = env->o->reps;
   double *ms = malloc((size_t)reps * sizeof *ms);
   if (!ms) {

@@ -341,7 +341,7 @@ void demo_unstage(demo_env *env, void *dev) {
 /* Allocates out on both sides (got on the backend under test, want on the reference),
  * runs the case and frees them. A setup failure is an error row. */
 void demo_measure_bufs(demo_env *env, const demo_case *c, void *got, demo_buf *got_buf,
-                              void *want, demo_buf *want_buf, size_t bytes) {
+                       void *want, demo_buf *want_buf, size_t bytes) {
   if (buf_alloc(env, env->run, got_buf, bytes) && buf_alloc(env, env->ref, want_buf, bytes))
     demo_measure(env, c, got, want);
   else
@@ -351,7 +351,7 @@ void demo_measure_bufs(demo_env *env, const demo_case *c, void *got, demo_buf *g
 }
 
 void report_element(const char *what, pp_dtype t, size_t i, const void *got,
-                           const void *want) {
+                    const void *want) {
   char a[64], b[64];
   size_t es = pp_dtype_size(t);
   bench_format_value(t, (const char *)got + i * es, a, sizeof a);
