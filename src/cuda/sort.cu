@@ -18,10 +18,10 @@
  *   3. one onesweep_kernel per digit position. A block takes tiles in the order of an
  *      atomic counter (a tile waits only on tiles handed out earlier, whose blocks are
  *      running: forward progress without co-residency), ranks the tile's keys by digit in
- *      shared memory (warp match + per-warp counters, stable), publishes its per-digit
- *      counts, looks back over the earlier tiles' counts for its digits (decoupled
- *      look-back, one thread per digit), then scatters keys and values through shared
- *      memory so that runs of equal digits are written contiguously.
+ *      shared memory (warp match by eight ballots + per-warp counters, stable), publishes
+ *      its per-digit counts, looks back over the earlier tiles' counts for its digits
+ *      (decoupled look-back, one thread per digit), then scatters keys and values through
+ *      shared memory so that runs of equal digits are written contiguously.
  * Keys ping-pong between the caller's buffer and one scratch buffer. If the passes done
  * are odd in number, the first skipped pass is turned into a plain copy, so the result
  * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
@@ -54,8 +54,25 @@
 #ifndef PP_SORT_MIN_BLOCKS
 #define PP_SORT_MIN_BLOCKS 2 /* onesweep blocks per SM the registers must allow */
 #endif
+/* 1: __match_any_sync; 0: eight ballots. The match runs once per key in the ranking's
+ * inner loop, and MATCH.ANY is a slow instruction for this (CUB's ranking uses a ballot
+ * loop for 8-bit digits, noting that match.any is slower when matching a few bits); the
+ * ballots cost ~32 simple instructions per key. */
 #ifndef PP_SORT_MATCH_ANY
-#define PP_SORT_MATCH_ANY 1 /* 1: __match_any_sync; 0: eight ballots */
+#define PP_SORT_MATCH_ANY 0
+#endif
+/* 1: count a tile's digits before ranking it and publish the counts first (CUB's order);
+ * 0: rank first and take the counts from the ranking. Not measured against each other
+ * yet: scripts/sort_variants.sh times both. */
+#ifndef PP_SORT_EARLY_COUNTS
+#define PP_SORT_EARLY_COUNTS 0
+#endif
+/* 1: a block takes its next tile's index when it starts the current one, hiding the
+ * atomic's latency; but a block that stalls then also holds up a tile that later tiles'
+ * look-backs wait for (the scan measured a similar prefetch slower). 0: take it when
+ * the current tile is done. To be measured (scripts/sort_variants.sh). */
+#ifndef PP_SORT_PREFETCH_TILE
+#define PP_SORT_PREFETCH_TILE 0
 #endif
 #ifndef PP_SORT_SMALL_THREADS
 #define PP_SORT_SMALL_THREADS 512
@@ -111,12 +128,20 @@ __device__ __forceinline__ unsigned warp_peers(unsigned d) {
 #if PP_SORT_MATCH_ANY
   return __match_any_sync(FULL_MASK, d);
 #else
+  /* per bit: the lanes whose bit equals this lane's (the ballot, inverted where the bit is
+     clear); written in PTX so that each bit costs four instructions and no extra registers */
   unsigned peers = FULL_MASK;
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-    const bool bit = (d >> b) & 1u;
-    const unsigned vote = __ballot_sync(FULL_MASK, bit);
-    peers &= bit ? vote : ~vote;
+    unsigned agree;
+    asm("{\n\t.reg .pred p;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 p, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+        "@!p not.b32 %0, %0;\n\t}"
+        : "=r"(agree)
+        : "r"(d), "r"(1u << b));
+    peers &= agree;
   }
   return peers;
 #endif
@@ -129,24 +154,22 @@ __device__ __forceinline__ unsigned tile_index(int warp, int i, int lane) {
   return (unsigned)(warp * PP_WARP * ITEMS + i * PP_WARP + lane);
 }
 
-/* Part 1 of ranking a tile. In index order, each key's rank among the keys of its warp
- * with the same digit: lanes with equal digits find each other (warp_peers), the lowest
- * of them adds their number to the warp's counter for the digit and hands the old value
- * to the others, who add the number of peers in lower lanes. Atomic updates of one counter
- * are ordered, and the shuffle makes item i's update precede item i+1's, so the ranks
- * follow index order (stability). Items at index >= valid are padding: digit 255 and the
- * highest indices, so they rank after every real key. Then, for thread d < 256,
- * whist[w][d] becomes the count of digit d in warps before w, and the return value is the
- * tile's count of digit d. whist must be zero on entry; every thread must call this. */
-template <typename U, int THREADS, int ITEMS>
-__device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
-                                                    pp_key_order<U> order, int shift,
-                                                    unsigned (&packed)[ITEMS],
-                                                    unsigned (*whist)[RADIX]) {
-  constexpr int WARPS = THREADS / PP_WARP;
+/* Ranks the thread's items among the keys of its warp with the same digit, in index order,
+ * starting from the warp's counters (its row of whist): lanes with equal digits find each other (warp_peers),
+ * the lowest of them adds their number to the warp's counter for the digit and hands the
+ * old value to the others, who add the number of peers in lower lanes. Atomic updates of
+ * one counter are ordered, and the shuffle makes item i's update precede item i+1's, so
+ * the ranks follow index order (stability). Items at index >= valid are padding: digit 255
+ * and the highest indices, so they rank after every real key. packed[i] = (rank << 8) |
+ * digit (rank < 2^24). */
+template <typename U, int ITEMS>
+__device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned valid,
+                                                pp_key_order<U> order, int shift,
+                                                unsigned (&packed)[ITEMS],
+                                                unsigned (*whist)[RADIX]) {
   const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
   const unsigned below = (1u << lane) - 1u;
-  unsigned *mine = whist[warp];
+  unsigned *counters = whist[warp];
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
     const unsigned d =
@@ -154,11 +177,18 @@ __device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsig
     const unsigned peers = warp_peers(d);
     const int leader = __ffs(peers) - 1;
     unsigned old = 0;
-    if (lane == leader) old = atomicAdd(mine + d, (unsigned)__popc(peers));
+    if (lane == leader) old = atomicAdd(counters + d, (unsigned)__popc(peers));
     old = __shfl_sync(FULL_MASK, old, leader);
-    packed[i] = ((old + (unsigned)__popc(peers & below)) << 8) | d; /* rank < 2^24 */
+    packed[i] = ((old + (unsigned)__popc(peers & below)) << 8) | d;
   }
-  __syncthreads();
+}
+
+/* For thread d < 256: turns column d of whist (per-warp counts) into the count of digit d
+ * in the warps before each one, and returns the tile's count of d. Call after a barrier. */
+template <int THREADS>
+__device__ __forceinline__ unsigned warp_counts_to_bases(unsigned (*whist)[RADIX]) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  const int tid = threadIdx.x;
   unsigned count = 0;
   if (tid < RADIX) {
 #pragma unroll 4
@@ -169,6 +199,20 @@ __device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsig
     }
   }
   return count;
+}
+
+/* Part 1 of ranking a tile: each key's rank among its warp's keys with the same digit
+ * (rank_warp_items, counters from zero), then, for thread d < 256, whist[w][d] becomes
+ * the count of digit d in warps before w, and the return value is the tile's count of
+ * digit d. whist must be zero on entry; every thread must call this. */
+template <typename U, int THREADS, int ITEMS>
+__device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
+                                                    pp_key_order<U> order, int shift,
+                                                    unsigned (&packed)[ITEMS],
+                                                    unsigned (*whist)[RADIX]) {
+  rank_warp_items<U, ITEMS>(key, valid, order, shift, packed, whist);
+  __syncthreads();
+  return warp_counts_to_bases<THREADS>(whist);
 }
 
 /* Part 2: the digits' first positions in the tile (scan over digits), then each key's
@@ -188,6 +232,48 @@ __device__ __forceinline__ unsigned rank_tile_finish(unsigned count, unsigned (&
     const unsigned d = packed[i] & (RADIX - 1);
     packed[i] = ((s_first[d] + whist[warp][d] + (packed[i] >> 8)) << 8) | d;
   }
+  return first;
+}
+
+/* The early-count order (PP_SORT_EARLY_COUNTS, as CUB's onesweep ranks): count first, so
+ * the tile's counts are published before its keys are ranked and later tiles' look-backs
+ * wait less; the ranking then starts each warp's counters at the final bases, so it
+ * yields positions in the sorted tile directly (no second pass over the items).
+ * Part 1: per-warp digit counts (one shared add per key, no return value), turned into
+ * per-warp bases as above; returns, for thread d < 256, the tile's count of d. whist must
+ * be zero on entry; every thread must call this. */
+template <typename U, int THREADS, int ITEMS>
+__device__ __forceinline__ unsigned count_tile_early(const U (&key)[ITEMS], unsigned valid,
+                                                     pp_key_order<U> order, int shift,
+                                                     unsigned (*whist)[RADIX]) {
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  unsigned *mine = whist[warp];
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++)
+    atomicAdd(mine + (tile_index<ITEMS>(warp, i, lane) < valid ? radix_digit(key[i], order, shift)
+                                                                : RADIX - 1),
+              1u);
+  __syncthreads();
+  return warp_counts_to_bases<THREADS>(whist);
+}
+
+/* Part 2: digit d's first position (the block scan, returned for thread d < 256) added
+ * to every warp's base for d, then the ranking from those bases: packed[i] = (position in
+ * the sorted tile << 8) | digit. The caller must __syncthreads() before reusing whist. */
+template <typename U, int THREADS, int ITEMS>
+__device__ __forceinline__ unsigned rank_tile_early(unsigned count, const U (&key)[ITEMS],
+                                                    unsigned valid, pp_key_order<U> order,
+                                                    int shift, unsigned (&packed)[ITEMS],
+                                                    unsigned (*whist)[RADIX], unsigned *s_scan) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  const int tid = threadIdx.x;
+  const unsigned first = pp_block_exclusive_sum256<THREADS>(count, s_scan);
+  if (tid < RADIX) {
+#pragma unroll 4
+    for (int w = 0; w < WARPS; w++) whist[w][tid] += first;
+  }
+  __syncthreads();
+  rank_warp_items<U, ITEMS>(key, valid, order, shift, packed, whist);
   return first;
 }
 
@@ -503,7 +589,9 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
   __shared__ unsigned long long s_base[RADIX]; /* global position of tile slot 0 per digit */
   __shared__ unsigned char s_digit[TILE];      /* digit of each slot of the sorted tile */
+#if !PP_SORT_EARLY_COUNTS
   __shared__ unsigned s_first[RADIX];
+#endif
   __shared__ unsigned s_scan[8];
   __shared__ unsigned s_tile;
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
@@ -527,13 +615,28 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   const int shift = pass * 8;
   const unsigned long long digit_first = tid < RADIX ? hdr->offsets[pass][tid] : 0ull;
 
+#if PP_SORT_PREFETCH_TILE
+  /* Thread 0 asks for the block's next tile while the current one is worked on, so the
+     atomic's round trip (hundreds of cycles) is off the tile's critical path. Still free of
+     deadlock: a tile waits only on lower tiles, and a block holding a tile as its next one
+     is working on a lower tile, which it finishes without waiting on any higher one. */
+  unsigned next_tile = 0;
+  if (tid == 0) next_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
+#endif
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
+#if PP_SORT_PREFETCH_TILE
+    if (tid == 0) s_tile = next_tile;
+#else
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
+#endif
     for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
+#if PP_SORT_PREFETCH_TILE
+    if (tid == 0) next_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
+#endif
     const size_t start = (size_t)tile * TILE;
     const unsigned valid = n - start < (size_t)TILE ? (unsigned)(n - start) : (unsigned)TILE;
 
@@ -544,7 +647,11 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     const U *tile_keys = ks + start + idx0;
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) key[i] = idx0 + i * PP_WARP < valid ? tile_keys[i * PP_WARP] : (U)0;
+#if PP_SORT_EARLY_COUNTS
+    const unsigned count = count_tile_early<U, THREADS, ITEMS>(key, valid, order, shift, whist);
+#else
     const unsigned count = rank_tile_count<U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
+#endif
 
     /* publish this tile's counts as early as possible: later tiles are waiting for them */
     S *slot = status + (size_t)tile * RADIX + tid;
@@ -552,7 +659,12 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
       pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
       if (status_next) status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
     }
+#if PP_SORT_EARLY_COUNTS
+    const unsigned first =
+        rank_tile_early<U, THREADS, ITEMS>(count, key, valid, order, shift, rank, whist, s_scan);
+#else
     const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
+#endif
     __syncthreads(); /* whist is read; xk overwrites it */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
