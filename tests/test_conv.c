@@ -359,6 +359,11 @@ static void test_big(pp_context *ctx) {
   case_2d(ctx, &r, 2048, 517, 0, 7, 7, PP_BORDER_MIRROR, DATA_FLOAT);
   case_sep(ctx, &r, 1031, 1029, 0, 15, 15, PP_BORDER_MIRROR, DATA_EXACT);
   case_sep(ctx, &r, 1024, 1024, 1, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
+  /* short separable filters on images large enough for interior tiles (the register
+   * row-pass kernel's vectorised loads) */
+  case_sep(ctx, &r, 1031, 1029, 0, 5, 5, PP_BORDER_MIRROR, DATA_EXACT);
+  case_sep(ctx, &r, 2048, 517, 0, 3, 3, PP_BORDER_CLAMP, DATA_FLOAT);
+  case_sep(ctx, &r, 1024, 1024, 0, 7, 7, PP_BORDER_ZERO, DATA_EXACT);
   case_sep(ctx, &r, 1111, 999, 0, 21, 13, PP_BORDER_ZERO, DATA_EXACT);
 }
 

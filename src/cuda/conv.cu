@@ -29,6 +29,10 @@
  * over all of its rows into a second shared array (TW columns, TH + K - 1 rows), and the
  * column filter slides down that array in registers as above. The image is read once and
  * written once, so it costs about what the 2D path costs for 3x3 at any filter length.
+ * Short stamped lengths (3, 5, 7: PP_CONV_SEP_REG_MAX) skip the second array: each thread
+ * computes the row sums of its strip's window rows in registers and feeds them straight
+ * into its column accumulators: the 2D kernel's loop and footprint with about
+ * K (R + K - 1) / R + K multiply-adds an output instead of K * K (conv_sep_reg_kernel).
  * Lengths beyond the shared-memory limit use two global passes through a temporary image.
  *
  * The constant-memory filter is one per device. Concurrent calls on different streams
@@ -61,6 +65,15 @@
 #endif
 #ifndef PP_CONV_SEP_WIDE_MAX
 #define PP_CONV_SEP_WIDE_MAX 9
+#endif
+/* separable lengths up to PP_CONV_SEP_REG_MAX take the register row pass
+ * (conv_sep_reg_kernel) instead of the fused two-phase kernel; PP_CONV_SEP_REG=0 turns it
+ * off (to measure one against the other in one build tree each) */
+#ifndef PP_CONV_SEP_REG
+#define PP_CONV_SEP_REG 1
+#endif
+#ifndef PP_CONV_SEP_REG_MAX
+#define PP_CONV_SEP_REG_MAX 7
 #endif
 
 __constant__ float c_conv[CONV_CONST_FLOATS];
@@ -310,6 +323,55 @@ __global__ void __launch_bounds__(CONV_THREADS)
   conv_store<CX>(g, acc, x0, y0);
 }
 
+/* ---- separable, short filters: row pass in registers ---------------------------------- */
+
+/* For short filters the fused kernel's second phase (row sums into `mid`, a barrier, a
+ * shared array as large again, so fewer resident blocks) costs more than the arithmetic
+ * it saves. Here each thread walks the CONV_R + K - 1 window rows of its strip exactly as
+ * the 2D kernel does, computes the K-tap row sum of each straight from the window (the K
+ * loads the 2D kernel makes anyway) and feeds it into the CONV_R column accumulators it
+ * covers: per output about K (R + K - 1) / R + K multiply-adds against K * K for 2D, the
+ * same shared loads and footprint as 2D, one barrier. Row sums of the rows shared by two
+ * strips are computed twice (K - 1 rows of R + K - 1), which is why long filters keep the
+ * fused kernel. The arithmetic is the fused kernel's, term for term and in the same
+ * order (row sum from zero over dx, then the column taps in dy order), so the results are
+ * bit-identical to it. */
+template <int K, int CX>
+__global__ void __launch_bounds__(CONV_THREADS) conv_sep_reg_kernel(conv_geom g) {
+  constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
+  constexpr int ROWS = CONV_TH + K - 1;
+  extern __shared__ float4 conv_smem[];
+  float *tile = reinterpret_cast<float *>(conv_smem);
+  long long x0, y0;
+  conv_tile_origin(g, TW, &x0, &y0);
+  conv_load_window(g, tile, x0, y0, SX, SW, ROWS, H);
+  __syncthreads();
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float acc[CX][CONV_R];
+#pragma unroll
+  for (int c = 0; c < CX; c++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  /* window row i of this strip: its row sum feeds outputs r = i - dy for every column tap */
+#pragma unroll
+  for (int i = 0; i < CONV_R + K - 1; i++) {
+    const float *srow = tile + (warp * CONV_R + i) * SW + (SX - H) + lane;
+#pragma unroll
+    for (int c = 0; c < CX; c++) {
+      float h = 0.0f;
+#pragma unroll
+      for (int dx = 0; dx < K; dx++) h = fmaf(c_conv[dx], srow[32 * c + dx], h);
+#pragma unroll
+      for (int r = 0; r < CONV_R; r++) {
+        const int dy = i - r;
+        if (dy >= 0 && dy < K) acc[c][r] = fmaf(c_conv[CONV_COL_SLOT + dy], h, acc[c][r]);
+      }
+    }
+  }
+  conv_store<CX>(g, acc, x0, y0);
+}
+
 /* ---- separable, any length: two passes through a temporary image ---------------------- */
 
 __global__ void __launch_bounds__(CONV_THREADS)
@@ -490,15 +552,22 @@ static pp_status conv_sep_stamped(pp_context *ctx, const float *src, size_t widt
                                   size_t dst_pitch) {
   static const char fn[] = "pp_conv2d_separable";
   constexpr int CX = K <= PP_CONV_SEP_WIDE_MAX ? 2 : 1, H = K / 2;
+  constexpr bool REG = PP_CONV_SEP_REG && K <= PP_CONV_SEP_REG_MAX;
   conv_geom g;
   if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
                       32 * CX, CONV_TH))
     return too_large(ctx, fn);
-  size_t smem = (size_t)g.rows * ((size_t)g.sw + 32 * CX) * sizeof(float);
-  CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<K, CX>, smem));
+  /* the fused kernel adds the `mid` array: TW columns per window row */
+  size_t smem = (size_t)g.rows * ((size_t)g.sw + (REG ? 0 : 32 * CX)) * sizeof(float);
+  if constexpr (REG) CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_reg_kernel<K, CX>, smem));
+  else CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<K, CX>, smem));
   CONV_TRY(conv_const_acquire(ctx, fn, row_filter, K, col_filter, K));
-  conv_sep_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
-                                pp_cuda(ctx)->stream>>>(g, NULL, NULL, K, K);
+  if constexpr (REG)
+    conv_sep_reg_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
+                                 pp_cuda(ctx)->stream>>>(g);
+  else
+    conv_sep_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
+                                  pp_cuda(ctx)->stream>>>(g, NULL, NULL, K, K);
   cudaError_t e = cudaGetLastError();
   pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
   return conv_const_release(ctx, fn, s);
