@@ -113,11 +113,16 @@ static int g_ref_largest;
 
 enum {
   P_RANDOM, P_EQUAL, P_FEW, P_SORTED, P_REVERSED, P_EXTREMES, P_SMALL,
-  P_NAN_SOME, P_NAN_ALL, P_ZEROS, P_INF, P_COUNT
+  P_NAN_SOME, P_NAN_ALL, P_ZEROS, P_INF, P_COUNT,
+  /* only in test_sampled: one equal "spike" value at every 16th index (largest) over
+   * random values, and the mirror ("holes": the smallest at every 16th). Every 16th is
+   * where a strided sample of a power-of-two size lands, so a sampled threshold (CUDA)
+   * reaches too few or too many elements and its exact fallback must take over. */
+  P_SPIKES = P_COUNT, P_HOLES, P_ALL
 };
-static const char *pname[P_COUNT] = {"random", "all-equal", "few-values", "sorted", "reversed",
-                                     "extremes", "small-range", "some-NaN", "all-NaN",
-                                     "signed-zeros", "inf-and-NaN"};
+static const char *pname[P_ALL] = {"random", "all-equal", "few-values", "sorted", "reversed",
+                                   "extremes", "small-range", "some-NaN", "all-NaN",
+                                   "signed-zeros", "inf-and-NaN", "spikes", "holes"};
 
 static int pattern_applies(pp_dtype t, int p) { return p < P_NAN_SOME || is_float(t); }
 
@@ -159,6 +164,8 @@ static void gen(pp_dtype t, int p, void *x, size_t n, th_rng *r) {
         break;
       }
       case P_SMALL: u = (c & ~(0xFFull << 56)) | (th_below(r, 7) << 56); break;
+      case P_SPIKES: u = i % 16 == 0 ? UINT64_MAX : (th_next(r) >> 1); break;
+      case P_HOLES: u = i % 16 == 0 ? 0 : (th_next(r) >> 1) + (UINT64_MAX >> 1) + 1; break;
       default: u = th_next(r); break;
       }
       put_rank(t, x, i, u);
@@ -176,6 +183,8 @@ static void gen(pp_dtype t, int p, void *x, size_t n, th_rng *r) {
         break;
       }
       case P_SMALL: d = (double)th_below(r, 5) * 0.5; break;
+      case P_SPIKES: d = i % 16 == 0 ? 5.0 : th_range(r, -1, 1); break;
+      case P_HOLES: d = i % 16 == 0 ? -5.0 : th_range(r, -1, 1); break;
       case P_NAN_SOME: d = th_below(r, 5) == 0 ? (double)NAN : th_range(r, -100, 100); break;
       case P_NAN_ALL: d = (double)NAN; break;
       case P_ZEROS: {
@@ -211,7 +220,7 @@ static void gen(pp_dtype t, int p, void *x, size_t n, th_rng *r) {
 /* ---- buffers -------------------------------------------------------------------------- */
 
 #define SENT 0xCD
-#define MAX_ELEMS (((size_t)1 << 20) + 64)
+#define MAX_ELEMS (((size_t)1 << 22) + 64)
 
 /* host and pp_malloc buffers for input, values and indices, at the largest size */
 static unsigned char *g_hin, *g_hval, *g_hidx, *g_din, *g_dval, *g_didx, *g_back, *g_backi;
@@ -388,6 +397,46 @@ static void test_rows(pp_context *ctx) {
   free(x);
 }
 
+/* Sizes and k around the CUDA backend's sampled-threshold paths (one array: n >= 2^22 and
+ * k <= n / 256; rows: cols >= 16384 and k <= cols / 64), on data where the sample is
+ * representative (random, sorted, ...), degenerate (all-equal, few values: the threshold
+ * then cuts by index) or misleading (spikes, holes: its fallback runs). k is taken just
+ * inside and just outside each switch. One 64-bit key type, so that both composite widths
+ * run. Runs on both backends (the CPU has no such path; its answers are checked alike). */
+static void test_sampled(pp_context *ctx) {
+  const pp_dtype types[] = {PP_F32, PP_I64, PP_U8};
+  const int pats[] = {P_RANDOM, P_EQUAL, P_FEW, P_SORTED, P_REVERSED, P_SPIKES, P_HOLES,
+                      P_NAN_SOME};
+  /* PARPRIM_TEST_QUICK (under compute-sanitizer): f32 and i64, three patterns and one k
+   * on each route (sorted at once, passes over the candidates, fallback) */
+  const char *quick = getenv("PARPRIM_TEST_QUICK");
+  const int q_only = quick && *quick && *quick != '0';
+  th_rng r = th_rng_make(3);
+  unsigned char *x = th_xmalloc(MAX_ELEMS * 8);
+  const size_t n = ((size_t)1 << 22) + 7, na_ks[] = {1, 64, 100, 2048, 2049, n / 256, n / 256 + 1};
+  const size_t rows = 4, cols = 32768, row_ks[] = {1, 64, cols / 64, cols / 64 + 1};
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+    const pp_dtype t = types[ti];
+    if (q_only && t == PP_U8) continue;
+    for (size_t pi = 0; pi < sizeof pats / sizeof pats[0]; pi++) {
+      const int p = pats[pi];
+      if (!pattern_applies(t, p) && p != P_SPIKES && p != P_HOLES) continue;
+      if (q_only && p != P_RANDOM && p != P_SPIKES && p != P_HOLES) continue;
+      gen(t, p, x, n, &r);
+      for (int largest = 0; largest < 2; largest++)
+        for (size_t q = 0; q < sizeof na_ks / sizeof na_ks[0]; q++)
+          if (!q_only || na_ks[q] == 64 || na_ks[q] == n / 256)
+            run_case(ctx, t, p, x, 1, n, na_ks[q], largest, 0);
+      gen(t, p, x, rows * cols, &r);
+      for (int largest = 0; largest < 2; largest++)
+        for (size_t q = 0; q < sizeof row_ks / sizeof row_ks[0]; q++)
+          if (!q_only || row_ks[q] == 64 || row_ks[q] == cols / 64)
+            run_case(ctx, t, p, x, rows, cols, row_ks[q], largest, 1);
+    }
+  }
+  free(x);
+}
+
 /* k > n fails with INVALID_ARGUMENT, names the function, writes nothing */
 static void test_bad_args(pp_context *ctx) {
   float in[10] = {0}, out[12];
@@ -438,6 +487,7 @@ int main(int argc, char **argv) {
   test_bad_args(ctx);
   test_arrays(ctx);
   test_rows(ctx);
+  test_sampled(ctx);
   bufs_free(ctx);
   return th_finish(ctx);
 }
