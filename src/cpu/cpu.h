@@ -16,6 +16,32 @@ static inline size_t pp_cpu_part_begin(size_t n, size_t t, size_t parts) {
   return (n / parts) * t + (t < n % parts ? t : n % parts);
 }
 
+/* Order keys (sort.c, topk.c): an unsigned image of a key's bits whose unsigned order is
+ * API.md's order of the values: signed integers with the sign bit flipped; floats by value
+ * with -0.0 == +0.0 and every NaN above +inf (all NaNs one key). */
+static inline uint8_t pp_cpu_okey_u8(uint8_t b) { return b; }
+static inline uint32_t pp_cpu_okey_u32(uint32_t b) { return b; }
+static inline uint64_t pp_cpu_okey_u64(uint64_t b) { return b; }
+static inline uint32_t pp_cpu_okey_i32(uint32_t b) { return b ^ UINT32_C(0x80000000); }
+static inline uint64_t pp_cpu_okey_i64(uint64_t b) { return b ^ UINT64_C(0x8000000000000000); }
+
+/* Written without branches: random signs would mispredict half the time in the hot loops.
+ * Negative floats have every bit flipped, others only the sign; then -0.0 (whose flip is
+ * just below +0.0's key) takes +0.0's key, and any NaN the largest key. */
+static inline uint32_t pp_cpu_okey_f32(uint32_t b) {
+  const uint32_t sign = UINT32_C(0x80000000);
+  uint32_t k = b ^ (((uint32_t)0 - (b >> 31)) | sign);
+  k = b == sign ? sign : k;
+  return (b & ~sign) > UINT32_C(0x7f800000) ? UINT32_MAX : k;
+}
+
+static inline uint64_t pp_cpu_okey_f64(uint64_t b) {
+  const uint64_t sign = UINT64_C(0x8000000000000000);
+  uint64_t k = b ^ (((uint64_t)0 - (b >> 63)) | sign);
+  k = b == sign ? sign : k;
+  return (b & ~sign) > UINT64_C(0x7ff0000000000000) ? UINT64_MAX : k;
+}
+
 pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                         void *out);
 pp_status pp_cpu_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,

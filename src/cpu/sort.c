@@ -77,31 +77,6 @@ static inline void st_u64(void *p, size_t i, uint64_t v) {
   memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
 }
 
-/* ---- order keys ---------------------------------------------------------------------- */
-
-static inline uint8_t okey_u8(uint8_t b) { return b; }
-static inline uint32_t okey_u32(uint32_t b) { return b; }
-static inline uint64_t okey_u64(uint64_t b) { return b; }
-static inline uint32_t okey_i32(uint32_t b) { return b ^ UINT32_C(0x80000000); }
-static inline uint64_t okey_i64(uint64_t b) { return b ^ UINT64_C(0x8000000000000000); }
-
-/* Written without branches: random signs would mispredict half the time in the hot loops.
- * Negative floats have every bit flipped, others only the sign; then -0.0 (whose flip is
- * just below +0.0's key) takes +0.0's key, and any NaN the largest key. */
-static inline uint32_t okey_f32(uint32_t b) {
-  const uint32_t sign = UINT32_C(0x80000000);
-  uint32_t k = b ^ (((uint32_t)0 - (b >> 31)) | sign);
-  k = b == sign ? sign : k;
-  return (b & ~sign) > UINT32_C(0x7f800000) ? UINT32_MAX : k;
-}
-
-static inline uint64_t okey_f64(uint64_t b) {
-  const uint64_t sign = UINT64_C(0x8000000000000000);
-  uint64_t k = b ^ (((uint64_t)0 - (b >> 63)) | sign);
-  k = b == sign ? sign : k;
-  return (b & ~sign) > UINT64_C(0x7ff0000000000000) ? UINT64_MAX : k;
-}
-
 /* ---- the work of one call ------------------------------------------------------------ */
 
 typedef struct sort_job {
@@ -354,13 +329,13 @@ typedef struct sort_job {
   PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v8, u64, uint64_t, 1)                        \
   PP_CPU_MERGE(NAME, W, KT, OKEY)
 
-PP_CPU_SORT_TYPE(u8, u8, uint8_t, okey_u8, RADIX_BITS)
-PP_CPU_SORT_TYPE(i32, u32, uint32_t, okey_i32, RADIX_BITS)
-PP_CPU_SORT_TYPE(u32, u32, uint32_t, okey_u32, RADIX_BITS)
-PP_CPU_SORT_TYPE(i64, u64, uint64_t, okey_i64, RADIX_BITS)
-PP_CPU_SORT_TYPE(u64, u64, uint64_t, okey_u64, RADIX_BITS)
-PP_CPU_SORT_TYPE(f32, u32, uint32_t, okey_f32, RADIX_BITS)
-PP_CPU_SORT_TYPE(f64, u64, uint64_t, okey_f64, RADIX_BITS)
+PP_CPU_SORT_TYPE(u8, u8, uint8_t, pp_cpu_okey_u8, RADIX_BITS)
+PP_CPU_SORT_TYPE(i32, u32, uint32_t, pp_cpu_okey_i32, RADIX_BITS)
+PP_CPU_SORT_TYPE(u32, u32, uint32_t, pp_cpu_okey_u32, RADIX_BITS)
+PP_CPU_SORT_TYPE(i64, u64, uint64_t, pp_cpu_okey_i64, RADIX_BITS)
+PP_CPU_SORT_TYPE(u64, u64, uint64_t, pp_cpu_okey_u64, RADIX_BITS)
+PP_CPU_SORT_TYPE(f32, u32, uint32_t, pp_cpu_okey_f32, RADIX_BITS)
+PP_CPU_SORT_TYPE(f64, u64, uint64_t, pp_cpu_okey_f64, RADIX_BITS)
 
 typedef void (*sort_fn)(const sort_job *job);
 typedef void (*merge_fn)(const void *a, size_t na, const void *b, size_t nb, void *out,

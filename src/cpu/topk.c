@@ -34,26 +34,21 @@ static int pair_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static inline uint64_t image_u8(uint8_t x) { return x; }
-static inline uint64_t image_u32(uint32_t x) { return x; }
-static inline uint64_t image_i32(int32_t x) { return (uint32_t)x ^ 0x80000000u; }
-static inline uint64_t image_u64(uint64_t x) { return x; }
-static inline uint64_t image_i64(int64_t x) { return (uint64_t)x ^ 0x8000000000000000ull; }
+/* The value's order key (cpu.h) widened to 64 bits: composites put it above the index. */
+static inline uint64_t image_u8(uint8_t x) { return pp_cpu_okey_u8(x); }
+static inline uint64_t image_u32(uint32_t x) { return pp_cpu_okey_u32(x); }
+static inline uint64_t image_i32(int32_t x) { return pp_cpu_okey_i32((uint32_t)x); }
+static inline uint64_t image_u64(uint64_t x) { return pp_cpu_okey_u64(x); }
+static inline uint64_t image_i64(int64_t x) { return pp_cpu_okey_i64((uint64_t)x); }
 static inline uint64_t image_f32(float x) {
   uint32_t u;
   memcpy(&u, &x, 4);
-  uint32_t mag = u & 0x7FFFFFFFu;
-  if (mag > 0x7F800000u) return 0xFFFFFFFFu; /* NaN */
-  if (mag == 0) return 0x80000000u;          /* -0.0 == +0.0 */
-  return (u & 0x80000000u) ? (uint32_t)~u : (u | 0x80000000u);
+  return pp_cpu_okey_f32(u);
 }
 static inline uint64_t image_f64(double x) {
   uint64_t u;
   memcpy(&u, &x, 8);
-  uint64_t mag = u & 0x7FFFFFFFFFFFFFFFull;
-  if (mag > 0x7FF0000000000000ull) return ~0ull;
-  if (mag == 0) return 0x8000000000000000ull;
-  return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+  return pp_cpu_okey_f64(u);
 }
 
 /* Threshold search and gather over x[0..n) with `parts` threads (1: the caller's thread
