@@ -28,11 +28,6 @@
 static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
 
-static const char *tname(pp_dtype t) {
-  static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
-  return (unsigned)t < 7 ? names[t] : "bad";
-}
-
 static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 
 /* Element i of a typed array as double (the API compares as double). */
@@ -178,13 +173,13 @@ static void run_and_check(pp_context *ctx, const hist_call *c, const void *in,
                     ? pp_histogram_even(ctx, c->t, arg, c->n, c->bins, c->lo, c->hi, target)
                     : pp_histogram_range(ctx, c->t, arg, c->n, c->edges, c->bins, target);
   if (CHECK_STATUS(s, PP_OK, "%s %s n=%zu bins=%zu (%s)", c->kind ? "range" : "even",
-                   tname(c->t), c->n, c->bins, pp_last_error(ctx))) {
+                   pp_dtype_string(c->t), c->n, c->bins, pp_last_error(ctx))) {
     if (dev_counts) th_copy(ctx, got, dcounts, c->bins * sizeof *got);
     size_t d = first_diff(got, want, c->bins);
     CHECK(d == c->bins,
           "%s %s %s n=%zu bins=%zu [%s in, offset %d, %s counts]: bin %zu got %" PRIu64
           " want %" PRIu64,
-          what, c->kind ? "range" : "even", tname(c->t), c->n, c->bins,
+          what, c->kind ? "range" : "even", pp_dtype_string(c->t), c->n, c->bins,
           dev_in ? "device" : "host", offset, dev_counts ? "device" : "host", d,
           d < c->bins ? got[d] : 0, d < c->bins ? want[d] : 0);
   }

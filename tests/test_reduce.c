@@ -32,23 +32,8 @@ typedef union val {
 static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
 
-static size_t esize(pp_dtype t) {
-  switch (t) {
-  case PP_U8: return 1;
-  case PP_I32:
-  case PP_U32:
-  case PP_F32: return 4;
-  default: return 8;
-  }
-}
-
 static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 static int is_signed_int(pp_dtype t) { return t == PP_I32 || t == PP_I64; }
-
-static const char *tname(pp_dtype t) {
-  static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
-  return (unsigned)t < 7 ? names[t] : "bad";
-}
 
 static const char *opname(pp_op op) {
   return op == PP_SUM ? "SUM" : op == PP_MIN ? "MIN" : op == PP_MAX ? "MAX" : "bad-op";
@@ -57,7 +42,7 @@ static const char *opname(pp_op op) {
 static val load(pp_dtype t, const void *p, size_t i) {
   val v;
   memset(&v, 0, sizeof v);
-  memcpy(v.b, (const unsigned char *)p + i * esize(t), esize(t));
+  memcpy(v.b, (const unsigned char *)p + i * pp_dtype_size(t), pp_dtype_size(t));
   return v;
 }
 
@@ -68,7 +53,7 @@ static int val_isnan(pp_dtype t, val v) {
 /* Same bits, or both NaN (payloads may legitimately differ). */
 static int same_val(pp_dtype t, val a, val b) {
   if (val_isnan(t, a) || val_isnan(t, b)) return val_isnan(t, a) && val_isnan(t, b);
-  return memcmp(a.b, b.b, esize(t)) == 0;
+  return memcmp(a.b, b.b, pp_dtype_size(t)) == 0;
 }
 
 static const char *fmt_val(pp_dtype t, val v, char *buf, size_t len) {
@@ -405,7 +390,7 @@ static result call(pp_context *ctx, int kind, pp_op op, pp_dtype t, const void *
   }
   res.v = load(t, hout, 0);
   res.idx = hidx;
-  for (size_t i = esize(t); i < OUT_BYTES; i++)
+  for (size_t i = pp_dtype_size(t); i < OUT_BYTES; i++)
     if (hout[i] != SENT) res.overrun = 1;
   return res;
 }
@@ -432,23 +417,23 @@ static void check_all_ops(pp_context *ctx, pp_dtype t, const void *h, const void
     const char *fn = kind ? "pp_argreduce" : "pp_reduce";
     result res = call(ctx, kind, op, t, in, n, out_dev);
     g_calls++;
-    if (!CHECK_STATUS(res.s, PP_OK, "%s %s %s %s (%s)", fn, opname(op), tname(t), desc,
+    if (!CHECK_STATUS(res.s, PP_OK, "%s %s %s %s (%s)", fn, opname(op), pp_dtype_string(t), desc,
                       pp_last_error(ctx)))
       continue;
     CHECK(!res.overrun, "%s %s %s %s: wrote past the one output element", fn, opname(op),
-          tname(t), desc);
+          pp_dtype_string(t), desc);
     if (kind == 0) {
       if (op == PP_SUM && is_float(t)) {
         long double err = 0, bound = 0;
         /* evaluated before the CHECK so err and bound are set when printed */
         int ok = sum_ok(t, res.v, ref, n, &err, &bound);
-        CHECK(ok,
-              "pp_reduce SUM %s %s: got %s, exact %.21Lg, |err| %.3Lg > bound %.3Lg", tname(t),
-              desc, fmt_val(t, res.v, g, sizeof g), ref->exact, err, bound);
+        CHECK(ok, "pp_reduce SUM %s %s: got %s, exact %.21Lg, |err| %.3Lg > bound %.3Lg",
+              pp_dtype_string(t), desc, fmt_val(t, res.v, g, sizeof g), ref->exact, err, bound);
       } else {
         val want = op == PP_SUM ? ref->sum : op == PP_MIN ? ref->min : ref->max;
         CHECK(same_val(t, res.v, want), "pp_reduce %s %s %s: got %s, want %s", opname(op),
-              tname(t), desc, fmt_val(t, res.v, g, sizeof g), fmt_val(t, want, e, sizeof e));
+              pp_dtype_string(t), desc, fmt_val(t, res.v, g, sizeof g),
+              fmt_val(t, want, e, sizeof e));
       }
     } else {
       val want = op == PP_MIN ? ref->amin : ref->amax;
@@ -457,7 +442,7 @@ static void check_all_ops(pp_context *ctx, pp_dtype t, const void *h, const void
       if (n && !val_isnan(t, want)) want = load(t, h, wi);
       CHECK(res.idx == wi && same_val(t, res.v, want),
             "pp_argreduce %s %s %s: got (%s, index %" PRIu64 "), want (%s, index %" PRIu64 ")",
-            opname(op), tname(t), desc, fmt_val(t, res.v, g, sizeof g), res.idx,
+            opname(op), pp_dtype_string(t), desc, fmt_val(t, res.v, g, sizeof g), res.idx,
             fmt_val(t, want, e, sizeof e), wi);
     }
   }
@@ -465,7 +450,7 @@ static void check_all_ops(pp_context *ctx, pp_dtype t, const void *h, const void
 
 /* One data set, run on the given placements (variant bit mask). */
 static void run_case(pp_context *ctx, pp_dtype t, int p, size_t n, unsigned vmask, th_rng *r) {
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es);
   gen(t, p, n, h, r);
   ref_out ref;
@@ -494,7 +479,7 @@ static void run_case(pp_context *ctx, pp_dtype t, int p, size_t n, unsigned vmas
              x.in_dev ? "pp_malloc" : "host", x.off, x.out_dev ? "pp_malloc" : "host");
     check_all_ops(ctx, t, h, in, n, &ref, x.out_dev, desc);
     if (!x.in_dev && n)
-      CHECK(memcmp(in, h, n * es) == 0, "%s %s: the input was modified", tname(t), desc);
+      CHECK(memcmp(in, h, n * es) == 0, "%s %s: the input was modified", pp_dtype_string(t), desc);
   }
   if (dbuf) th_dev_free(ctx, dbuf);
   free(hbuf);
@@ -535,7 +520,8 @@ static void sweep(pp_context *ctx) {
         run_case(ctx, t, p, n, vmask, &r);
       }
     }
-    printf("sweep %s: %s\n", tname(t), th_state_get()->failed == before ? "ok" : "FAILURES");
+    printf("sweep %s: %s\n", pp_dtype_string(t),
+           th_state_get()->failed == before ? "ok" : "FAILURES");
     fflush(stdout);
   }
 }
@@ -548,11 +534,11 @@ static void expect_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in,
   for (int out_dev = 0; out_dev < 2; out_dev++) {
     result res = call(ctx, 0, op, t, in, n, out_dev);
     const char *where = out_dev ? "out=pp_malloc" : "out=host";
-    if (!CHECK_STATUS(res.s, PP_OK, "pp_reduce %s %s: %s, %s (%s)", opname(op), tname(t), what,
-                      where, pp_last_error(ctx)))
+    if (!CHECK_STATUS(res.s, PP_OK, "pp_reduce %s %s: %s, %s (%s)", opname(op), pp_dtype_string(t),
+                      what, where, pp_last_error(ctx)))
       continue;
     CHECK(same_val(t, res.v, want) && !res.overrun, "pp_reduce %s %s: %s, %s: got %s, want %s%s",
-          opname(op), tname(t), what, where, fmt_val(t, res.v, g, sizeof g),
+          opname(op), pp_dtype_string(t), what, where, fmt_val(t, res.v, g, sizeof g),
           fmt_val(t, want, e, sizeof e), res.overrun ? " (and wrote past the element)" : "");
   }
 }
@@ -563,12 +549,12 @@ static void expect_arg(pp_context *ctx, pp_op op, pp_dtype t, const void *in, si
   for (int out_dev = 0; out_dev < 2; out_dev++) {
     result res = call(ctx, 1, op, t, in, n, out_dev);
     const char *where = out_dev ? "out=pp_malloc" : "out=host";
-    if (!CHECK_STATUS(res.s, PP_OK, "pp_argreduce %s %s: %s, %s (%s)", opname(op), tname(t),
-                      what, where, pp_last_error(ctx)))
+    if (!CHECK_STATUS(res.s, PP_OK, "pp_argreduce %s %s: %s, %s (%s)", opname(op),
+                      pp_dtype_string(t), what, where, pp_last_error(ctx)))
       continue;
     CHECK(same_val(t, res.v, want) && res.idx == wi && !res.overrun,
-          "pp_argreduce %s %s: %s, %s: got (%s, %" PRIu64 "), want (%s, %" PRIu64 ")%s",
-          opname(op), tname(t), what, where, fmt_val(t, res.v, g, sizeof g), res.idx,
+          "pp_argreduce %s %s: %s, %s: got (%s, %" PRIu64 "), want (%s, %" PRIu64 ")%s", opname(op),
+          pp_dtype_string(t), what, where, fmt_val(t, res.v, g, sizeof g), res.idx,
           fmt_val(t, want, e, sizeof e), wi, res.overrun ? " (and wrote past the value)" : "");
   }
 }
@@ -846,11 +832,11 @@ static void test_bad_args(pp_context *ctx) {
           "f32, n SIZE_MAX/2");
       for (size_t ti = 1; ti < N_TYPES; ti++) {
         char what[64];
-        snprintf(what, sizeof what, "%s, n SIZE_MAX/%zu+1", tname(all_types[ti]),
-                 esize(all_types[ti]));
-        bad(ctx, kind, ctx, good, all_types[ti], data, SIZE_MAX / esize(all_types[ti]) + 1, 0, 0,
-            out_dev, PP_ERR_OVERFLOW, what);
-        snprintf(what, sizeof what, "%s, n SIZE_MAX", tname(all_types[ti]));
+        snprintf(what, sizeof what, "%s, n SIZE_MAX/%zu+1", pp_dtype_string(all_types[ti]),
+                 pp_dtype_size(all_types[ti]));
+        bad(ctx, kind, ctx, good, all_types[ti], data, SIZE_MAX / pp_dtype_size(all_types[ti]) + 1,
+            0, 0, out_dev, PP_ERR_OVERFLOW, what);
+        snprintf(what, sizeof what, "%s, n SIZE_MAX", pp_dtype_string(all_types[ti]));
         bad(ctx, kind, ctx, PP_MAX, all_types[ti], data, SIZE_MAX, 0, 0, out_dev,
             PP_ERR_OVERFLOW, what);
       }

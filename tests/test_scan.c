@@ -55,23 +55,9 @@ static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
 static const pp_cmp all_cmps[] = {PP_GT, PP_GE, PP_LT, PP_LE, PP_EQ, PP_NE};
 
-static size_t esize(pp_dtype t) {
-  switch (t) {
-  case PP_U8: return 1;
-  case PP_I32:
-  case PP_U32:
-  case PP_F32: return 4;
-  default: return 8;
-  }
-}
-
 static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 static int is_signed(pp_dtype t) { return t == PP_I32 || t == PP_I64; }
 
-static const char *tname(pp_dtype t) {
-  static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
-  return (unsigned)t < 7 ? names[t] : "bad";
-}
 static const char *opname(pp_op op) { return op == PP_SUM ? "SUM" : op == PP_MIN ? "MIN" : "MAX"; }
 static const char *cmpname(pp_cmp c) {
   static const char *names[] = {">", ">=", "<", "<=", "==", "!="};
@@ -82,7 +68,7 @@ static val load(pp_dtype t, const void *p, size_t i) {
   val v;
   v.u64 = 0;
   const unsigned char *q = (const unsigned char *)p;
-  switch (esize(t)) {
+  switch (pp_dtype_size(t)) {
   case 1: v.u8 = q[i]; break;
   case 4: memcpy(v.b, q + i * 4, 4); break;
   default: memcpy(v.b, q + i * 8, 8); break;
@@ -91,7 +77,7 @@ static val load(pp_dtype t, const void *p, size_t i) {
 }
 
 static void store(pp_dtype t, void *p, size_t i, val v) {
-  memcpy((unsigned char *)p + i * esize(t), v.b, esize(t));
+  memcpy((unsigned char *)p + i * pp_dtype_size(t), v.b, pp_dtype_size(t));
 }
 
 static int val_isnan(pp_dtype t, val v) {
@@ -101,7 +87,7 @@ static int val_isnan(pp_dtype t, val v) {
 /* Same bits, or both NaN (payloads may differ). */
 static int same_val(pp_dtype t, val a, val b) {
   if (val_isnan(t, a) || val_isnan(t, b)) return val_isnan(t, a) && val_isnan(t, b);
-  return memcmp(a.b, b.b, esize(t)) == 0;
+  return memcmp(a.b, b.b, pp_dtype_size(t)) == 0;
 }
 
 static long double as_ld(pp_dtype t, val v) {
@@ -534,7 +520,8 @@ static size_t check_scan(pp_dtype t, pp_op op, int incl, const void *x, size_t n
     }
     return bad;
   }
-  if (memcmp(got, want, n * esize(t)) == 0) return 0; /* NaN payloads may differ: then look */
+  /* NaN payloads may differ: then look element by element */
+  if (memcmp(got, want, n * pp_dtype_size(t)) == 0) return 0;
   for (size_t i = 0; i < n; i++) {
     val gv = load(t, got, i), wv = load(t, want, i);
     if (!same_val(t, gv, wv) && bad++ == 0)
@@ -551,7 +538,7 @@ static long g_calls;
 /* One call at one placement; checks status, result, guards and the untouched input. */
 static void scan_once(pp_context *ctx, bufs *b, pp_dtype t, pp_op op, int incl, const void *h,
                       size_t n, const void *want, place pl, const char *data) {
-  const size_t es = esize(t), bytes = n * es;
+  const size_t es = pp_dtype_size(t), bytes = n * es;
   unsigned char *inbuf = pl.in_dev ? b->dev[0] : b->host[0];
   unsigned char *outbuf = pl.inplace ? inbuf : pl.out_dev ? b->dev[1] : b->host[1];
   unsigned char *in = inbuf + pl.in_off * es, *out = outbuf + pl.out_off * es;
@@ -564,22 +551,22 @@ static void scan_once(pp_context *ctx, bufs *b, pp_dtype t, pp_op op, int incl, 
   th_poison_error(ctx);
   pp_status s = pp_scan(ctx, op, t, in, out, n, incl != 0);
   g_calls++;
-  if (!CHECK_STATUS(s, PP_OK, "pp_scan %s %s %s n=%zu %s %s (%s)", opname(op), tname(t),
+  if (!CHECK_STATUS(s, PP_OK, "pp_scan %s %s %s n=%zu %s %s (%s)", opname(op), pp_dtype_string(t),
                     incl ? "incl" : "excl", n, data, where, pp_last_error(ctx)))
     return;
   get(ctx, pl.out_dev, b->back, outbuf, b->bytes);
   size_t bad = check_scan(t, op, incl, h, n, want, b->back + pl.out_off * es, msg, sizeof msg);
-  CHECK(bad == 0, "pp_scan %s %s %s n=%zu %s %s: %zu wrong, first at %s", opname(op), tname(t),
-        incl ? "incl" : "excl", n, data, where, bad, msg);
+  CHECK(bad == 0, "pp_scan %s %s %s n=%zu %s %s: %zu wrong, first at %s", opname(op),
+        pp_dtype_string(t), incl ? "incl" : "excl", n, data, where, bad, msg);
   CHECK(guards_ok(b->back, pl.out_off * es, pl.out_off * es + bytes, b->bytes),
-        "pp_scan %s %s %s n=%zu %s %s: wrote outside out[0..n)", opname(op), tname(t),
+        "pp_scan %s %s %s n=%zu %s %s: wrote outside out[0..n)", opname(op), pp_dtype_string(t),
         incl ? "incl" : "excl", n, data, where);
   if (!pl.inplace) {
     get(ctx, pl.in_dev, b->back, inbuf, b->bytes);
     CHECK(memcmp(b->back + pl.in_off * es, h, bytes) == 0 &&
               guards_ok(b->back, pl.in_off * es, pl.in_off * es + bytes, b->bytes),
-          "pp_scan %s %s n=%zu %s %s: the input buffer was modified", opname(op), tname(t), n,
-          data, where);
+          "pp_scan %s %s n=%zu %s %s: the input buffer was modified", opname(op),
+          pp_dtype_string(t), n, data, where);
   }
 }
 
@@ -587,7 +574,7 @@ static void scan_once(pp_context *ctx, bufs *b, pp_dtype t, pp_op op, int incl, 
  * taken in turn from all N_PLACES. */
 static void scan_case(pp_context *ctx, pp_dtype t, int p, size_t n, unsigned ops, int places,
                       th_rng *r) {
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es);
   void *want = th_xmalloc(n * es);
   gen(t, p, n, h, r);
@@ -653,7 +640,8 @@ static void sweep_scan(pp_context *ctx) {
     }
     for (size_t k = 0; k < sizeof big_cases / sizeof big_cases[0]; k++)
       if (big_cases[k].t == t) scan_case(ctx, t, big_cases[k].p, big_cases[k].n, big_cases[k].ops, 1, &r);
-    printf("scan sweep %s: %s\n", tname(t), th_state_get()->failed == before ? "ok" : "FAILURES");
+    printf("scan sweep %s: %s\n", pp_dtype_string(t),
+           th_state_get()->failed == before ? "ok" : "FAILURES");
     fflush(stdout);
   }
 }
@@ -711,7 +699,7 @@ static void select_once(pp_context *ctx, bufs *b, int part, pp_dtype t, const vo
                         pp_cmp cmp, val v, const void *want, size_t kept, place pl,
                         int count_dev, const char *data) {
   const char *fn = part ? "pp_partition" : "pp_select";
-  const size_t es = esize(t), bytes = n * es;
+  const size_t es = pp_dtype_size(t), bytes = n * es;
   unsigned char *inbuf = pl.in_dev ? b->dev[0] : b->host[0];
   unsigned char *outbuf = pl.out_dev ? b->dev[1] : b->host[1];
   unsigned char *in = inbuf + pl.in_off * es, *out = outbuf + pl.out_off * es;
@@ -728,15 +716,15 @@ static void select_once(pp_context *ctx, bufs *b, int part, pp_dtype t, const vo
   pp_status s = part ? pp_partition(ctx, t, in, n, cmp, &v, out, cp)
                      : pp_select(ctx, t, in, n, cmp, &v, out, cp);
   g_calls++;
-  if (!CHECK_STATUS(s, PP_OK, "%s %s x %s %s n=%zu %s %s (%s)", fn, tname(t), cmpname(cmp), vs,
-                    n, data, where, pp_last_error(ctx)))
+  if (!CHECK_STATUS(s, PP_OK, "%s %s x %s %s n=%zu %s %s (%s)", fn, pp_dtype_string(t),
+                    cmpname(cmp), vs, n, data, where, pp_last_error(ctx)))
     return;
   if (count_dev) th_copy(ctx, &count, g_dcount, sizeof count);
   get(ctx, pl.out_dev, b->back, outbuf, b->bytes);
   const unsigned char *got = b->back + pl.out_off * es;
   size_t cmp_n = part ? n : kept;
   if (!CHECK(count == kept, "%s %s x %s %s n=%zu %s %s: count %" PRIu64 ", want %zu", fn,
-             tname(t), cmpname(cmp), vs, n, data, where, count, kept))
+             pp_dtype_string(t), cmpname(cmp), vs, n, data, where, count, kept))
     return;
   size_t first = cmp_n;
   for (size_t i = 0; i < cmp_n * es; i++)
@@ -746,11 +734,11 @@ static void select_once(pp_context *ctx, bufs *b, int part, pp_dtype t, const vo
     }
   char g[96], e[96];
   CHECK(first == cmp_n, "%s %s x %s %s n=%zu %s %s: out[%zu] is %s, want %s (kept %zu)", fn,
-        tname(t), cmpname(cmp), vs, n, data, where, first,
+        pp_dtype_string(t), cmpname(cmp), vs, n, data, where, first,
         first < cmp_n ? fmt_val(t, load(t, got, first), g, sizeof g) : "",
         first < cmp_n ? fmt_val(t, load(t, want, first), e, sizeof e) : "", kept);
   CHECK(guards_ok(b->back, pl.out_off * es, pl.out_off * es + cmp_n * es, b->bytes),
-        "%s %s x %s %s n=%zu %s %s: wrote past out[%zu] (count %zu)", fn, tname(t),
+        "%s %s x %s %s n=%zu %s %s: wrote past out[%zu] (count %zu)", fn, pp_dtype_string(t),
         cmpname(cmp), vs, n, data, where, cmp_n, kept);
 }
 
@@ -786,7 +774,7 @@ static size_t thresholds(pp_dtype t, int p, const void *h, size_t n, th_rng *r, 
  * `places` placements in turn, the count in host or pp_malloc memory by turns. */
 static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_limit, int places,
                         th_rng *r) {
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es + 1);
   void *want = th_xmalloc(n * es + 1);
   unsigned char *keep = th_xmalloc(n + 1);
@@ -839,7 +827,7 @@ static void sweep_select(pp_context *ctx) {
           select_case(ctx, t, p, n, 1, 1, &r);
       }
     }
-    printf("select/partition sweep %s: %s\n", tname(t),
+    printf("select/partition sweep %s: %s\n", pp_dtype_string(t),
            th_state_get()->failed == before ? "ok" : "FAILURES");
     fflush(stdout);
   }
@@ -943,7 +931,7 @@ static void sweep_flagged(pp_context *ctx) {
  * want given element by element. */
 static void expect_scan(pp_context *ctx, pp_op op, pp_dtype t, int incl, const val *x,
                         const val *want, size_t n, const char *what) {
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   unsigned char in[64 * 8], out[64 * 8], got[64 * 8];
   for (size_t i = 0; i < n; i++) store(t, in, i, x[i]);
   void *dout = th_dev_alloc(ctx, n * es);
@@ -954,14 +942,14 @@ static void expect_scan(pp_context *ctx, pp_op op, pp_dtype t, int incl, const v
     if (mode == 0) memcpy(got, out, n * es);
     if (mode == 1) th_copy(ctx, got, dout, n * es);
     const char *m = mode == 0 ? "out=host" : mode == 1 ? "out=pp_malloc" : "in place";
-    if (!CHECK_STATUS(s, PP_OK, "pp_scan %s %s %s %s, %s (%s)", opname(op), tname(t),
+    if (!CHECK_STATUS(s, PP_OK, "pp_scan %s %s %s %s, %s (%s)", opname(op), pp_dtype_string(t),
                       incl ? "incl" : "excl", what, m, pp_last_error(ctx)))
       continue;
     for (size_t i = 0; i < n; i++) {
       val g = load(t, got, i);
       char gs[96], ws[96];
       if (!CHECK(same_val(t, g, want[i]), "pp_scan %s %s %s %s, %s: out[%zu] %s, want %s",
-                 opname(op), tname(t), incl ? "incl" : "excl", what, m, i,
+                 opname(op), pp_dtype_string(t), incl ? "incl" : "excl", what, m, i,
                  fmt_val(t, g, gs, sizeof gs), fmt_val(t, want[i], ws, sizeof ws)))
         break;
     }
@@ -1069,22 +1057,22 @@ static void test_empty(pp_context *ctx) {
       memcpy(buf, sent, sizeof buf);
       for (int op = 0; op < 3; op++)
         for (int incl = 0; incl < 2; incl++) {
-          CHECK_STATUS(pp_scan(ctx, (pp_op)op, t, sent, o, 0, incl != 0), PP_OK,
-                       "pp_scan n=0 %s", tname(t));
+          CHECK_STATUS(pp_scan(ctx, (pp_op)op, t, sent, o, 0, incl != 0), PP_OK, "pp_scan n=0 %s",
+                       pp_dtype_string(t));
           CHECK_STATUS(pp_scan(ctx, (pp_op)op, t, NULL, NULL, 0, incl != 0), PP_OK,
-                       "pp_scan n=0 NULL %s", tname(t));
+                       "pp_scan n=0 NULL %s", pp_dtype_string(t));
         }
       for (int part = 0; part < 2; part++) {
         uint64_t c = 12345;
         pp_status s = part ? pp_partition(ctx, t, sent, 0, PP_NE, &v, o, &c)
                            : pp_select(ctx, t, sent, 0, PP_NE, &v, o, &c);
         CHECK(s == PP_OK && c == 0, "%s n=0 %s: %s, count %" PRIu64,
-              part ? "pp_partition" : "pp_select", tname(t), pp_status_string(s), c);
+              part ? "pp_partition" : "pp_select", pp_dtype_string(t), pp_status_string(s), c);
         c = 12345;
         s = part ? pp_partition(ctx, t, NULL, 0, PP_GT, &v, NULL, &c)
                  : pp_select(ctx, t, NULL, 0, PP_GT, &v, NULL, &c);
         CHECK(s == PP_OK && c == 0, "%s n=0 NULL data %s: %s, count %" PRIu64,
-              part ? "pp_partition" : "pp_select", tname(t), pp_status_string(s), c);
+              part ? "pp_partition" : "pp_select", pp_dtype_string(t), pp_status_string(s), c);
       }
       uint64_t c = 12345;
       pp_status s = pp_select_flagged(ctx, 12, sent, sent, 0, o, &c);

@@ -29,7 +29,6 @@
 static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
 
-static size_t esize(pp_dtype t) { return pp_dtype_size(t); }
 static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 static const char *oname(pp_order o) { return o == PP_DESCENDING ? "desc" : "asc"; }
 
@@ -119,7 +118,7 @@ static void permute(const void *in, const size_t *idx, size_t n, size_t es, void
 
 /* In-place stable sort of host data by the reference (to build sorted inputs). */
 static void ref_sort_inplace(pp_dtype t, pp_order o, void *k, size_t n) {
-  size_t es = esize(t);
+  size_t es = pp_dtype_size(t);
   size_t *idx = th_xmalloc(n * sizeof *idx);
   void *tmp = th_xmalloc(n * es);
   ref_sort_perm(t, o, k, n, idx);
@@ -150,7 +149,7 @@ static const char *pattern_names[N_PATTERNS] = {
     "high-bit", "top-byte", "special", "zeros", "nans"};
 
 static void put_bits(pp_dtype t, void *p, size_t i, uint64_t bits) {
-  size_t es = esize(t);
+  size_t es = pp_dtype_size(t);
   if (es == 1) {
     ((uint8_t *)p)[i] = (uint8_t)bits;
   } else if (es == 4) {
@@ -162,7 +161,7 @@ static void put_bits(pp_dtype t, void *p, size_t i, uint64_t bits) {
 }
 
 static uint64_t get_bits(pp_dtype t, const void *p, size_t i) {
-  size_t es = esize(t);
+  size_t es = pp_dtype_size(t);
   if (es == 1) return ((const uint8_t *)p)[i];
   if (es == 4) {
     uint32_t v;
@@ -226,7 +225,7 @@ static uint64_t special_bits(pp_dtype t, th_rng *r) {
     return (uint64_t)v[k % 8];
   }
   default: { /* unsigned: 0, 1, the top, and both sides of the top bit */
-    uint64_t top = esize(t) == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * esize(t))) - 1;
+    uint64_t top = pp_dtype_size(t) == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * pp_dtype_size(t))) - 1;
     uint64_t half = top / 2;
     const uint64_t v[] = {0, 1, top, top - 1, half, half + 1, 2, 255};
     return v[k % 8];
@@ -236,7 +235,7 @@ static uint64_t special_bits(pp_dtype t, th_rng *r) {
 
 /* n keys of pattern p into out (host). */
 static void gen_keys(pp_dtype t, int p, size_t n, th_rng *r, void *out) {
-  const int bits = 8 * (int)esize(t);
+  const int bits = 8 * (int)pp_dtype_size(t);
   const uint64_t base = th_next(r);
   const uint64_t few[4] = {th_next(r), th_next(r), th_next(r), th_next(r)};
   const int flip_bit = bits - 1 - (int)th_below(r, 8);
@@ -375,7 +374,7 @@ static size_t first_diff(const void *got, const void *want, size_t n, size_t es)
  * reference, bit for bit. Returns 1 when it matched. */
 static int check_sort(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, pp_sort_algo algo,
                       const void *keys, size_t n, unsigned mem, const char *what) {
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   char mbuf[96], a[80] = "", b[80] = "";
   mem_name(mem, mbuf, sizeof mbuf);
   void *vals = vs ? th_xmalloc(n * vs) : NULL;
@@ -430,7 +429,7 @@ static int check_sort(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, pp_s
 static int sort_pattern(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, int p, size_t n,
                         unsigned mem, uint64_t stream) {
   th_rng r = th_rng_make(stream);
-  void *keys = th_xmalloc(n * esize(t));
+  void *keys = th_xmalloc(n * pp_dtype_size(t));
   gen_keys(t, p, n, &r, keys);
   int ok = check_sort(ctx, t, vs, ord, PP_SORT_AUTO + (int)(stream % 2), keys, n, mem,
                       pattern_names[p]);
@@ -551,7 +550,7 @@ static void test_sort_exact(pp_context *ctx) {
 
 static int check_merge(pp_context *ctx, pp_dtype t, pp_order ord, const void *a, size_t na,
                        const void *b, size_t nb, unsigned mem, const char *what) {
-  const size_t es = esize(t), n = na + nb;
+  const size_t es = pp_dtype_size(t), n = na + nb;
   char mbuf[64], x[80] = "", y[80] = "";
   snprintf(mbuf, sizeof mbuf, "a %s, b %s, out %s%s", mem & 1 ? "pp_malloc" : "host",
            mem & 2 ? "pp_malloc" : "host", mem & 1 ? "host" : "pp_malloc",
@@ -604,7 +603,7 @@ static int check_merge(pp_context *ctx, pp_dtype t, pp_order ord, const void *a,
 static void merge_pattern(pp_context *ctx, pp_dtype t, pp_order ord, int p, size_t na,
                           size_t nb, unsigned mem, uint64_t stream) {
   th_rng r = th_rng_make(stream);
-  const size_t es = esize(t);
+  const size_t es = pp_dtype_size(t);
   unsigned char *a = th_xmalloc(na * es), *b = th_xmalloc(nb * es);
   gen_keys(t, p == P_SORTED || p == P_REVERSED ? P_RANDOM : p, na, &r, a);
   gen_keys(t, p == P_SORTED || p == P_REVERSED ? P_RANDOM : p, nb, &r, b);

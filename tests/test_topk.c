@@ -30,10 +30,6 @@
 
 static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
 #define N_TYPES 7
-static const char *tname(pp_dtype t) {
-  static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
-  return (unsigned)t < 7 ? names[t] : "bad";
-}
 static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 
 /* ---- element access and the reference order ----------------------------------------- */
@@ -277,7 +273,7 @@ static void run_case(pp_context *ctx, pp_dtype t, int pattern, const void *x, si
                                   with_idx ? (uint64_t *)idxs : NULL);
   char what[256];
   snprintf(what, sizeof what, "%s %s %s rows=%zu cols=%zu k=%zu %s idx=%d in=%s+%d out=%s",
-           rowwise ? "pp_topk_rows" : "pp_topk", tname(t), pname[pattern], rows, cols, k,
+           rowwise ? "pp_topk_rows" : "pp_topk", pp_dtype_string(t), pname[pattern], rows, cols, k,
            largest ? "largest" : "smallest", with_idx, in_dev ? "dev" : "host", off,
            out_dev ? "dev" : "host");
   if (!CHECK_STATUS(s, PP_OK, "%s", what)) {
