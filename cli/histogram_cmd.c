@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "image_io.h"
+#include "raw_file.h"
 #include "parprim.h"
 
 #include <errno.h>
@@ -25,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define HIST_EXIT_USAGE 2
 #define CHART_ROWS 32      /* terminal chart: the 256 values in 32 groups of 8 */
@@ -319,36 +319,6 @@ static int do_image(pp_context *ctx, const hist_opts *o) {
   return rc;
 }
 
-static int read_raw(const char *path, size_t es, void **data, size_t *n) {
-  *data = NULL;
-  *n = 0;
-  FILE *f = fopen(path, "rb");
-  struct stat st;
-  if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "parprim histogram: cannot read '%s': %s\n", path,
-            f ? "not a regular file" : strerror(errno));
-    if (f) fclose(f);
-    return 1;
-  }
-  size_t size = (size_t)st.st_size;
-  if (size % es) {
-    fprintf(stderr, "parprim histogram: '%s' has %zu bytes, not a multiple of %zu\n", path, size, es);
-    fclose(f);
-    return 1;
-  }
-  void *buf = malloc(size ? size : 1);
-  if (!buf || fread(buf, 1, size, f) != size) {
-    fprintf(stderr, "parprim histogram: reading '%s' failed\n", path);
-    free(buf);
-    fclose(f);
-    return 1;
-  }
-  fclose(f);
-  *data = buf;
-  *n = size / es;
-  return 0;
-}
-
 static double value_at(pp_dtype t, const void *p, size_t i) {
   switch (t) {
   case PP_U8: return ((const uint8_t *)p)[i];
@@ -363,8 +333,9 @@ static double value_at(pp_dtype t, const void *p, size_t i) {
 
 static int do_raw(pp_context *ctx, const hist_opts *o) {
   void *data;
-  size_t n;
-  if (read_raw(o->in, pp_dtype_size(o->type), &data, &n)) return 1;
+  size_t bytes;
+  if (cli_read_raw("histogram", o->in, pp_dtype_size(o->type), &data, &bytes)) return 1;
+  const size_t n = bytes / pp_dtype_size(o->type);
   double lo = o->lo, hi = o->hi;
   if (!o->have_lo || !o->have_hi) { /* the finite range of the data */
     double mn = INFINITY, mx = -INFINITY;

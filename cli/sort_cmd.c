@@ -9,21 +9,19 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "raw_file.h"
 
 #include "bench.h"
 #include "parprim.h"
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define SORT_EXIT_USAGE 2
 /* fread / fwrite in pieces, so a short count can be told from an error early and a
  * multi-GiB file does not depend on the C library handling one huge request. */
-#define SORT_IO_CHUNK ((size_t)64 << 20)
 
 void pp_cli_sort_usage(FILE *f) {
   fputs("usage: parprim sort FILE --type T [--desc] [--out FILE] [--backend cpu|cuda|auto]\n"
@@ -109,88 +107,6 @@ static int sort_parse(int argc, char **argv, sort_args *a) {
   return -1;
 }
 
-/* Reads the whole regular file at path into *data (malloc'd; NULL for an empty file). */
-static int read_file(const char *path, size_t es, void **data, size_t *bytes) {
-  *data = NULL;
-  *bytes = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "parprim sort: cannot open '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "parprim sort: '%s' is not a regular file\n", path);
-    fclose(f);
-    return 1;
-  }
-  if ((unsigned long long)st.st_size > (unsigned long long)SIZE_MAX) {
-    fprintf(stderr, "parprim sort: '%s' is too large for this machine\n", path);
-    fclose(f);
-    return 1;
-  }
-  size_t size = (size_t)st.st_size;
-  if (size % es != 0) {
-    fprintf(stderr,
-            "parprim sort: '%s' has %zu bytes, not a multiple of the element size (%zu): "
-            "wrong --type, or not a raw array?\n",
-            path, size, es);
-    fclose(f);
-    return 1;
-  }
-  unsigned char *buf = size ? malloc(size) : NULL;
-  if (size && !buf) {
-    fprintf(stderr, "parprim sort: out of host memory for %zu bytes\n", size);
-    fclose(f);
-    return 1;
-  }
-  size_t got = 0;
-  while (got < size) {
-    size_t want = size - got < SORT_IO_CHUNK ? size - got : SORT_IO_CHUNK;
-    size_t r = fread(buf + got, 1, want, f);
-    got += r;
-    if (r < want) break;
-  }
-  if (got != size) {
-    fprintf(stderr, "parprim sort: reading '%s': %s\n", path,
-            ferror(f) ? strerror(errno) : "the file got shorter while being read");
-    free(buf);
-    fclose(f);
-    return 1;
-  }
-  fclose(f);
-  *data = buf;
-  *bytes = size;
-  return 0;
-}
-
-static int write_file(const char *path, const void *data, size_t bytes) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    fprintf(stderr, "parprim sort: cannot create '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  const unsigned char *p = data;
-  size_t done = 0;
-  while (done < bytes) {
-    size_t want = bytes - done < SORT_IO_CHUNK ? bytes - done : SORT_IO_CHUNK;
-    size_t w = fwrite(p + done, 1, want, f);
-    done += w;
-    if (w < want) break;
-  }
-  int bad = done != bytes || ferror(f);
-  int err = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    err = errno;
-  }
-  if (bad) {
-    fprintf(stderr, "parprim sort: writing '%s': %s\n", path, strerror(err));
-    return 1;
-  }
-  return 0;
-}
-
 static int sort_fail(pp_context *ctx, const char *what, pp_status s) {
   fprintf(stderr, "parprim sort: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
   return 1;
@@ -258,7 +174,7 @@ int pp_cli_sort_main(int argc, char **argv) {
   void *data = NULL;
   size_t bytes = 0;
   const size_t es = pp_dtype_size(a.type);
-  rc = read_file(a.in, es, &data, &bytes);
+  rc = cli_read_raw("sort", a.in, es, &data, &bytes);
   pp_context *ctx = NULL;
   if (rc == 0) {
     pp_status s = pp_create(&ctx, a.backend);
@@ -269,7 +185,7 @@ int pp_cli_sort_main(int argc, char **argv) {
     }
   }
   if (rc == 0) rc = sort_on(ctx, &a, data, bytes / es, bytes);
-  if (rc == 0) rc = write_file(a.out, data, bytes);
+  if (rc == 0) rc = cli_write_raw("sort", a.out, data, bytes);
   if (rc == 0) printf("wrote %s\n", a.out);
   pp_destroy(ctx);
   free(data);

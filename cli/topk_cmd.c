@@ -12,17 +12,16 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "raw_file.h"
 
 #include "bench.h"
 #include "parprim.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define TOPK_EXIT_USAGE 2
 
@@ -123,66 +122,6 @@ static int parse(int argc, char **argv, topk_args *a) {
   return -1;
 }
 
-static int read_all(const char *path, size_t es, void **data, size_t *bytes) {
-  *data = NULL;
-  *bytes = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "parprim topk: cannot open '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-      (unsigned long long)st.st_size > (unsigned long long)SIZE_MAX) {
-    fprintf(stderr, "parprim topk: '%s' is not a regular file this machine can hold\n", path);
-    fclose(f);
-    return 1;
-  }
-  size_t size = (size_t)st.st_size;
-  if (size % es != 0) {
-    fprintf(stderr, "parprim topk: '%s' has %zu bytes, not a multiple of the element size (%zu)\n",
-            path, size, es);
-    fclose(f);
-    return 1;
-  }
-  unsigned char *buf = malloc(size ? size : 1);
-  if (!buf) {
-    fprintf(stderr, "parprim topk: out of host memory for %zu bytes\n", size);
-    fclose(f);
-    return 1;
-  }
-  size_t got = 0;
-  while (got < size) {
-    size_t r = fread(buf + got, 1, size - got, f);
-    if (r == 0) break;
-    got += r;
-  }
-  fclose(f);
-  if (got != size) {
-    fprintf(stderr, "parprim topk: reading '%s' came up short\n", path);
-    free(buf);
-    return 1;
-  }
-  *data = buf;
-  *bytes = size;
-  return 0;
-}
-
-static int write_all(const char *path, const void *data, size_t bytes) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    fprintf(stderr, "parprim topk: cannot create '%s': %s\n", path, strerror(errno));
-    return 1;
-  }
-  int bad = bytes && fwrite(data, 1, bytes, f) != bytes;
-  if (fclose(f) != 0) bad = 1;
-  if (bad) {
-    fprintf(stderr, "parprim topk: writing '%s' failed\n", path);
-    return 1;
-  }
-  return 0;
-}
-
 static int fail(pp_context *ctx, const char *what, pp_status s) {
   fprintf(stderr, "parprim topk: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
   return 1;
@@ -227,7 +166,7 @@ int pp_cli_topk_main(int argc, char **argv) {
   uint64_t *idx = NULL;
   size_t bytes = 0;
   pp_context *ctx = NULL;
-  rc = read_all(a.in, es, &data, &bytes);
+  rc = cli_read_raw("topk", a.in, es, &data, &bytes);
   const size_t n = bytes / es;
   if (rc == 0 && a.k > n) {
     fprintf(stderr, "parprim topk: --k %zu exceeds the %zu elements of '%s'\n", a.k, n, a.in);
@@ -251,14 +190,14 @@ int pp_cli_topk_main(int argc, char **argv) {
   }
   if (rc == 0) rc = select_on(ctx, &a, data, n, vals, idx);
   if (rc == 0 && a.out) {
-    rc = write_all(a.out, vals, a.k * es);
+    rc = cli_write_raw("topk", a.out, vals, a.k * es);
     if (rc == 0 && a.indices) {
       size_t len = strlen(a.out) + 5;
       char *ipath = malloc(len);
       if (!ipath) rc = 1;
       else {
         snprintf(ipath, len, "%s.idx", a.out);
-        rc = write_all(ipath, idx, a.k * 8);
+        rc = cli_write_raw("topk", ipath, idx, a.k * 8);
         if (rc == 0) printf("wrote %s and %s\n", a.out, ipath);
         free(ipath);
       }
