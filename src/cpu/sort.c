@@ -77,6 +77,16 @@ static inline void st_u64(void *p, size_t i, uint64_t v) {
   memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
 }
 
+/* After a pass from (ks, vs) into (kd, vd): the destination becomes the next source. */
+static inline void swap_buffers(void **ks, void **kd, void **vs, void **vd) {
+  void *t = *ks;
+  *ks = *kd;
+  *kd = t;
+  t = *vs;
+  *vs = *vd;
+  *vd = t;
+}
+
 /* ---- the work of one call ------------------------------------------------------------ */
 
 typedef struct sort_job {
@@ -146,12 +156,7 @@ typedef struct sort_job {
         size_t hi = n - mid < w ? n : mid + w;                                              \
         merge_runs_##NAME##_##SUF(ks, vs, kd, vd, lo, mid, hi, flip);                       \
       }                                                                                     \
-      void *t = ks;                                                                         \
-      ks = kd;                                                                              \
-      kd = t;                                                                               \
-      t = vs;                                                                               \
-      vs = vd;                                                                              \
-      vd = t;                                                                               \
+      swap_buffers(&ks, &kd, &vs, &vd);                                                    \
     }                                                                                       \
     if (ks != keys) {                                                                       \
       memcpy(keys, ks, n * sizeof(KT));                                                     \
@@ -189,12 +194,7 @@ typedef struct sort_job {
         st_##W(kd, o, k);                                                                   \
         if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                          \
       }                                                                                     \
-      void *t_ = ks;                                                                        \
-      ks = kd;                                                                              \
-      kd = t_;                                                                              \
-      t_ = vs;                                                                              \
-      vs = vd;                                                                              \
-      vd = t_;                                                                              \
+      swap_buffers(&ks, &kd, &vs, &vd);                                                    \
     }                                                                                       \
     if (ks != job->keys) {                                                                  \
       memcpy(job->keys, ks, n * sizeof(KT));                                                \
@@ -247,12 +247,7 @@ typedef struct sort_job {
         /* the next pass reads what every thread wrote, and rewrites the histograms the     \
          * others have read */                                                              \
         _Pragma("omp barrier")                                                              \
-        void *t_ = ks;                                                                      \
-        ks = kd;                                                                            \
-        kd = t_;                                                                            \
-        t_ = vs;                                                                            \
-        vs = vd;                                                                            \
-        vd = t_;                                                                            \
+        swap_buffers(&ks, &kd, &vs, &vd);                                                  \
       }                                                                                     \
       if (passes & 1) {                                                                     \
         memcpy((unsigned char *)keys + lo * sizeof(KT),                                     \
