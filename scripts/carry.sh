@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Build here and pack what the GPU machine runs, so a device call spends no time compiling
+# (a full build there takes minutes of scarce device time; here it costs nothing but waiting).
+#   [CARRY=.carry] scripts/carry.sh [BUILD_DIR] [target ...]
+# Builds BUILD_DIR (default build-gpu) with the tools and tests linked to the shared library,
+# then copies the library, the programs and the ctest files into $CARRY/bd (ignored by git),
+# small enough for the device tool's `carry`. On the GPU machine, scripts/device.sh (run with
+# the same CARRY) finds $CARRY/bd and uses it instead of building: pass carry: ["$CARRY"].
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BD=${1:-build-gpu}; shift || true
+C=${CARRY:-.carry}
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+            -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+cmake -S . -B "$BD" -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_BUILD_TYPE=Release -DPP_TOOLS_SHARED=ON "${launcher[@]}" > /dev/null
+if [ $# -gt 0 ]; then
+  for t in "$@"; do cmake --build "$BD" -j2 --target "$t"; done
+else
+  cmake --build "$BD" -j2
+fi
+
+rm -rf "$C/bd" && mkdir -p "$C/bd"
+cp -a "$BD"/libparprim.so* "$C/bd"/
+for f in "$BD"/parprim "$BD"/test_*; do
+  [ -x "$f" ] && [ -f "$f" ] && cp -a "$f" "$C/bd"/
+done
+cp "$BD"/CTestTestfile.cmake "$C/bd"/
+realpath "$BD" > "$C/bd"/ORIGIN
+realpath . > "$C/bd"/ORIGIN_REPO
+echo "packed $(du -sh "$C" | cut -f1) into $C (from $(cat "$C/bd"/ORIGIN))"
