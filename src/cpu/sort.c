@@ -373,23 +373,16 @@ static void count_sort_u8(uint8_t *keys, size_t n, bool desc, size_t *hist, int 
   }
 }
 
-static const char *algo_name(pp_sort_algo a) {
-  switch (a) {
-  case PP_SORT_AUTO: return "auto";
-  case PP_SORT_RADIX: return "radix";
-  case PP_SORT_MERGE: return "merge";
-  case PP_SORT_SAMPLE: return "sample";
-  case PP_SORT_QUICK: return "quick";
-  }
-  return "unknown";
-}
-
 pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
-  if (algo != PP_SORT_AUTO && algo != PP_SORT_RADIX)
-    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
-                   "pp_sort: algo %s is not implemented yet on the cpu backend", algo_name(algo));
   if (n < 2) return PP_OK;
+  switch (algo) {
+  case PP_SORT_MERGE: return pp_cpu_sort_merge(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_SAMPLE: return pp_cpu_sort_sample(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_QUICK: return pp_cpu_sort_quick(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_AUTO:
+  case PP_SORT_RADIX: break;
+  }
   const bool desc = order == PP_DESCENDING;
   int threads = 1;
   if (n >= PP_CPU_PARALLEL_MIN) {

@@ -853,23 +853,16 @@ static pp_status sort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, voi
   return sort_typed<U, uint64_t, true>(ctx, keys, values, n, o);
 }
 
-static const char *algo_name(pp_sort_algo a) {
-  switch (a) {
-  case PP_SORT_AUTO: return "PP_SORT_AUTO";
-  case PP_SORT_RADIX: return "PP_SORT_RADIX";
-  case PP_SORT_MERGE: return "PP_SORT_MERGE";
-  case PP_SORT_SAMPLE: return "PP_SORT_SAMPLE";
-  case PP_SORT_QUICK: return "PP_SORT_QUICK";
-  }
-  return "?";
-}
-
 pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                        size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
-  if (algo != PP_SORT_AUTO && algo != PP_SORT_RADIX)
-    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
-                   "pp_sort: algo %s is not implemented yet on the cuda backend", algo_name(algo));
   if (n < 2) return PP_OK;
+  switch (algo) {
+  case PP_SORT_MERGE: return pp_cuda_sort_merge(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_SAMPLE: return pp_cuda_sort_sample(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_QUICK: return pp_cuda_sort_quick(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_AUTO:
+  case PP_SORT_RADIX: break;
+  }
   PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
   switch (pp_dtype_size(key_t)) {
   case 1: return sort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
