@@ -14,12 +14,18 @@
  *   step 6   + 128-bit accesses: float4 global loads and float4 shared-memory reads
  *   step 7   + double buffering with cp.async: the next k-slice is copied while this
  *            one is computed (the production kernel's copy code, one barrier per slice)
- *   step 8   + warp tiling: production tile kernel (sgemm.cuh), BK 8, 2 stages: lanes
- *            laid out so shared-memory reads broadcast (A) or hit 32 banks (B)
- *   step 9   production tile kernel with the production depth (BK 16, 3 stages)
- *   step 10  pp_sgemm on a CUDA context (adds split-K when the tiles cannot fill the GPU)
- *   step 11  cublasSgemm, CUBLAS_PEDANTIC_MATH
- * --variants adds the tile kernel at other depths (BK x stages) for tuning.
+ *   step 8   + warp tiling: production tile kernel (sgemm.cuh) with 8 x 8 per thread,
+ *            BK 8, 2 stages: lanes laid out so shared-memory reads broadcast (A) or hit
+ *            distinct banks (B); register fragments double-buffered (the reads for k + 1
+ *            are issued before the FMAs of k)
+ *   step 9   the same with a deeper pipeline (BK 16, 3 stages)
+ *   step 10  + 8 x 16 results per thread, 128 x 256 tiles (256 threads, one block per
+ *            SM, about 250 registers a thread), 4 stages: fewer shared reads and copies
+ *            per FMA; the production configuration
+ *   step 11  pp_sgemm on a CUDA context (adds split-K when the tiles cannot fill the GPU)
+ *   step 12  cublasSgemm, CUBLAS_PEDANTIC_MATH
+ * --variants adds the tile kernel at other shapes (block tile, results per thread, BK,
+ * stages) for tuning.
  *
  * Each step is validated against cuBLAS's result (||C - C_cublas|| / ||C_cublas|| below
  * 1e-5; TF32 would show near 1e-4) and on 16 sampled elements against a double-precision
@@ -248,9 +254,9 @@ static __global__ void __launch_bounds__(kRThreads) sgemm_reg2d_async(const floa
 /* Steps 8, 9 and the variants: the production tile kernel                               */
 /* ------------------------------------------------------------------------------------ */
 
-template <int BK, int STAGES, int BN = 128>
+template <int BM, int BN, int BK, int STAGES, int TM, int TN>
 static bool launch_tile(const float *A, const float *B, float *C, size_t n, cudaStream_t st) {
-  typedef sg_shape<128, BN, BK, STAGES> S;
+  typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
   sg_params p;
   memset(&p, 0, sizeof p);
   p.A = A; p.B = B; p.C = C;
@@ -259,17 +265,17 @@ static bool launch_tile(const float *A, const float *B, float *C, size_t n, cuda
   p.alpha = 1.0f;
   p.beta = 0.0f;
   p.kchunk = n;
-  p.tiles_m = ceil_div_u(n, 128);
+  p.tiles_m = ceil_div_u(n, BM);
   p.tiles_n = ceil_div_u(n, BN);
   p.c_vec = n % 4 == 0;
   const bool vec = n % 4 == 0 && (uintptr_t)B % 16 == 0;
   const dim3 grid(p.tiles_m * p.tiles_n, 1, 1);
   if (vec) {
-    auto k = sgemm_tile_kernel<128, BN, BK, STAGES, SG_LOAD_T, SG_LOAD_D4>;
+    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D4>;
     CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   } else {
-    auto k = sgemm_tile_kernel<128, BN, BK, STAGES, SG_LOAD_T, SG_LOAD_D1>;
+    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D1>;
     CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   }
@@ -315,9 +321,9 @@ static bool run_reg2d_async(session *s, const float *A, const float *B, float *C
   CUDA_TRY(cudaGetLastError());
   return true;
 }
-template <int BK, int STAGES, int BN = 128>
+template <int BM, int BN, int BK, int STAGES, int TM, int TN>
 static bool run_tile_kernel(session *s, const float *A, const float *B, float *C, size_t n) {
-  return launch_tile<BK, STAGES, BN>(A, B, C, n, s->stream);
+  return launch_tile<BM, BN, BK, STAGES, TM, TN>(A, B, C, n, s->stream);
 }
 static bool run_pp(session *s, const float *A, const float *B, float *C, size_t n) {
   pp_status st = pp_sgemm(s->ctx, PP_ROW_MAJOR, PP_NO_TRANS, PP_NO_TRANS, n, n, n, 1.0f, A, n, B,
@@ -352,21 +358,25 @@ static const step steps[] = {
     {"5", "2-D register blocking, 128x128 tile, 8x8 per thread", run_reg2d<false>, 0, false},
     {"6", "+ 128-bit global loads and shared reads", run_reg2d<true>, 0, false},
     {"7", "+ cp.async double buffering", run_reg2d_async, 0, false},
-    {"8", "+ warp tiling (tile kernel, BK 8, 2 stages)", run_tile_kernel<8, 2>, 0, false},
-    {"9", "tile kernel, BK 16, 3 stages (production)", run_tile_kernel<16, 3>, 0, false},
-    {"10", "pp_sgemm (production, split-K when few tiles)", run_pp, 0, false},
-    {"11", "cublasSgemm, pedantic FP32", run_cublas, 0, false},
-    {"v1", "tile kernel, BK 8, 3 stages", run_tile_kernel<8, 3>, 0, true},
-    {"v2", "tile kernel, BK 8, 4 stages", run_tile_kernel<8, 4>, 0, true},
-    {"v3", "tile kernel, BK 16, 2 stages", run_tile_kernel<16, 2>, 0, true},
-    {"v4", "tile kernel, BK 16, 4 stages", run_tile_kernel<16, 4>, 0, true},
-    {"v5", "tile kernel, BK 32, 2 stages", run_tile_kernel<32, 2>, 0, true},
-    {"v6", "tile kernel, BK 32, 3 stages", run_tile_kernel<32, 3>, 0, true},
-    {"v7", "tile kernel 128x256, 512 threads, BK 16, 3 stages", run_tile_kernel<16, 3, 256>, 0, true},
-    {"v8", "tile kernel 128x256, 512 threads, BK 8, 4 stages", run_tile_kernel<8, 4, 256>, 0, true},
+    {"8", "+ warp tiling (tile kernel 8x8, BK 8, 2 stages)", run_tile_kernel<128, 128, 8, 2, 8, 8>, 0, false},
+    {"9", "tile kernel 8x8, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 8, 8>, 0, false},
+    {"10", "+ 8x16 per thread, 128x256 tile, 4 stages (production)", run_tile_kernel<128, 256, 16, 4, 8, 16>, 0, false},
+    {"11", "pp_sgemm (production, split-K when few tiles)", run_pp, 0, false},
+    {"12", "cublasSgemm, pedantic FP32", run_cublas, 0, false},
+    {"v1", "8x8, BK 8, 3 stages", run_tile_kernel<128, 128, 8, 3, 8, 8>, 0, true},
+    {"v2", "8x8, BK 16, 4 stages", run_tile_kernel<128, 128, 16, 4, 8, 8>, 0, true},
+    {"v3", "8x16 128x128, 128 threads, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 8, 16>, 0, true},
+    {"v4", "8x16 128x128, 128 threads, BK 16, 4 stages", run_tile_kernel<128, 128, 16, 4, 8, 16>, 0, true},
+    {"v5", "8x16 128x128, 128 threads, BK 8, 4 stages", run_tile_kernel<128, 128, 8, 4, 8, 16>, 0, true},
+    {"v6", "8x16 128x128, 128 threads, BK 32, 3 stages", run_tile_kernel<128, 128, 32, 3, 8, 16>, 0, true},
+    {"v7", "16x8 128x128, 128 threads, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 16, 8>, 0, true},
+    {"v8", "8x16 128x256, BK 16, 3 stages", run_tile_kernel<128, 256, 16, 3, 8, 16>, 0, true},
+    {"v9", "8x16 128x256, BK 8, 4 stages", run_tile_kernel<128, 256, 8, 4, 8, 16>, 0, true},
+    {"v10", "16x8 256x128, BK 16, 3 stages", run_tile_kernel<256, 128, 16, 3, 16, 8>, 0, true},
+    {"v11", "8x8 128x256, 512 threads, BK 16, 3 stages", run_tile_kernel<128, 256, 16, 3, 8, 8>, 0, true},
 };
 #define N_STEPS (sizeof steps / sizeof steps[0])
-#define CUBLAS_STEP 10 /* index of step 11 */
+#define CUBLAS_STEP 11 /* index of step 12 */
 
 /* ------------------------------------------------------------------------------------ */
 /* Validation and timing                                                                 */

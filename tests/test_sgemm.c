@@ -11,7 +11,8 @@
  * an integer below 2^24, so any summation order gives the exact result, and one wrong or
  * missing term shows. Semantics checked as well:
  *  - every layout x transpose combination, leading dimensions above the minimum, odd
- *    sizes, m, n or k of 1, sizes around the 128-wide tiles and the 16-deep k-slices,
+ *    sizes, m, n or k of 1, sizes around the 128 x 256 tiles and the 16-deep k-slices,
+ *    rows along k that are 16-byte aligned but end inside a 16-byte unit,
  *    shapes that take the GPU's split-K path;
  *  - beta == 0: C is not read (NaN there gives a finite result);
  *  - alpha == 0 or k == 0: C = beta * C and A and B are not read (NaN there is ignored),
@@ -306,6 +307,28 @@ static void shapes_large(pp_context *ctx, int gpu) {
   }
 }
 
+/* Operands stored along k with 16-byte aligned rows (lda or ldb a multiple of 4) whose k
+ * is not: the last elements of a row share a 16-byte unit with the NaN padding right after
+ * them, and k ends inside a 16-deep slice; m, n off the 128 x 256 tiles. A GPU kernel that
+ * copied such rows in 16-byte pieces without care would pull the NaN in. In column-major
+ * the operand stored that way is B. */
+static void shapes_aligned_k_rows(pp_context *ctx, int gpu) {
+  static const size_t shapes[][4] = {/* m, n, k, ld of the operand stored along k */
+                                     {131, 259, 37, 40}, {129, 300, 18, 20}, {200, 513, 61, 64},
+                                     {257, 130, 300, 304}, {5, 7, 3, 4}, {130, 260, 1000, 1004}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int l = 0; l < 2; l++) {
+      gcase g = {layouts[l], PP_NO_TRANS, PP_NO_TRANS, shapes[s][0], shapes[s][1], shapes[s][2],
+                 0, 0, 0, 1.0f, s % 2 ? 0.75f : 0.0f};
+      if (l == 0) g.lda = shapes[s][3];
+      else g.ldb = shapes[s][3];
+      where w = {gpu, 0};
+      run_case(ctx, &g, DATA_RANDOM, w, 0, 30000 + (unsigned)(2 * s + l));
+      g.beta = 0.0f;
+      run_case(ctx, &g, DATA_INTEGER, w, 0, 31000 + (unsigned)(2 * s + l));
+    }
+}
+
 /* beta == 0 with NaN in C; alpha == 0 and k == 0 with NaN in A and B. */
 static void special_scalars(pp_context *ctx, int gpu) {
   for (int l = 0; l < 2; l++)
@@ -470,5 +493,6 @@ int main(int argc, char **argv) {
   nan_inf_propagation(ctx, gpu);
   deterministic(ctx, gpu);
   shapes_large(ctx, gpu);
+  shapes_aligned_k_rows(ctx, gpu);
   return th_finish(ctx);
 }

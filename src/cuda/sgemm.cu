@@ -1,14 +1,15 @@
 /* sgemm.cu — pp_sgemm on the GPU: plain FP32 FMA, no tensor cores, no cuBLAS.
  *
- * The tile kernel is in sgemm.cuh (128 x 128 x BK tiles, 8 x 8 results per thread, warp
- * tiling, cp.async pipeline). This file chooses its instantiation and launches it:
+ * The tile kernel is in sgemm.cuh (block tiles, TM x TN results per thread, warp tiling,
+ * cp.async pipeline, double-buffered register fragments). This file chooses its
+ * instantiation and launches it:
  *  - column-major is mapped onto row-major once, at the entry: a column-major C is the
  *    row-major C^T = op(B)^T op(A)^T, i.e. the same call with A and B, m and n, and the
  *    two transposes swapped;
  *  - the load mode of each operand (transposing, contiguous, contiguous and 16-byte
  *    aligned) is a template parameter, so every combination has a branch-free inner loop;
- *  - split-K when the tiles alone cannot fill the GPU (1024^3 is 64 tiles of 128 x 128
- *    for 132 SMs that each hold two blocks): each block of a split computes one k-slice
+ *  - split-K when the tiles alone cannot fill the GPU (1024^3 is 32 tiles of 128 x 256
+ *    for 132 SMs that each hold one block): each block of a split computes one k-slice
  *    into a workspace, and one pass adds the slices and applies alpha and beta, in a
  *    fixed order, so results do not depend on scheduling;
  *  - k == 0 or alpha == 0 only scales C by beta (A and B are not read, as in the
@@ -20,19 +21,24 @@
 
 #include <string.h>
 
-/* Production configuration. BK 16 with three stages: a barrier every 1024 FMAs per
- * thread, and two 16 KB tiles being copied while one is computed. */
+/* Production configuration (the ladder times the others, docs/benchmarks/h100-sgemm.md
+ * has their figures): 128 x 256 tiles, 256 threads with 8 x 16 results each (one block
+ * per SM), BK 16, four stages. */
 #ifndef PP_SGEMM_BK
 #define PP_SGEMM_BK 16
 #endif
 #ifndef PP_SGEMM_STAGES
-#define PP_SGEMM_STAGES 3
+#define PP_SGEMM_STAGES 4
 #endif
 #define SG_BM 128
-#define SG_BN 128
+#define SG_BN 256
+#define SG_TM 8
+#define SG_TN 16
 #define SG_BK PP_SGEMM_BK
 #define SG_STAGES PP_SGEMM_STAGES
-typedef sg_shape<SG_BM, SG_BN, SG_BK, SG_STAGES> sg_prod;
+typedef sg_shape<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN> sg_prod;
+#define SG_PROD_KERNEL(MA, MB) \
+  sgemm_tile_kernel<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN, MA, MB>
 
 /* Split-K limits: each slice keeps at least this much k (a deep enough pipeline), at most
  * this many slices, and a workspace of at most this many bytes. */
@@ -97,7 +103,7 @@ static pp_status sg_prepare(pp_context *ctx, int *blocks_per_sm) {
     *blocks_per_sm = info.blocks_per_sm[dev];
     return PP_OK;
   }
-  auto kernel = sgemm_tile_kernel<SG_BM, SG_BN, SG_BK, SG_STAGES, MA, MB>;
+  auto kernel = SG_PROD_KERNEL(MA, MB);
   PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)sg_prod::SMEM),
               "pp_sgemm: shared memory limit");
@@ -153,8 +159,7 @@ static pp_status sg_launch(pp_context *ctx, sg_params p) {
   }
 
   dim3 grid((unsigned)tiles, (unsigned)splits, 1);
-  sgemm_tile_kernel<SG_BM, SG_BN, SG_BK, SG_STAGES, MA, MB>
-      <<<grid, sg_prod::THREADS, sg_prod::SMEM, st->stream>>>(p);
+  SG_PROD_KERNEL(MA, MB)<<<grid, sg_prod::THREADS, sg_prod::SMEM, st->stream>>>(p);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess && work) {
     dim3 rgrid;

@@ -5,22 +5,22 @@
  * Problem (always row-major here; sgemm.cu maps column-major onto it):
  *     C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C
  *
- * One block computes a BM x BN tile of C from k-slices BK deep; each thread holds 8 x 8
- * results in registers. Shared memory keeps both operands "k-major": As[k][m] and
- * Bs[k][n], so for every k one thread reads its 8 values of A and its 8 of B as two
- * 16-byte LDS each and does 64 FMAs (16 FMAs per shared-memory instruction, which keeps
- * the shared-memory pipe under the FMA pipe). Rows are padded by 4 floats: keeps 16-byte
+ * One block computes a BM x BN tile of C from k-slices BK deep; each thread holds TM x TN
+ * results in registers (sg_shape: 8 x 16 in production). Shared memory keeps both
+ * operands "k-major": As[k][m] and Bs[k][n], so for every k one thread reads its TM values
+ * of A and TN of B as 16-byte LDS (6 LDS for 128 FMAs at 8 x 16, which keeps the
+ * shared-memory pipe well under the FMA pipe). Rows are padded by 4 floats: keeps 16-byte
  * alignment and spreads the transposing stores over all 32 banks.
  *
- * Warp tiling: a warp owns a 32 x 64 piece of the tile, its lanes laid out 4 (m) x 8 (n)
- * with n fastest, and each lane's 8 x 8 is four 4 x 4 blocks 16 rows / 32 columns apart.
- * Then, for one k, the 8 lanes of a quarter-warp read the same A vector (a broadcast) and
- * 8 consecutive B vectors (128 bytes, all 32 banks): no bank conflict on either operand.
+ * Warp tiling: each lane's results are groups of 4 x 4 spread over the warp tile (see
+ * sg_shape), so for one k the lanes of a warp read a few consecutive 16-byte vectors of
+ * each operand: broadcasts and distinct banks, no bank conflict. Register fragments are
+ * double-buffered: the reads for k + 1 are in flight while the FMAs of k issue.
  *
  * Global -> shared goes through cp.async, STAGES tiles deep (Ampere's asynchronous copy,
- * which Hopper keeps): the copies of tile t + STAGES - 1 are in flight while tile t is
- * computed, with one barrier per k-slice. How an operand is copied depends only on how
- * it is stored, so the inner loop is the same for all four transpose combinations:
+ * which Hopper keeps): the copies of slices t + 1 .. t + STAGES - 1 are in flight while
+ * slice t is computed, with one barrier per k-slice. How an operand is copied depends only
+ * on how it is stored, so the inner loop is the same for all four transpose combinations:
  *   SG_LOAD_D4  the operand's m (or n) index is contiguous in memory and rows are
  *               16-byte aligned: 16-byte copies straight into the k-major tile;
  *   SG_LOAD_D1  contiguous but not aligned (odd ld, odd offset): 4-byte copies, a warp
@@ -215,13 +215,31 @@ __device__ __forceinline__ void sg_copy_stage(const sg_copier &ca, const sg_copi
 
 /* ---- the tile kernel ------------------------------------------------------------------- */
 
-template <int BM, int BN, int BK, int STAGES>
+/* One configuration of the tile kernel: a BM x BN block tile, BK deep k-slices, STAGES of
+ * them in shared memory, TM x TN results per thread.
+ *
+ * Lanes: LM x LN per warp, n fastest; a lane's TM rows are TM/4 groups of 4, LM*4 rows
+ * apart, and its TN columns TN/4 groups of 4, LN*4 columns apart. For one k a warp then
+ * reads LM consecutive float4 of A and LN of B (64 or 128 contiguous bytes, distinct
+ * banks; the lanes sharing a float4 get a broadcast). The warp tile is 64 x 64 when a
+ * thread holds 128 results (LN 4 for TN 16, LN 8 for TN 8), 32 x 64 for 8 x 8.
+ *
+ * Blocks per SM (for __launch_bounds__): 128 results per thread with double-buffered
+ * fragments take 255 registers, so 256 such threads fill an SM's 64K registers; 8 x 8 is
+ * held to 128 (two blocks of 256 threads). */
+template <int BM, int BN, int BK, int STAGES, int TM, int TN>
 struct sg_shape {
-  static constexpr int THREADS = BM * BN / 64; /* 8 x 8 results per thread */
-  static constexpr int WARPS_N = BN / 64;      /* warp tile 32 x 64 */
+  static constexpr int THREADS = BM * BN / (TM * TN);
+  static constexpr int LN = TN == 16 ? 4 : 8, LM = 32 / LN;
+  static constexpr int WM = LM * TM, WN = LN * TN; /* warp tile */
+  static constexpr int WARPS_N = BN / WN;
+  static constexpr int MIN_BLOCKS = 65536 / (THREADS * (TM * TN >= 128 ? 256 : 128));
   static constexpr size_t SMEM =
       (size_t)STAGES * BK * ((BM + SG_PAD) + (BN + SG_PAD)) * sizeof(float);
-  static_assert(BM % 32 == 0 && BN % 64 == 0, "whole warp tiles");
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && (TN == 16 || TN == 8), "float4 fragments");
+  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) * 32 == THREADS,
+                "whole warp tiles");
+  static_assert(BK % 2 == 0 && STAGES >= 2 && MIN_BLOCKS >= 1, "pipeline shape");
 };
 
 /* Four consecutive results of one row at column j (j % 4 == 0) into D: float4 when the
@@ -246,13 +264,24 @@ __device__ __forceinline__ void sg_store4(float *D, size_t ld, size_t i, size_t 
     if (j + q < n) d[q] = beta != 0.0f ? fmaf(beta, d[q], alpha * v[q]) : alpha * v[q];
 }
 
-template <int BM, int BN, int BK, int STAGES, int MODE_A, int MODE_B>
-__global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES>::THREADS,
-                                  sg_shape<BM, BN, BK, STAGES>::THREADS >= 512   ? 1
-                                  : sg_shape<BM, BN, BK, STAGES>::THREADS >= 256 ? 2
-                                                                                 : 4)
+/* A lane's T values of one k-row of a shared tile: T/4 float4 reads, L*4 floats apart. */
+template <int T, int L>
+__device__ __forceinline__ void sg_load_frag(float (&f)[T], const float *s) {
+#pragma unroll
+  for (int g = 0; g < T / 4; g++) {
+    const float4 v = *reinterpret_cast<const float4 *>(s + g * L * 4);
+    f[4 * g] = v.x;
+    f[4 * g + 1] = v.y;
+    f[4 * g + 2] = v.z;
+    f[4 * g + 3] = v.w;
+  }
+}
+
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int MODE_A, int MODE_B>
+__global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES, TM, TN>::THREADS,
+                                  sg_shape<BM, BN, BK, STAGES, TM, TN>::MIN_BLOCKS)
     sgemm_tile_kernel(const sg_params p) {
-  typedef sg_shape<BM, BN, BK, STAGES> S;
+  typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
   constexpr int THREADS = S::THREADS, LDA_S = BM + SG_PAD, LDB_S = BN + SG_PAD;
   extern __shared__ float4 sg_smem4[];
   float *const As = reinterpret_cast<float *>(sg_smem4);
@@ -274,61 +303,74 @@ __global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES>::THREADS,
   const sg_copier cb = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
   const bool a_inside = m0 + BM <= p.m, b_inside = n0 + BN <= p.n; /* block-uniform */
 
-  /* Prologue: STAGES - 1 tiles in flight; one commit group per tile (empty ones too), so
-   * "all but the newest STAGES - 2 groups done" always means "tile t has landed". */
+  /* Prologue: every stage gets a slice in flight, one commit group per slice (empty ones
+   * too), so that in iteration t "all but the newest STAGES - 2 groups done" means
+   * "slice t + 1 has landed". */
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
-    if (s < ktiles) {
-      const size_t k0 = kbeg + (size_t)s * BK;
+  for (int s = 0; s < STAGES; s++) {
+    if (s < ktiles)
       sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside,
                                                           As + s * BK * LDA_S,
-                                                          Bs + s * BK * LDB_S, k0, kend);
-    }
+                                                          Bs + s * BK * LDB_S,
+                                                          kbeg + (size_t)s * BK, kend);
     sg_cp_commit();
   }
 
   const int warp = tid / 32, lane = tid % 32;
-  const int wm = (warp / S::WARPS_N) * 32 + (lane / 8) * 4;
-  const int wn = (warp % S::WARPS_N) * 64 + (lane % 8) * 4;
-  float acc[8][8];
+  const int wm = (warp / S::WARPS_N) * S::WM + (lane / S::LN) * 4;
+  const int wn = (warp % S::WARPS_N) * S::WN + (lane % S::LN) * 4;
+  float acc[TM][TN];
 #pragma unroll
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < TM; i++)
 #pragma unroll
-    for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+    for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
+  /* Register fragments are double-buffered: the shared reads for k + 1 are issued before
+   * the TM x TN FMAs of k, so their latency hides behind this warp's own FMAs (with one or
+   * two warps per scheduler, other warps alone cannot hide it). The slice boundary is no
+   * exception: at the last k of slice t the block waits for slice t + 1, and its first
+   * fragments are read before the last FMAs of slice t. */
+  float fa[2][TM], fb[2][TN];
+  sg_cp_wait<STAGES - 1>(); /* slice 0 */
+  __syncthreads();
+  sg_load_frag<TM, S::LM>(fa[0], As + wm);
+  sg_load_frag<TN, S::LN>(fb[0], Bs + wn);
+
+  int stage = 0; /* the stage slice t is read from */
   for (int t = 0; t < ktiles; t++) {
-    sg_cp_wait<STAGES - 2>(); /* this thread's copies of tile t are done */
-    __syncthreads();          /* everyone's are; and tile t-1's stage is free */
-    const int next = t + STAGES - 1;
-    if (next < ktiles) {
-      const int s = next % STAGES;
-      const size_t k0 = kbeg + (size_t)next * BK;
-      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside,
-                                                          As + s * BK * LDA_S,
-                                                          Bs + s * BK * LDB_S, k0, kend);
-    }
-    sg_cp_commit();
-
-    const float *a_s = As + (t % STAGES) * BK * LDA_S + wm;
-    const float *b_s = Bs + (t % STAGES) * BK * LDB_S + wn;
+    const float *a_s = As + stage * BK * LDA_S + wm;
+    const float *b_s = Bs + stage * BK * LDB_S + wn;
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
-      const float4 a0 = *reinterpret_cast<const float4 *>(a_s + kk * LDA_S);
-      const float4 a1 = *reinterpret_cast<const float4 *>(a_s + kk * LDA_S + 16);
-      const float4 b0 = *reinterpret_cast<const float4 *>(b_s + kk * LDB_S);
-      const float4 b1 = *reinterpret_cast<const float4 *>(b_s + kk * LDB_S + 32);
-      const float a[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-      const float b[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      const int cur = kk & 1, nxt = cur ^ 1;
+      if (kk < BK - 1) {
+        sg_load_frag<TM, S::LM>(fa[nxt], a_s + (kk + 1) * LDA_S);
+        sg_load_frag<TN, S::LN>(fb[nxt], b_s + (kk + 1) * LDB_S);
+      } else {
+        sg_cp_wait<STAGES - 2>(); /* this thread's copies of slice t + 1 are done */
+        __syncthreads(); /* everyone's are; and no warp reads slice t's stage any more */
+        const int refill = t + STAGES; /* into the stage slice t leaves free */
+        if (refill < ktiles)
+          sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(
+              ca, cb, a_inside, b_inside, As + stage * BK * LDA_S, Bs + stage * BK * LDB_S,
+              kbeg + (size_t)refill * BK, kend);
+        sg_cp_commit();
+        stage = stage + 1 == STAGES ? 0 : stage + 1;
+        if (t + 1 < ktiles) {
+          sg_load_frag<TM, S::LM>(fa[nxt], As + stage * BK * LDA_S + wm);
+          sg_load_frag<TN, S::LN>(fb[nxt], Bs + stage * BK * LDB_S + wn);
+        }
+      }
 #pragma unroll
-      for (int i = 0; i < 8; i++)
+      for (int i = 0; i < TM; i++)
 #pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < TN; j++) acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
     }
   }
   sg_cp_wait<0>(); /* no copy may still target shared memory when the block exits */
 
-  /* Epilogue: row i of acc is tile row wm + i (i < 4) or wm + 16 + i - 4; columns 0..3 and
-   * 4..7 are wn and wn + 32. Partials of a split go raw to the workspace. */
+  /* Epilogue: row i of acc is tile row wm + (i / 4) * LM * 4 + i % 4, column group g is
+   * wn + g * LN * 4. Partials of a split go raw to the workspace. */
   float *D = p.C;
   size_t ld = p.ldc;
   float alpha = p.alpha, beta = p.beta;
@@ -341,11 +383,12 @@ __global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES>::THREADS,
     vec = true;
   }
 #pragma unroll
-  for (int i = 0; i < 8; i++) {
-    const size_t row = m0 + wm + (i < 4 ? i : 12 + i);
+  for (int i = 0; i < TM; i++) {
+    const size_t row = m0 + wm + (i / 4) * S::LM * 4 + i % 4;
     if (row >= p.m) continue;
-    sg_store4(D, ld, row, n0 + wn, p.n, vec, &acc[i][0], alpha, beta);
-    sg_store4(D, ld, row, n0 + wn + 32, p.n, vec, &acc[i][4], alpha, beta);
+#pragma unroll
+    for (int g = 0; g < TN / 4; g++)
+      sg_store4(D, ld, row, n0 + wn + g * S::LN * 4, p.n, vec, &acc[i][4 * g], alpha, beta);
   }
 }
 
