@@ -25,7 +25,9 @@
  * -inf, SUM: 0), and select / partition / select_flagged copy elements bit for bit.
  *
  * Every dtype x op x inclusive/exclusive x data pattern runs at sizes around the powers
- * of two up to 65537 (and a few of them at 2^20+3 and 3*2^20+17). Calls take turns over
+ * of two up to 65537 (and a few of them at 2^20+3, 3*2^20+17 and, for u8, 2^24+9, so that
+ * every element size spans hundreds of the CUDA kernels' tiles; select and partition
+ * likewise at 3*2^20+17 and 2^23+5). Calls take turns over
  * the placements: input and output in host or pp_malloc memory, at element offsets 0 and
  * 1 (unaligned), in place; counts in host or pp_malloc memory. Output buffers are
  * pre-filled with a sentinel: a scan must write exactly its n elements, select exactly
@@ -621,7 +623,7 @@ static const struct big_case {
     {PP_F32, P_TINY, M3, OPS_SUM},          {PP_F32, P_SMALLINT, M3, OPS_SUM},
     {PP_F64, P_RANDOM, M1, OPS_ALL},        {PP_F64, P_BIG_ONES, M1, OPS_SUM},
     {PP_F64, P_TINY, M1, OPS_SUM},          {PP_F64, P_NAN_PREFIX, M3, OPS_MINMAX},
-    {PP_F64, P_WIDE, M3, OPS_SUM},
+    {PP_F64, P_WIDE, M3, OPS_SUM},          {PP_U8, P_RANDOM, (1u << 24) + 9, OPS_ALL},
 };
 
 static void sweep_scan(pp_context *ctx) {
@@ -804,6 +806,12 @@ static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_li
   free(h);
 }
 
+/* Hundreds of tiles of the CUDA kernels for every element size (the sweep stops at 300007). */
+static const struct big_case big_select_cases[] = {
+    {PP_U8, P_RANDOM, (1u << 23) + 5, 0},  {PP_I32, P_NEAR, M3, 0},     {PP_F32, P_RANDOM, M3, 0},
+    {PP_F32, P_NAN_SOME, M3, 0},           {PP_U64, P_RANDOM, M3, 0},   {PP_F64, P_ZERO_MIX, M1, 0},
+};
+
 static void sweep_select(pp_context *ctx) {
   static const size_t sizes[] = {0,   1,    2,    3,    31,   32,    33,    255,   256,
                                  257, 1023, 1025, 4096, 8193, 65535, 65536, 65537, 300007};
@@ -827,6 +835,9 @@ static void sweep_select(pp_context *ctx) {
           select_case(ctx, t, p, n, 1, 1, &r);
       }
     }
+    for (size_t k = 0; k < sizeof big_select_cases / sizeof big_select_cases[0]; k++)
+      if (big_select_cases[k].t == t)
+        select_case(ctx, t, big_select_cases[k].p, big_select_cases[k].n, 2, 1, &r);
     printf("select/partition sweep %s: %s\n", pp_dtype_string(t),
            th_state_get()->failed == before ? "ok" : "FAILURES");
     fflush(stdout);
