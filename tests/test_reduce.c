@@ -520,6 +520,15 @@ static void sweep(pp_context *ctx) {
         run_case(ctx, t, p, n, vmask, &r);
       }
     }
+    /* Enough 16-byte vectors (3 * 2^20, plus a tail) that on the GPU every block of a full
+     * grid walks several tiles and the last tile is partial: up to 384 SMs at 4 blocks of
+     * 2048 vectors. Random data (u8 has ties for argmin/max everywhere), the extreme in the
+     * tail, all equal (first index across every block); device input aligned and unaligned. */
+    size_t many = ((size_t)3 << 20) * (16 / pp_dtype_size(t)) + 5;
+    const int many_patterns[] = {P_RANDOM, P_EXT_LAST, P_EQUAL};
+    for (int k = 0; k < 3; k++)
+      if (pattern_applies(t, many_patterns[k]))
+        run_case(ctx, t, many_patterns[k], many, 1u << 1 | 1u << 7, &r);
     printf("sweep %s: %s\n", pp_dtype_string(t),
            th_state_get()->failed == before ? "ok" : "FAILURES");
     fflush(stdout);

@@ -1,11 +1,12 @@
 /* reduce.cu — pp_reduce and pp_argreduce on the GPU.
  *
  * One kernel launch per call, whatever n (no second pass, no allocation): a grid of at
- * most one full wave of blocks walks the input with 16-byte loads, UNROLL of them in
- * flight per thread before any is used (enough bytes in flight to cover DRAM latency);
- * each block reduces in registers, shuffles and shared memory, publishes a partial in the
- * context's scratch, and the last block to finish combines the partials and writes the
- * result (pp_last_block_done).
+ * most REDUCE_BLOCKS_PER_SM blocks per SM walks the input grid-stride, tile by tile, with
+ * 16-byte loads, all UNROLL of a thread's loads in a tile issued before any is used (so a
+ * block that has one tile to do waits for DRAM once, not twice); each block reduces in
+ * registers, shuffles and shared memory, publishes a partial in the context's scratch, and
+ * the last block to finish combines the partials and writes the result
+ * (pp_last_block_done).
  *
  * Arithmetic (API.md):
  *  - integer SUM wraps in the type: accumulated in the unsigned type of the same width
@@ -24,22 +25,14 @@
 
 #include <type_traits>
 
-/* Tuning (measured on an H200, see docs/benchmarks): overridable at build time so that
- * variants can be timed side by side (-DPP_REDUCE_UNROLL=8 ...). */
+/* Tuning, measured on an H100 against CUB (docs/benchmarks/h100.md, scripts/reduce_probe.cu).
+ * A tile is THREADS x UNROLL 16-byte vectors. BLOCKS_PER_SM caps the grid (4 x 256 threads x
+ * 8 loads = 128 KB in flight per SM: 2 or 5 blocks per SM were slower at 2^28) and, given to
+ * __launch_bounds__, gives ptxas the registers (up to 64) to keep all 8 loads of a tile in
+ * flight: left to itself it kept 32 registers and issued only 3-5 before the first use. */
 #define REDUCE_THREADS 256
-#ifndef PP_REDUCE_UNROLL
-#define PP_REDUCE_UNROLL 8
-#endif
-#define REDUCE_UNROLL PP_REDUCE_UNROLL
-/* 0: ld.global.cs (evict-first); 1: ld.global.nc; 2: ld.global.nc, no L1 allocation, with
- * a 256-byte L2 prefetch hint (fewer, larger DRAM requests) */
-#ifndef PP_REDUCE_LOAD
-#define PP_REDUCE_LOAD 0
-#endif
-/* 0: blocks stride over the grid tile by tile; 1: each block owns one contiguous range */
-#ifndef PP_REDUCE_CONTIGUOUS
-#define PP_REDUCE_CONTIGUOUS 1
-#endif
+#define REDUCE_UNROLL 8
+#define REDUCE_BLOCKS_PER_SM 4
 /* per-block partials follow a 256-byte header holding the done-counter */
 #define REDUCE_COUNTER_BYTES 256
 
@@ -122,20 +115,9 @@ template <> struct wants_pairwise_f32<op_sum_f32> {
   static constexpr bool value = true;
 };
 
-/* One 16-byte load of data read exactly once. */
-__device__ __forceinline__ uint4 load_once(const uint4 *p) {
-#if PP_REDUCE_LOAD == 0
-  return __ldcs(p);
-#elif PP_REDUCE_LOAD == 1
-  return __ldg(p);
-#else
-  uint4 r;
-  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-      : "l"(p));
-  return r;
-#endif
-}
+/* One 16-byte load of data read exactly once: evict-first, so the stream does not push
+ * the caller's other data out of L2. */
+__device__ __forceinline__ uint4 load_once(const uint4 *p) { return __ldcs(p); }
 
 /* Fold one 16-byte vector (V elements starting at element index first) into acc. */
 template <typename T, typename Op>
@@ -149,6 +131,11 @@ __device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, ui
   u.raw = raw;
   if constexpr (wants_pairwise_f32<Op>::value) {
     return acc + double((u.x[0] + u.x[1]) + (u.x[2] + u.x[3]));
+  } else if constexpr (std::is_same<Op, op_sum<uint8_t, uint32_t>>::value) {
+    /* u8 sums: dp4a against 1,1,1,1 adds four bytes into the 32-bit sum in one
+     * instruction (few registers, so all of a tile's loads stay in flight) */
+    return __dp4a(raw.w, 0x01010101u,
+                  __dp4a(raw.z, 0x01010101u, __dp4a(raw.y, 0x01010101u, __dp4a(raw.x, 0x01010101u, acc))));
   } else {
 #pragma unroll
     for (int j = 0; j < V; j++) acc = Op::combine(acc, Op::from(u.x[j], first + j));
@@ -157,8 +144,11 @@ __device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, ui
 }
 
 /* Each thread's share of in[0, n): the unaligned head and the tail (fewer than V
- * elements each) go to the first threads of the grid, the 16-byte body is walked in
- * tiles of THREADS*UNROLL vectors per block. */
+ * elements each) go to the first threads of the grid; the 16-byte body is walked in tiles
+ * of THREADS*UNROLL vectors, block b taking tiles b, b + grid, b + 2*grid, ... (on the H100
+ * this grid-stride order read 1-1.5% faster at 2^28 than one contiguous range per block).
+ * In every tile, the last one included, all of a thread's loads are issued before the
+ * first is folded. */
 template <typename T, typename Op, int THREADS, int UNROLL>
 __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ in, size_t n) {
   typedef typename Op::Acc A;
@@ -173,29 +163,24 @@ __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ i
   if (tid < n - tail_begin) acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));
 
   const uint4 *__restrict__ body = reinterpret_cast<const uint4 *>(in + head);
-  const size_t tile = (size_t)THREADS * UNROLL;
-#if PP_REDUCE_CONTIGUOUS
-  /* block b owns tiles [b*T/G, (b+1)*T/G): neighbouring requests stay in one DRAM page */
-  const size_t tiles = pp_ceil_div_dev(nvec, tile);
-  const size_t first = tiles / gridDim.x * blockIdx.x + min((size_t)blockIdx.x, tiles % gridDim.x);
-  const size_t last = first + tiles / gridDim.x + (blockIdx.x < tiles % gridDim.x ? 1 : 0);
-  const size_t begin = first * tile, end = last * tile, stride = tile;
-#else
-  const size_t begin = blockIdx.x * tile, end = nvec, stride = (size_t)gridDim.x * tile;
-#endif
-  for (size_t base = begin; base < end; base += stride) {
-    if (base + tile <= nvec) { /* full tile: every load issued before the first use */
-      uint4 r[UNROLL];
+  const size_t tile = (size_t)THREADS * UNROLL, stride = (size_t)gridDim.x * tile;
+  for (size_t base = (size_t)blockIdx.x * tile; base < nvec; base += stride) {
+    const size_t first = base + threadIdx.x;
+    uint4 r[UNROLL];
+    if (base + tile <= nvec) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++) r[u] = load_once(body + base + u * THREADS + threadIdx.x);
+      for (int u = 0; u < UNROLL; u++) r[u] = load_once(body + first + u * THREADS);
 #pragma unroll
       for (int u = 0; u < UNROLL; u++)
-        acc = fold_vector<T, Op>(acc, r[u], head + (base + u * THREADS + threadIdx.x) * V);
-    } else {
-      for (int u = 0; u < UNROLL; u++) {
-        size_t v = base + u * THREADS + threadIdx.x;
-        if (v < nvec) acc = fold_vector<T, Op>(acc, load_once(body + v), head + v * V);
-      }
+        acc = fold_vector<T, Op>(acc, r[u], head + (first + u * THREADS) * V);
+    } else { /* the last, partial tile: the same, under a predicate */
+#pragma unroll
+      for (int u = 0; u < UNROLL; u++)
+        r[u] = first + u * THREADS < nvec ? load_once(body + first + u * THREADS) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int u = 0; u < UNROLL; u++)
+        if (first + u * THREADS < nvec)
+          acc = fold_vector<T, Op>(acc, r[u], head + (first + u * THREADS) * V);
     }
   }
   return acc;
@@ -223,7 +208,7 @@ __device__ __forceinline__ bool finish_grid(typename Op::Acc acc, typename Op::A
 }
 
 template <typename T, typename Op, int THREADS, int UNROLL>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, REDUCE_BLOCKS_PER_SM)
 reduce_kernel(const T *__restrict__ in, size_t n, T *out, typename Op::Acc *partials,
               unsigned *counter) {
   typename Op::Acc acc = thread_share<T, Op, THREADS, UNROLL>(in, n), total;
@@ -231,7 +216,7 @@ reduce_kernel(const T *__restrict__ in, size_t n, T *out, typename Op::Acc *part
 }
 
 template <typename T, bool IS_MIN, int THREADS, int UNROLL>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, REDUCE_BLOCKS_PER_SM)
 argreduce_kernel(const T *__restrict__ in, size_t n, T *value_out, uint64_t *index_out,
                  arg_pair<T> *partials, unsigned *counter) {
   typedef op_arg<T, IS_MIN> Op;
@@ -249,8 +234,9 @@ argreduce_kernel(const T *__restrict__ in, size_t n, T *value_out, uint64_t *ind
 
 /* ---- host side ----------------------------------------------------------------------- */
 
-/* Enough blocks to cover n in tiles, at most one full wave of the kernel as compiled
- * (registers decide how many blocks an SM holds), at most what the scratch holds. */
+/* One block per tile up to REDUCE_BLOCKS_PER_SM blocks per SM (fewer if registers allow
+ * fewer), at most what the scratch holds: small n gets one tile per block, one DRAM round
+ * trip per thread, and no block that has nothing to do. */
 template <typename Kernel>
 static unsigned grid_for(pp_cuda_state *st, Kernel kernel, int *per_sm_cache, size_t n,
                          size_t elem_size, size_t partial_size) {
@@ -259,6 +245,7 @@ static unsigned grid_for(pp_cuda_state *st, Kernel kernel, int *per_sm_cache, si
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, REDUCE_THREADS, 0) !=
             cudaSuccess || per_sm < 1)
       per_sm = 1;
+    if (per_sm > REDUCE_BLOCKS_PER_SM) per_sm = REDUCE_BLOCKS_PER_SM;
     *per_sm_cache = per_sm;
   }
   size_t vectors = n / (16 / elem_size);
