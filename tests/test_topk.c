@@ -393,12 +393,19 @@ static void test_rows(pp_context *ctx) {
   free(x);
 }
 
-/* Sizes and k around the CUDA backend's sampled-threshold paths (one array: n >= 2^22 and
- * k <= n / 256; rows: cols >= 16384 and k <= cols / 64), on data where the sample is
- * representative (random, sorted, ...), degenerate (all-equal, few values: the threshold
- * then cuts by index) or misleading (spikes, holes: its fallback runs). k is taken just
- * inside and just outside each switch. One 64-bit key type, so that both composite widths
- * run. Runs on both backends (the CPU has no such path; its answers are checked alike). */
+/* Sizes and k around the CUDA backend's sampled-threshold paths, on data where the sample
+ * is representative (random, sorted, ...), degenerate (all-equal, few values: the threshold
+ * then cuts by index) or misleading (spikes, holes: its fallbacks run). The routes: one
+ * array of n >= 2^22 with k <= n / 256 (one sample, one filter over the grid, radix passes
+ * on the candidates); one array of 16384 < n < 2^22 and rows of cols >= 16384, k small
+ * beside them (segments: each block filters part of a row into a slot of its own, one
+ * block per row gathers the slots) — 4 x 32768 and 3 x 65541 rows are cut into 4 and 8
+ * segments, the latter at unaligned offsets and with a short last one. The sizes make the
+ * strided sample land on every 16th index, where the spikes and holes are. k is taken on
+ * both sides of each switch for f32 (n / 256 for 2^22; 3000 and 4000 for 2^18; 4000 and
+ * 5000 for rows of 32768; 1024 and 8000 for 65541), and where a smaller sample per thread
+ * takes over (64, 1000). One 64-bit key type, so that both composite widths run. Runs on
+ * both backends (the CPU has no such path; its answers are checked alike). */
 static void test_sampled(pp_context *ctx) {
   const pp_dtype types[] = {PP_F32, PP_I64, PP_U8};
   const int pats[] = {P_RANDOM, P_EQUAL, P_FEW, P_SORTED, P_REVERSED, P_SPIKES, P_HOLES,
@@ -410,7 +417,9 @@ static void test_sampled(pp_context *ctx) {
   th_rng r = th_rng_make(3);
   unsigned char *x = th_xmalloc(MAX_ELEMS * 8);
   const size_t n = ((size_t)1 << 22) + 7, na_ks[] = {1, 64, 100, 2048, 2049, n / 256, n / 256 + 1};
-  const size_t rows = 4, cols = 32768, row_ks[] = {1, 64, cols / 64, cols / 64 + 1};
+  const size_t n2 = ((size_t)1 << 18) + 7, n2_ks[] = {1, 64, 100, 1000, 3000, 4000};
+  const size_t rows = 4, cols = 32768, row_ks[] = {1, 64, cols / 64, cols / 64 + 1, 4000, 5000};
+  const size_t rows3 = 3, cols3 = 65541, row3_ks[] = {1, 64, 1024, 8000};
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
     const pp_dtype t = types[ti];
     if (q_only && t == PP_U8) continue;
@@ -423,11 +432,21 @@ static void test_sampled(pp_context *ctx) {
         for (size_t q = 0; q < sizeof na_ks / sizeof na_ks[0]; q++)
           if (!q_only || na_ks[q] == 64 || na_ks[q] == n / 256)
             run_case(ctx, t, p, x, 1, n, na_ks[q], largest, 0);
+      gen(t, p, x, n2, &r);
+      for (int largest = 0; largest < 2; largest++)
+        for (size_t q = 0; q < sizeof n2_ks / sizeof n2_ks[0]; q++)
+          if (!q_only || n2_ks[q] == 64)
+            run_case(ctx, t, p, x, 1, n2, n2_ks[q], largest, 0);
       gen(t, p, x, rows * cols, &r);
       for (int largest = 0; largest < 2; largest++)
         for (size_t q = 0; q < sizeof row_ks / sizeof row_ks[0]; q++)
           if (!q_only || row_ks[q] == 64 || row_ks[q] == cols / 64)
             run_case(ctx, t, p, x, rows, cols, row_ks[q], largest, 1);
+      gen(t, p, x, rows3 * cols3, &r);
+      for (int largest = 0; largest < 2; largest++)
+        for (size_t q = 0; q < sizeof row3_ks / sizeof row3_ks[0]; q++)
+          if (!q_only || row3_ks[q] == 64)
+            run_case(ctx, t, p, x, rows3, cols3, row3_ks[q], largest, 1);
     }
   }
   free(x);

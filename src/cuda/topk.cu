@@ -36,8 +36,13 @@
  * Sampled threshold (PP_TOPK_SAMPLED). Those passes cost a full histogram each; when k is
  * small beside n, a strided sample picks a threshold composite that a few times k
  * elements reach, one read of the input (or row) keeps those, and the passes above run on
- * them instead; when the sample misled (fewer than k, or more than the buffer, reach the
- * threshold) they run on the input as before. See "sampled threshold" below.
+ * them instead; when the sample misled (fewer than k, or more than the buffers, reach the
+ * threshold) they run on the input as before. One array of n >= 2^22: one sample block,
+ * a filter over the grid, the multi-block passes. Rows of cols >= 16384, and one array of
+ * 16384 < n < 2^22 (as one row): a grid of (row, segment) blocks filters into slots of
+ * their own, then the row kernel gathers each row's slots into shared memory (few rows
+ * are cut into several segments, so that the grid fills the GPU). See "sampled threshold"
+ * below.
  */
 #include "common.cuh"
 #include "cuda_backend.h"
@@ -496,73 +501,157 @@ topk_finish_kernel(const T *in, size_t k, sel_state<typename comp<T, IB>::CT> *s
 
 /* ---- sampled threshold (PP_TOPK_SAMPLED) ------------------------------------------ */
 
-/* One array with k small beside n: a strided sample chooses a threshold composite T that
- * about r n / S elements reach, one pass over the input keeps the elements >= T in buf0,
- * and only those go on to the selection. The answer is exact whatever T is: every element
- * of the top k is >= the k-th largest composite, so when at least k candidates reach T the
- * top k of the candidates is the top k of the input. When fewer than k (or more than the
- * buffer holds) reach T, the radix passes run on the input as if nothing had happened.
- * Since composites are unique, ties do not defeat the threshold: with all-equal values T
- * cuts by index, and the count stays near r n / S. */
+/* k small beside n (one array, or each row): a strided sample chooses a threshold
+ * composite T that about r n / S elements reach, one read of the input keeps the elements
+ * >= T, and only those go on to the selection. The answer is exact whatever T is: every
+ * element of the top k is >= the k-th largest composite, so when at least k candidates
+ * reach T the top k of the candidates is the top k of the input. When fewer than k (or
+ * more than the buffers hold) reach T, the selection runs on the input as if nothing had
+ * happened. Since composites are unique, ties do not defeat the threshold: with all-equal
+ * values T cuts by index, and the count stays near r n / S.
+ *
+ * Two routes use it:
+ * - one array, n >= SAMPLED_MIN_N: one block samples (topk_sample_kernel), the grid
+ *   filters into one buffer (topk_filter_kernel), one block decides (topk_decide_kernel),
+ *   and the radix passes above run on the candidates (or on the input, as a fallback);
+ * - rows with cols >= SEG_MIN_COLS, and one array of SMALL_N < n < SAMPLED_MIN_N (one row):
+ *   each row is cut into P segments, one block per segment computes the row's threshold
+ *   from the row's sample and writes the segment's candidates to a slot of its own
+ *   (topk_seg_kernel: no global atomics, nothing to zero first), then one block per row
+ *   gathers them into shared memory and finishes there (topk_rows_kernel with a gather
+ *   source), or selects from the row itself when a slot overflowed or fewer than k came. */
 #ifndef PP_TOPK_SAMPLED
 #define PP_TOPK_SAMPLED 1
 #endif
-/* the path is taken for n >= SAMPLED_MIN_N and k <= n / SAMPLED_K_RATIO. At 2^20 f32
- * (k = 100) the H200 measured 0.102 ms sampled against 0.067 ms for the radix passes alone:
- * the sample sort and the extra launches cost more than the passes they save there. */
+/* one array: n >= SAMPLED_MIN_N takes the multi-block route, below it the segments */
 #ifndef PP_TOPK_SAMPLED_MIN_N
 #define PP_TOPK_SAMPLED_MIN_N ((size_t)1 << 22)
 #endif
 #define SAMPLED_MIN_N PP_TOPK_SAMPLED_MIN_N
 #define SAMPLED_K_RATIO 256
+/* samples per thread of the one-array sample kernel, at most */
+#define SAMPLE_GMAX 16
 #define FILTER_THREADS 256
 #define FILTER_UNROLL 4
+/* candidates each warp of the filter stages in shared memory before one atomic moves them
+ * out: the 2^28 filter's hundreds of thousands of candidates otherwise take one atomic on
+ * one counter per warp ballot */
+#define WSTAGE 256
 
-/* Appends e at a warp-aggregated position for each lane where pred holds; positions at or
- * past cap are counted but not written. All lanes of the warp call. */
-template <typename CT, typename N>
-__device__ __forceinline__ void cand_append(CT *buf, N *counter, size_t cap, bool pred, CT e) {
-  const unsigned ballot = __ballot_sync(0xffffffffu, pred);
-  if (!ballot) return;
-  const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
-  N base = 0;
-  if (lane == leader) base = atomicAdd(counter, (N)__popc(ballot));
-  base = __shfl_sync(0xffffffffu, base, leader);
-  const N pos = base + (N)__popc(ballot & ((1u << lane) - 1u));
-  if (pred && pos < cap) buf[pos] = e;
-}
-
-/* One block: sorts the composites of S elements spread evenly over the input (S a power of
- * two, n >= S) and stores the r-th largest as the threshold. */
-template <typename T, int IB>
-__global__ void __launch_bounds__(FIN_THREADS)
-topk_sample_kernel(const T *in, size_t n, unsigned S, unsigned r, uint64_t flip,
-                   sel_state<typename comp<T, IB>::CT> *st) {
+/* Threshold of a sample: thread t reads the g composites at positions step j + step / 2
+ * (j = t + THREADS q, q < g; S = THREADS g <= cols, step = cols / S) and keeps the largest;
+ * the r-th largest of the THREADS maxima, found by a sort of them in s (THREADS
+ * composites of shared memory), is returned to every thread. That value is at most the
+ * r-th largest of the S samples (r groups have a maximum that reaches it, and each maximum
+ * is a sample), so it never lets fewer elements through than the r-th sample would, and
+ * it is that sample unless two of the top r samples share a thread (about r^2 / 2 THREADS
+ * collisions for g > 1), which only lowers it a little. A sorted row's top samples lie in
+ * distinct threads (j = S - 1, S - 2, ...). All threads call; s may be reused after. */
+template <typename T, int IB, int THREADS>
+__device__ typename comp<T, IB>::CT sample_threshold(const T *x, size_t cols, uint64_t flip,
+                                                     unsigned g, unsigned r,
+                                                     typename comp<T, IB>::CT *s) {
   typedef comp<T, IB> C;
   typedef typename C::CT CT;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  CT *s = reinterpret_cast<CT *>(smem_raw);
-  const size_t step = n / S; /* >= 1; the last position is step (S - 1) + step / 2 < n */
-  for (unsigned j = threadIdx.x; j < S; j += FIN_THREADS) {
-    const size_t i = step * j + step / 2;
-    s[j] = C::make(in[i], i, flip);
+  const size_t step = cols / ((size_t)THREADS * g);
+  CT best = 0; /* below every composite */
+#pragma unroll 4
+  for (unsigned q = 0; q < g; q++) {
+    const size_t i = step * (threadIdx.x + (size_t)THREADS * q) + step / 2;
+    const CT c = C::make(x[i], i, flip);
+    best = c > best ? c : best;
   }
+  s[threadIdx.x] = best;
   __syncthreads();
-  block_sort_desc<CT, FIN_THREADS>(s, S); /* ends with a barrier */
-  if (threadIdx.x == 0) st->thresh = s[r - 1];
+  block_sort_desc<CT, THREADS>(s, THREADS); /* ends with a barrier */
+  const CT thr = s[r - 1];
+  __syncthreads();
+  return thr;
 }
 
-/* One read of x[0..n): x[0..head) and the tail after the nvec 16-byte vectors (x + head
- * is 16-byte aligned) are done by the first warp of the block if edges, vectors tile0,
- * tile0 + tstep, ... (tiles of THREADS x UNROLL vectors) by the block, UNROLL loads in
- * flight per thread. Elements whose composite is >= thr go to buf (warp-aggregated; they
- * are rare, so the atomics cost next to nothing). Every thread of the block calls. */
-template <typename T, int IB, int THREADS, int UNROLL, typename N>
+/* Candidate sinks of filter_range. push(pred, c) is called by all lanes of a warp (pred
+ * per lane) and keeps c where pred holds; positions at or past cap are counted but not
+ * written, so that an overflow is seen. */
+
+/* A block's own slot in global memory, counted in shared memory. */
+template <typename CT>
+struct slot_sink {
+  CT *buf;
+  unsigned *counter; /* shared */
+  unsigned cap;
+  __device__ __forceinline__ void push(bool pred, CT c) {
+    const unsigned ballot = __ballot_sync(0xffffffffu, pred);
+    if (!ballot) return;
+    const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
+    unsigned base = 0;
+    if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(ballot));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    const unsigned pos = base + (unsigned)__popc(ballot & ((1u << lane) - 1u));
+    if (pred && pos < cap) buf[pos] = c;
+  }
+};
+
+/* One buffer shared by the grid: each warp stages WSTAGE candidates in shared memory and
+ * moves them out with one atomic on the global counter when full; flush_block moves what
+ * is left with one atomic per block. */
+template <typename CT>
+struct stage_sink {
+  CT *stage; /* this warp's WSTAGE entries */
+  unsigned n; /* staged, the same in every lane */
+  CT *buf;
+  unsigned long long *counter; /* global */
+  size_t cap;
+  __device__ __forceinline__ void out(unsigned long long base) {
+    for (unsigned i = threadIdx.x % PP_WARP; i < n; i += PP_WARP)
+      if (base + i < cap) buf[base + i] = stage[i];
+  }
+  __device__ __forceinline__ void push(bool pred, CT c) {
+    const unsigned ballot = __ballot_sync(0xffffffffu, pred);
+    if (!ballot) return;
+    const int lane = threadIdx.x % PP_WARP;
+    if (n + PP_WARP > WSTAGE) { /* warp-uniform */
+      unsigned long long base = 0;
+      __syncwarp();
+      if (lane == 0) base = atomicAdd(counter, (unsigned long long)n);
+      base = __shfl_sync(0xffffffffu, base, 0);
+      out(base);
+      __syncwarp(); /* the stage is rewritten below */
+      n = 0;
+    }
+    if (pred) stage[n + __popc(ballot & ((1u << lane) - 1u))] = c;
+    n += (unsigned)__popc(ballot);
+  }
+  /* All threads of the block call, once, at the end. */
+  template <int THREADS>
+  __device__ __forceinline__ void flush_block() {
+    __shared__ unsigned wn[THREADS / PP_WARP];
+    __shared__ unsigned long long bbase;
+    const int warp = threadIdx.x / PP_WARP;
+    __syncwarp();
+    if (threadIdx.x % PP_WARP == 0) wn[warp] = n;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long total = 0;
+      for (int w = 0; w < THREADS / PP_WARP; w++) total += wn[w];
+      bbase = total ? atomicAdd(counter, total) : 0ull;
+    }
+    __syncthreads();
+    unsigned long long base = bbase;
+    for (int w = 0; w < warp; w++) base += wn[w];
+    out(base);
+  }
+};
+
+/* One read of x[0..n) (element i has index ibase + i): x[0..head) and the tail after the
+ * nvec 16-byte vectors (x + head is 16-byte aligned, head <= n) are done by the first
+ * warp of the block if edges, vectors tile0, tile0 + tstep, ... (tiles of THREADS x UNROLL
+ * vectors) by the block, UNROLL loads in flight per thread. Elements whose composite is
+ * >= thr go to sink (they are rare). Every thread of the block calls. */
+template <typename T, int IB, int THREADS, int UNROLL, typename Sink>
 __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, size_t nvec,
                                              uint64_t flip, typename comp<T, IB>::CT thr,
-                                             typename comp<T, IB>::CT *buf, N *counter,
-                                             size_t cap, size_t tile0, size_t tstep,
-                                             bool edges) {
+                                             size_t ibase, Sink &sink, size_t tile0,
+                                             size_t tstep, bool edges) {
   typedef comp<T, IB> C;
   typedef typename C::CT CT;
   constexpr int V = 16 / sizeof(T);
@@ -571,8 +660,8 @@ __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, 
     T e[V];
   };
   const uint4 *vin = reinterpret_cast<const uint4 *>(x + head);
-  const size_t tile_v = (size_t)THREADS * UNROLL;
-  /* the loop bound is uniform over the block, so whole warps reach cand_append */
+  const size_t tile_v = (size_t)THREADS * UNROLL, i0 = ibase + head;
+  /* the loop bound is uniform over the block, so whole warps reach the sink */
   for (size_t tile = tile0; tile * tile_v < nvec; tile += tstep) {
     const size_t q0 = tile * tile_v + threadIdx.x;
     vec v[UNROLL];
@@ -586,28 +675,39 @@ __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, 
     for (int u = 0; u < UNROLL; u++) {
       const size_t q = q0 + (size_t)u * THREADS;
 #pragma unroll
-      for (int j = 0; j < V; j++) any |= q < nvec && C::make(v[u].e[j], head + q * V + j, flip) >= thr;
+      for (int j = 0; j < V; j++) any |= q < nvec && C::make(v[u].e[j], i0 + q * V + j, flip) >= thr;
     }
-    if (__any_sync(0xffffffffu, any)) { /* rare: recompute and append */
+    if (__any_sync(0xffffffffu, any)) { /* rare: recompute and keep */
 #pragma unroll
       for (int u = 0; u < UNROLL; u++) {
         const size_t q = q0 + (size_t)u * THREADS;
 #pragma unroll
         for (int j = 0; j < V; j++) {
-          const CT c = C::make(v[u].e[j], head + q * V + j, flip);
-          cand_append(buf, counter, cap, q < nvec && c >= thr, c);
+          const CT c = C::make(v[u].e[j], i0 + q * V + j, flip);
+          sink.push(q < nvec && c >= thr, c);
         }
       }
     }
   }
   if (edges && threadIdx.x < PP_WARP) {
-    /* head < V and the tail < V elements: at most 30, one per lane */
+    /* head < V (or head == n < V) and the tail < V elements: at most 2V - 1 <= 31, one per
+     * lane */
     const size_t tail0 = head + nvec * V, t = threadIdx.x;
     const bool valid = t < head + (n - tail0);
     const size_t i = t < head ? t : tail0 + (t - head);
-    const CT c = valid ? C::make(x[i], i, flip) : (CT)0;
-    cand_append(buf, counter, cap, valid && c >= thr, c);
+    const CT c = valid ? C::make(x[i], ibase + i, flip) : (CT)0;
+    sink.push(valid && c >= thr, c);
   }
+}
+
+/* One block: the threshold of S = FIN_THREADS g samples of the input. */
+template <typename T, int IB>
+__global__ void __launch_bounds__(FIN_THREADS)
+topk_sample_kernel(const T *in, size_t n, unsigned g, unsigned r, uint64_t flip,
+                   sel_state<typename comp<T, IB>::CT> *st) {
+  __shared__ typename comp<T, IB>::CT s[FIN_THREADS];
+  const typename comp<T, IB>::CT thr = sample_threshold<T, IB, FIN_THREADS>(in, n, flip, g, r, s);
+  if (threadIdx.x == 0) st->thresh = thr;
 }
 
 /* The filter over one array, the grid sharing the tiles. */
@@ -616,9 +716,51 @@ __global__ void __launch_bounds__(FILTER_THREADS)
 topk_filter_kernel(const T *in, size_t n, size_t head, size_t nvec, uint64_t flip,
                    sel_state<typename comp<T, IB>::CT> *st, typename comp<T, IB>::CT *buf,
                    size_t cap) {
-  filter_range<T, IB, FILTER_THREADS, FILTER_UNROLL>(in, n, head, nvec, flip, st->thresh, buf,
-                                                     &st->ncand, cap, blockIdx.x, gridDim.x,
-                                                     blockIdx.x == 0);
+  typedef typename comp<T, IB>::CT CT;
+  __shared__ CT stage[FILTER_THREADS / PP_WARP * WSTAGE];
+  stage_sink<CT> sink = {stage + (threadIdx.x / PP_WARP) * WSTAGE, 0u, buf, &st->ncand, cap};
+  filter_range<T, IB, FILTER_THREADS, FILTER_UNROLL>(in, n, head, nvec, flip, st->thresh, 0, sink,
+                                                     blockIdx.x, gridDim.x, blockIdx.x == 0);
+  sink.template flush_block<FILTER_THREADS>();
+}
+
+/* ---- segments: one block per (row, segment) ---------------------------------------- */
+
+#define SEG_THREADS 256
+#define SEG_UNROLL 4
+/* rows at least this long take the segment route (when k is small enough beside them) */
+#define SEG_MIN_COLS 16384
+/* a segment is at least this long, and a multiple of SEG_ALIGN elements */
+#define SEG_MIN_LEN 8192
+#define SEG_ALIGN 256
+/* temp memory for slots at most (rows are done in batches beyond it) */
+#define SEG_SLOT_BYTES ((size_t)64 << 20)
+
+/* Block (row, p) of rows x P: the row's threshold from its sample (the same in every block
+ * of the row), then segment p of the row, [p seg_len, min(cols, (p + 1) seg_len)), filtered
+ * into slot cand[blockIdx.x] (cap composites); counts[blockIdx.x] gets how many reached
+ * the threshold, also past cap. */
+template <typename T, int IB>
+__global__ void __launch_bounds__(SEG_THREADS)
+topk_seg_kernel(const T *in, size_t cols, unsigned P, size_t seg_len, uint64_t flip, unsigned g,
+                unsigned r, typename comp<T, IB>::CT *cand, unsigned *counts, unsigned cap) {
+  typedef typename comp<T, IB>::CT CT;
+  __shared__ CT s[SEG_THREADS];
+  __shared__ unsigned cnt;
+  const size_t row = blockIdx.x / P, s0 = (size_t)(blockIdx.x % P) * seg_len;
+  const T *x = in + row * cols;
+  const CT thr = sample_threshold<T, IB, SEG_THREADS>(x, cols, flip, g, r, s);
+  if (threadIdx.x == 0) cnt = 0;
+  __syncthreads();
+  const size_t n = cols - s0 < seg_len ? cols - s0 : seg_len;
+  const T *xs = x + s0;
+  size_t head = ((16 - (uintptr_t)xs % 16) % 16) / sizeof(T);
+  if (head > n) head = n;
+  slot_sink<CT> sink = {cand + (size_t)blockIdx.x * cap, &cnt, cap};
+  filter_range<T, IB, SEG_THREADS, SEG_UNROLL>(xs, n, head, (n - head) / (16 / sizeof(T)), flip, thr,
+                                               s0, sink, 0, 1, true);
+  __syncthreads();
+  if (threadIdx.x == 0) counts[blockIdx.x] = cnt;
 }
 
 /* One block, after the filter. With k <= m candidates and m <= fcap (small k only): sorts
@@ -697,17 +839,24 @@ __device__ __forceinline__ void warp_append(CT *list, unsigned *counter, bool pr
 }
 
 #define ROW_UNROLL 8
-/* sampled rows: the sample size, the least cols, and vectors in flight per thread */
-#define ROW_SAMPLE 1024
-#define ROW_SAMPLE_MIN_COLS 16384
-#define ROW_FILTER_UNROLL 4
+
+/* Where a row's candidates come from (topk_seg_kernel): P slots of cap composites per
+ * row, row r's at cand[(r P + p) cap], with their counts; cand NULL: none, the row is read. */
+template <typename CT>
+struct row_gather {
+  const CT *cand;
+  const unsigned *counts;
+  unsigned P, cap;
+};
 
 /* Shared memory: BINS counters, then F (fcap composites: sure elements and, at the end,
- * the last candidates), then M (mcap composites: S_L once it fits). */
+ * the last candidates), then M (mcap composites: S_L once it fits, or the gathered
+ * candidates). */
 template <typename T, int IB, int THREADS>
 __global__ void __launch_bounds__(THREADS)
 topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uint64_t *idxs,
-                 unsigned fcap, unsigned mcap, int hist_mode, unsigned sample_r) {
+                 unsigned fcap, unsigned mcap, int hist_mode,
+                 row_gather<typename comp<T, IB>::CT> src) {
   typedef comp<T, IB> C;
   typedef typename C::CT CT;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -715,6 +864,7 @@ topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uin
   CT *F = reinterpret_cast<CT *>(smem_raw + BINS * sizeof(unsigned));
   CT *M = F + fcap;
   __shared__ unsigned nf, nm;
+  __shared__ int gathered;
 
   const size_t row = blockIdx.x;
   const T *x = in + row * cols;
@@ -729,33 +879,56 @@ topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uin
   size_t items = cols;
   if (threadIdx.x == 0) nf = 0;
 
-  if (sample_r) {
-    /* Sampled threshold (the one-array path's idea, in shared memory): ROW_SAMPLE
-     * composites spread over the row are sorted in M, the sample_r-th largest is the
-     * threshold, and one read of the row keeps the elements >= it in M. With k <= m <=
-     * mcap of them, the passes below start from M (for small k: straight to F and the
-     * sort); else M is dropped and they read the row, as without the sample. */
-    const size_t step = cols / ROW_SAMPLE;
-    for (unsigned j = threadIdx.x; j < ROW_SAMPLE; j += THREADS) {
-      const size_t i = step * j + step / 2;
-      M[j] = C::make(x[i], i, flip);
+  if (src.cand) {
+    /* The row's slots: warp 0 turns their counts into offsets off[0..P] (in h, cleared by
+     * the first pass below). With every count within its slot and k <= m <= mcap in all,
+     * the m candidates are copied to M and the passes start from there; else they read
+     * the row, as if there had been no sample. */
+    const unsigned P = src.P;
+    unsigned *off = h; /* P < BINS */
+    const unsigned *cnt = src.counts + row * P;
+    if (threadIdx.x < PP_WARP) {
+      const int lane = threadIdx.x;
+      unsigned carry = 0;
+      bool fits = true;
+      for (unsigned b = 0; b < P; b += PP_WARP) {
+        const unsigned p = b + lane;
+        const unsigned c = p < P ? cnt[p] : 0u;
+        fits &= c <= src.cap;
+        unsigned v = c <= src.cap ? c : 0u; /* so that the sum cannot wrap */
+        const unsigned own = v;
+#pragma unroll
+        for (int d = 1; d < PP_WARP; d *= 2) {
+          const unsigned y = __shfl_up_sync(0xffffffffu, v, d);
+          if (lane >= d) v += y;
+        }
+        if (p < P) off[p] = carry + v - own;
+        carry += __shfl_sync(0xffffffffu, v, PP_WARP - 1);
+      }
+      fits = __all_sync(0xffffffffu, fits);
+      if (lane == 0) {
+        off[P] = carry;
+        gathered = fits && carry >= k && carry <= mcap;
+      }
     }
     __syncthreads();
-    block_sort_desc<CT, THREADS>(M, ROW_SAMPLE); /* ends with a barrier */
-    const CT thr = M[sample_r - 1];
-    if (threadIdx.x == 0) nm = 0;
-    __syncthreads(); /* every thread has thr before M is overwritten */
-    const size_t head = ((16 - (uintptr_t)x % 16) % 16) / sizeof(T);
-    filter_range<T, IB, THREADS, ROW_FILTER_UNROLL>(x, cols, head, (cols - head) / (16 / sizeof(T)),
-                                                    flip, thr, M, &nm, mcap, 0, 1, true);
-    __syncthreads();
-    const unsigned m = nm;
-    if (m >= k && m <= mcap) {
+    if (gathered) {
+      const unsigned m = off[P];
+      const CT *slots = src.cand + row * P * (size_t)src.cap;
+      for (unsigned i = threadIdx.x; i < m; i += THREADS) {
+        unsigned lo = 0, hi = P; /* off[lo] <= i < off[hi] */
+        while (hi - lo > 1) {
+          const unsigned mid = (lo + hi) / 2;
+          if (off[mid] <= i) lo = mid;
+          else hi = mid;
+        }
+        M[i] = slots[(size_t)lo * src.cap + (i - off[lo])];
+      }
       in_m = true;
       items = m;
       count = m;
     }
-    __syncthreads(); /* nm is reset below */
+    __syncthreads(); /* off is read before the first pass clears h */
   }
 
   for (;;) {
@@ -838,6 +1011,29 @@ static bool sampled_on(void) {
   }
   return on != 0;
 }
+
+/* PARPRIM_TOPK_SEG_BPS: the segment grid's blocks per SM when rows are few (default: as
+ * many as are resident; 0 turns the segment route off, to time the other routes in the
+ * same build); PARPRIM_TOPK_GMAX: the one-array sample kernel's samples per thread at most
+ * (1..16). Read once. */
+static unsigned env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi) {
+  const char *e = getenv(name);
+  if (!e || !*e) return dflt;
+  char *end = NULL;
+  const unsigned long v = strtoul(e, &end, 10);
+  return *end == 0 && v >= lo && v <= hi ? (unsigned)v : dflt;
+}
+#define SEG_BPS_AUTO 1000u
+static unsigned seg_bps_env(void) {
+  static unsigned v = ~0u;
+  if (v == ~0u) v = env_unsigned("PARPRIM_TOPK_SEG_BPS", SEG_BPS_AUTO, 0, 64);
+  return v;
+}
+static unsigned sample_gmax(void) {
+  static unsigned v = 0;
+  if (v == 0) v = env_unsigned("PARPRIM_TOPK_GMAX", SAMPLE_GMAX, 1, SAMPLE_GMAX);
+  return v;
+}
 #endif
 
 static inline uint64_t flip_of(int key_bits, bool largest) {
@@ -848,20 +1044,26 @@ static inline uint64_t flip_of(int key_bits, bool largest) {
 static inline size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* Row kernel configuration for (cols, k) and composite size cs: false when k does not
- * fit shared memory. */
+ * fit shared memory. mcap_want > 0: M is that size (the gathered candidates, with room to
+ * spare), so that more blocks share an SM; false when it does not fit. 0: M takes what
+ * the budget leaves. */
 struct rows_plan {
   int threads;
   unsigned fcap, mcap;
   size_t smem;
 };
 
-static bool plan_rows(size_t cols, size_t k, size_t cs, rows_plan *p) {
+static bool plan_rows(size_t cols, size_t k, size_t cs, size_t mcap_want, rows_plan *p) {
   const size_t fcap = pow2_at_least(k + ROW_SMALL);
   const size_t hist = BINS * sizeof(unsigned);
   const bool big = cols >= 65536 || fcap * cs > 24 * 1024;
   const size_t budget = big ? 200 * 1024 : 56 * 1024;
   if (hist + fcap * cs > budget) return false;
   size_t mcap = (budget - hist - fcap * cs) / cs;
+  if (mcap_want) {
+    if (mcap_want > mcap) return false;
+    mcap = mcap_want;
+  }
   if (mcap > cols) mcap = cols;
   p->threads = big ? 1024 : 256;
   p->fcap = (unsigned)fcap;
@@ -873,11 +1075,10 @@ static bool plan_rows(size_t cols, size_t k, size_t cs, rows_plan *p) {
 template <typename T, int IB, int THREADS>
 static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, size_t rows,
                                size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
-                               const rows_plan &p) {
+                               const rows_plan &p, row_gather<typename comp<T, IB>::CT> src) {
   pp_cuda_state *st = pp_cuda(ctx);
   void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int,
-               unsigned) =
-      topk_rows_kernel<T, IB, THREADS>;
+               row_gather<typename comp<T, IB>::CT>) = topk_rows_kernel<T, IB, THREADS>;
   static size_t smem_set = 0; /* the largest limit set so far for this instantiation */
   if (p.smem > smem_set) {
     PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -885,24 +1086,16 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
     smem_set = p.smem;
   }
   const uint64_t flip = flip_of(key_of<T>::BITS, largest);
-  /* sampled threshold per row when k is small beside cols (see the kernel); r as in the
-   * one-array path, and the expected r cols / ROW_SAMPLE candidates must fit M twice */
-  unsigned sample_r = 0;
-#if PP_TOPK_SAMPLED
-  if (sampled_on() && cols >= ROW_SAMPLE_MIN_COLS && cols < 0x7FFFFFFFull && k <= cols / 64 &&
-      p.mcap >= ROW_SAMPLE && (uintptr_t)in % sizeof(T) == 0) {
-    const double x = (double)k * ROW_SAMPLE / (double)cols;
-    double rd = ceil(x + 4.0 * sqrt(x) + 2.0);
-    if (rd > ROW_SAMPLE) rd = ROW_SAMPLE;
-    if (2.0 * rd * (double)(cols / ROW_SAMPLE) <= (double)p.mcap) sample_r = (unsigned)rd;
-  }
-#endif
   for (size_t r0 = 0; r0 < rows; r0 += 0x7FFFFFFF) { /* grid x is at most 2^31 - 1 */
     const size_t nr = rows - r0 < 0x7FFFFFFF ? rows - r0 : 0x7FFFFFFF;
+    row_gather<typename comp<T, IB>::CT> s = src;
+    if (s.cand) {
+      s.cand += r0 * s.P * (size_t)s.cap;
+      s.counts += r0 * s.P;
+    }
     kern<<<(unsigned)nr, THREADS, p.smem, st->stream>>>(in + r0 * cols, cols, k, flip,
                                                         vals + r0 * k, idxs ? idxs + r0 * k : NULL,
-                                                        p.fcap, p.mcap, row_hist_mode(),
-                                                        sample_r);
+                                                        p.fcap, p.mcap, row_hist_mode(), s);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   return PP_OK;
@@ -911,10 +1104,142 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
 template <typename T, int IB>
 static pp_status launch_rows(pp_context *ctx, const char *fn, const T *in, size_t rows,
                              size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
-                             const rows_plan &p) {
+                             const rows_plan &p, row_gather<typename comp<T, IB>::CT> src) {
   if (p.threads == 1024)
-    return launch_rows_t<T, IB, 1024>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
-  return launch_rows_t<T, IB, 256>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
+    return launch_rows_t<T, IB, 1024>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p, src);
+  return launch_rows_t<T, IB, 256>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p, src);
+}
+
+/* A sampled threshold for k of n with THREADS threads taking g samples each: the largest
+ * g <= gmax with S = THREADS g <= n and r <= THREADS / 4 (few collisions of group maxima).
+ * r = ceil(x + 4 sqrt(x) + 2), x = k S / n the expected samples among the top k: fewer
+ * than k elements reach the r-th sample only far out in the tail (the count is about
+ * Gamma(r) n / S; for x below 1, P ~ x^r / r!). m: the candidates expected, r n / S with
+ * the collisions of the group maxima (about r^2 / 2 THREADS more ranks) added. */
+struct sample_plan {
+  unsigned g, r;
+  double m;
+};
+
+static inline bool plan_sample(size_t n, size_t k, unsigned threads, unsigned gmax,
+                               sample_plan *sp) {
+  for (unsigned g = gmax; g >= 1; g /= 2) {
+    const double S = (double)threads * g;
+    if (S > (double)n) continue;
+    const double x = (double)k * S / (double)n;
+    const double r = ceil(x + 4.0 * sqrt(x) + 2.0);
+    if (r > threads / 4) continue;
+    sp->g = g;
+    sp->r = (unsigned)r;
+    sp->m = (r + (g > 1 ? r * r / (2.0 * threads) : 0.0)) * (double)n / S;
+    return true;
+  }
+  return false;
+}
+
+/* The segment route (topk_seg_kernel, then topk_rows_kernel gathering): P segments per
+ * row, slots of cap, rows in batches of `batch` (the slots' memory), the row kernel's
+ * plan with M sized for twice the expected candidates. */
+struct seg_plan {
+  sample_plan s;
+  unsigned P, cap;
+  size_t seg_len, batch;
+  rows_plan k2;
+};
+
+static bool plan_seg(size_t rows, size_t cols, size_t k, size_t cs, size_t es, bool one_array,
+                     size_t blocks, const void *in, seg_plan *sp) {
+#if PP_TOPK_SAMPLED
+  if (!sampled_on() || blocks == 0 || cols < SEG_MIN_COLS || cols > 0x7FFFFFFFull ||
+      (uintptr_t)in % es != 0)
+    return false;
+  /* one array: a larger sample per block (its P blocks are the only ones); rows: 1024
+   * samples, a quarter of a 32768-float row's sectors */
+  if (!plan_sample(cols, k, SEG_THREADS, one_array ? 16 : 4, &sp->s)) return false;
+  const double want = 2.0 * sp->s.m + 256.0;
+  if (want > (double)cols / 2) return false;
+  const size_t mcap = (size_t)want;
+  if (mcap < k || !plan_rows(cols, k, cs, mcap, &sp->k2)) return false;
+  /* few rows: split them so that one wave of resident blocks (blocks) has work, and no
+   * second wave is started for a few */
+  size_t P = blocks / rows;
+  if (P > cols / SEG_MIN_LEN) P = cols / SEG_MIN_LEN;
+  if (P < 1) P = 1;
+  sp->seg_len = cols;
+  if (P > 1) {
+    sp->seg_len = align_up(pp_ceil_div(cols, P), SEG_ALIGN);
+    P = pp_ceil_div(cols, sp->seg_len);
+  }
+  if (P >= BINS) return false; /* the gather keeps P + 1 offsets in the histogram */
+  sp->P = (unsigned)P;
+  /* a slot holds what the whole row is expected to give: a sorted row gives it all in one */
+  sp->cap = (unsigned)(mcap < sp->seg_len ? mcap : sp->seg_len);
+  size_t batch = SEG_SLOT_BYTES / (P * ((size_t)sp->cap * cs + sizeof(unsigned)));
+  if (batch < 1) batch = 1;
+  if (batch > rows) batch = rows;
+  if (batch * P > 0x7FFFFFFFull) batch = 0x7FFFFFFFull / P;
+  sp->batch = batch;
+  return true;
+#else
+  (void)rows; (void)cols; (void)k; (void)cs; (void)es; (void)one_array; (void)blocks;
+  (void)in; (void)sp;
+  return false;
+#endif
+}
+
+/* Blocks of topk_seg_kernel resident per SM (PARPRIM_TOPK_SEG_BPS overrides; 0: the
+ * route is off). */
+template <typename T, int IB>
+static unsigned seg_blocks_per_sm(void) {
+#if PP_TOPK_SAMPLED
+  const unsigned env = seg_bps_env();
+  if (env != SEG_BPS_AUTO) return env;
+  static unsigned bps = 0; /* per instantiation; a benign race sets it twice */
+  if (bps == 0) {
+    int b = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, topk_seg_kernel<T, IB>, SEG_THREADS, 0) !=
+            cudaSuccess ||
+        b < 1) {
+      (void)cudaGetLastError(); /* not left for a later launch check */
+      b = 4;
+    }
+    bps = (unsigned)b;
+  }
+  return bps;
+#else
+  return 0;
+#endif
+}
+
+template <typename T, int IB>
+static pp_status topk_segmented(pp_context *ctx, const char *fn, const T *in, size_t rows,
+                                size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
+                                const seg_plan &sp) {
+  typedef typename comp<T, IB>::CT CT;
+  pp_cuda_state *cs = pp_cuda(ctx);
+  const size_t nslot = sp.batch * sp.P;
+  const size_t o_counts = align_up(nslot * sp.cap * sizeof(CT), 256);
+  void *mem = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, &mem, o_counts + nslot * sizeof(unsigned));
+  if (s != PP_OK) return s;
+  CT *cand = (CT *)mem;
+  unsigned *counts = (unsigned *)((char *)mem + o_counts);
+  const uint64_t flip = flip_of(key_of<T>::BITS, largest);
+  cudaError_t e = cudaSuccess;
+  for (size_t r0 = 0; r0 < rows && e == cudaSuccess && s == PP_OK; r0 += sp.batch) {
+    const size_t nr = rows - r0 < sp.batch ? rows - r0 : sp.batch;
+    topk_seg_kernel<T, IB><<<(unsigned)(nr * sp.P), SEG_THREADS, 0, cs->stream>>>(
+        in + r0 * cols, cols, sp.P, sp.seg_len, flip, sp.s.g, sp.s.r, cand, counts, sp.cap);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) {
+      const row_gather<CT> src = {cand, counts, sp.P, sp.cap};
+      s = launch_rows<T, IB>(ctx, fn, in + r0 * cols, nr, cols, k, largest, vals + r0 * k,
+                             idxs ? idxs + r0 * k : NULL, sp.k2, src);
+    }
+  }
+  ctx->ops->temp_free(ctx, mem); /* stream-ordered: after the kernels */
+  if (e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  return s;
 }
 
 template <typename T, int IB>
@@ -954,25 +1279,18 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
   if (grid > tiles) grid = tiles;
   const int mode = hist_mode();
   const size_t hbytes = (mode == 2 ? HIST_COPIES : 1) * BINS * sizeof(unsigned);
+  /* S = FIN_THREADS g samples, g <= SAMPLE_GMAX (16384): k <= n / 256 keeps r <= 98 and
+   * r n / S far under n / 8, the buffer's capacity */
+  sample_plan sp = {0, 0, 0.0};
 #if PP_TOPK_SAMPLED
   const bool sampled = sampled_on() && n >= SAMPLED_MIN_N && k <= n / SAMPLED_K_RATIO &&
-                       (uintptr_t)in % sizeof(T) == 0;
+                       (uintptr_t)in % sizeof(T) == 0 &&
+                       plan_sample(n, k, FIN_THREADS, sample_gmax(), &sp);
 #else
   const bool sampled = false;
 #endif
   if (e == cudaSuccess && sampled) {
-    /* S samples (half the finishing block's bytes: 4096 64-bit composites, 2048 of 128
-     * bits); the r-th largest is reached by Gamma(r) n / S elements, about r n / S. r is
-     * chosen so that fewer than k is far out in the tail (x + 4 sqrt(x) + 2 with x the
-     * expected samples among the top k: for x below 1, P(count < k) ~ x^r / r!), and
-     * k <= n / 256 keeps r n / S under n / 8, the buffer's capacity. */
-    const unsigned S = (unsigned)(fcap / 2);
-    const double x = (double)k * S / (double)n;
-    double rd = ceil(x + 4.0 * sqrt(x) + 2.0);
-    if (rd > S) rd = S;
-    const unsigned r = (unsigned)rd;
-    topk_sample_kernel<T, IB><<<1, FIN_THREADS, S * sizeof(CT), cs->stream>>>(in, n, S, r, flip,
-                                                                             state);
+    topk_sample_kernel<T, IB><<<1, FIN_THREADS, 0, cs->stream>>>(in, n, sp.g, sp.r, flip, state);
     e = cudaGetLastError();
     /* the elements before the first 16-byte boundary and after the last full vector are
      * done one by one */
@@ -1014,7 +1332,7 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     }
     /* the passes most likely read about r n / S candidates: fewer blocks clear and merge
      * histograms for nothing (a fallback to the input is still right, only slower) */
-    size_t pgrid = pp_ceil_div(4 * (size_t)r * (n / S), PASS_TILE);
+    size_t pgrid = pp_ceil_div(4 * (size_t)sp.m, PASS_TILE);
     if (pgrid < (size_t)cs->sm_count * 2) pgrid = (size_t)cs->sm_count * 2;
     if (grid > pgrid) grid = pgrid;
   }
@@ -1080,10 +1398,21 @@ template <typename T, int IB>
 static pp_status topk_ib(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t, const T *in,
                          size_t rows, size_t cols, size_t k, bool largest, T *vals,
                          uint64_t *idxs) {
-  if (!rowwise && cols > SMALL_N) return topk_array<T, IB>(ctx, fn, t, in, cols, k, largest, vals, idxs);
+  typedef typename comp<T, IB>::CT CT;
+  const size_t seg_blocks = (size_t)pp_cuda(ctx)->sm_count * seg_blocks_per_sm<T, IB>();
+  seg_plan sp;
+  if (!rowwise && cols > SMALL_N) {
+    if (cols < SAMPLED_MIN_N &&
+        plan_seg(1, cols, k, sizeof(CT), sizeof(T), true, seg_blocks, in, &sp))
+      return topk_segmented<T, IB>(ctx, fn, in, 1, cols, k, largest, vals, idxs, sp);
+    return topk_array<T, IB>(ctx, fn, t, in, cols, k, largest, vals, idxs);
+  }
+  if (rowwise && plan_seg(rows, cols, k, sizeof(CT), sizeof(T), false, seg_blocks, in, &sp))
+    return topk_segmented<T, IB>(ctx, fn, in, rows, cols, k, largest, vals, idxs, sp);
   rows_plan p;
-  if (plan_rows(cols, k, sizeof(typename comp<T, IB>::CT), &p))
-    return launch_rows<T, IB>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p);
+  const row_gather<CT> none = {NULL, NULL, 0, 0};
+  if (plan_rows(cols, k, sizeof(CT), 0, &p))
+    return launch_rows<T, IB>(ctx, fn, in, rows, cols, k, largest, vals, idxs, p, none);
   /* k too large for one block's shared memory: the one-array path, row by row */
   for (size_t r = 0; r < rows; r++) {
     pp_status s = topk_array<T, IB>(ctx, fn, t, in + r * cols, cols, k, largest, vals + r * k,
