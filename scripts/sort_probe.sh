@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Build sort_probe (scripts/sort_probe.cu): the CUDA sort and merge in several compile-time
+# variants, each timed against CUB and checked against it in one process. Built here (no
+# GPU needed) against the libparprim.so of BUILD_DIR (scripts/carry.sh), into OUT_DIR,
+# which can travel to the GPU machine next to the carried build:
+#   CARRY=.carry-sort scripts/carry.sh build-sort parprim parprim_cli
+#   scripts/sort_probe.sh build-sort .carry-sort/probe
+#   (GPU machine, after scripts/device.sh has put the carried build in place)
+#   .carry-sort/probe/sort_probe --n 28 --reps 10
+# OLD=<git revision>: also time that revision's sort.cu and merge.cu, as "old".
+# Variants: edit the two lists below (name and -D flags).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=$(realpath "${1:-build-sort}")
+O=${2:-$B/probe}
+mkdir -p "$O"
+O=$(realpath "$O")
+SORT_VARIANTS=(
+  "new|"
+  "items_up|-DPP_SORT_ITEMS_K32=20 -DPP_SORT_ITEMS_K32_V32=17 -DPP_SORT_ITEMS_K64=12"
+  "items_up2|-DPP_SORT_ITEMS_K32=22 -DPP_SORT_ITEMS_K32_V32=19"
+  "items_down|-DPP_SORT_ITEMS_K32=16 -DPP_SORT_ITEMS_K32_V32=13 -DPP_SORT_ITEMS_K64=11"
+)
+MERGE_VARIANTS=(
+  "m512x15|"
+  "m256x15|-DPP_MERGE_THREADS=256 -DPP_MERGE_MIN_BLOCKS=6"
+  "m512x11|-DPP_MERGE_ITEMS=11"
+  "m512x19|-DPP_MERGE_ITEMS=19"
+  "m256x23|-DPP_MERGE_THREADS=256 -DPP_MERGE_ITEMS=23 -DPP_MERGE_MIN_BLOCKS=4"
+)
+NVCC=(nvcc -O3 -DNDEBUG -std=c++17 -arch=sm_90 -DPP_HAVE_CUDA=1 -Iinclude -Isrc -Isrc/cuda -Iscripts
+      --Werror=all-warnings)
+# the sort source without its final dispatch function, so that only the probed types are
+# instantiated
+sed '/^pp_status pp_cuda_sort(/,$d' src/cuda/sort.cu > "$O/sort_body.cu"
+if [ -n "${OLD:-}" ]; then
+  git show "$OLD:src/cuda/sort.cu" | sed '/^pp_status pp_cuda_sort(/,$d' > "$O/sort_old.cu"
+  git show "$OLD:src/cuda/merge.cu" > "$O/merge_old.cu"
+  SORT_VARIANTS+=("old|@$O/sort_old.cu")
+  MERGE_VARIANTS+=("m_old|@$O/merge_old.cu")
+fi
+i=0
+rm -f "$O"/pv*.o "$O"/FAILED
+build() { # kind name flags: one variant object, two compiles at a time (2 cores here)
+  local src name=$2 flags=$3 ns="pv$i"
+  if [ "${flags:0:1}" = "@" ]; then
+    src=${flags:1} flags=""
+  elif [ "$1" = sort ]; then
+    src=$O/sort_body.cu
+  else
+    src=$(realpath src/cuda/merge.cu)
+  fi
+  local def=PROBE_SORT_SRC
+  [ "$1" = merge ] && def=PROBE_MERGE_SRC
+  # shellcheck disable=SC2086
+  "${NVCC[@]}" -DPROBE_NS=$ns "-DPROBE_NAME=\"$name\"" "-D$def=\"$src\"" $flags \
+    -c scripts/sort_probe_variant.cu -o "$O/$ns.o" > "$O/$ns.log" 2>&1 ||
+    { echo "variant $name failed:"; cat "$O/$ns.log"; touch "$O/FAILED"; }
+}
+for spec in "${SORT_VARIANTS[@]/#/sort|}" "${MERGE_VARIANTS[@]/#/merge|}"; do
+  kind=${spec%%|*} rest=${spec#*|}
+  while [ "$(jobs -rp | wc -l)" -ge "${JOBS:-2}" ]; do sleep 1; done
+  build "$kind" "${rest%%|*}" "${rest#*|}" &
+  i=$((i + 1))
+done
+wait
+[ ! -e "$O/FAILED" ] || exit 1
+"${NVCC[@]}" -c scripts/sort_probe.cu -o "$O/main.o"
+"${NVCC[@]}" -o "$O/sort_probe" "$O"/main.o "$O"/pv*.o -L"$B" -lparprim -Xlinker -rpath,"$B"
+ls -la "$O/sort_probe"

@@ -1,0 +1,86 @@
+/* sort_probe_variant.cu — one variant for sort_probe.cu: the library's sort.cu (without
+ * its final dispatch function) or merge.cu, compiled inside namespace PROBE_NS with the
+ * tuning macros given on the command line, registered under the name PROBE_NAME.
+ * Built by scripts/sort_probe.sh:
+ *   -DPROBE_NS=v1 -DPROBE_NAME='"early"' -DPROBE_SORT_SRC='"path/sort_body.cu"' -DPP_SORT_...
+ *   -DPROBE_NS=m1 -DPROBE_NAME='"m256"' -DPROBE_MERGE_SRC='"src/cuda/merge.cu"' -DPP_MERGE_...
+ */
+#include "sort.cuh" /* at file scope: the included source's own #include is then empty */
+#include "sort_probe.h"
+
+#ifdef PROBE_SORT_SRC
+namespace PROBE_NS {
+#include PROBE_SORT_SRC
+}
+
+static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *values, size_t n) {
+  using namespace PROBE_NS;
+  switch (kind) {
+  case 0:
+    return sort_onesweep<uint32_t, uint32_t, false>(ctx, (uint32_t *)keys, (uint32_t *)nullptr, n,
+                                                    pp_make_key_order<uint32_t>(PP_U32, PP_ASCENDING));
+  case 1:
+    return sort_onesweep<uint32_t, uint32_t, false>(ctx, (uint32_t *)keys, (uint32_t *)nullptr, n,
+                                                    pp_make_key_order<uint32_t>(PP_F32, PP_ASCENDING));
+  case 2:
+    return sort_onesweep<uint64_t, uint32_t, false>(ctx, (uint64_t *)keys, (uint32_t *)nullptr, n,
+                                                    pp_make_key_order<uint64_t>(PP_U64, PP_ASCENDING));
+  default:
+    return sort_onesweep<uint32_t, uint32_t, true>(ctx, (uint32_t *)keys, values, n,
+                                                   pp_make_key_order<uint32_t>(PP_U32, PP_ASCENDING));
+  }
+}
+
+/* The histogram kernel as sort_onesweep launches it (the same grid and the same status
+ * buffer to zero), into scratch of its own. */
+template <typename U, int ITEMS>
+static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, pp_key_order<U> order) {
+  using namespace PROBE_NS;
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t tile = (size_t)PP_SORT_THREADS * ITEMS, tiles = (n + tile - 1) / tile;
+  const size_t status_bytes = tiles * RADIX * 4;
+  static char *scratch = nullptr;
+  static size_t have = 0;
+  const size_t need = align_up(sizeof(sort_header)) + status_bytes;
+  if (need > have) {
+    cudaFree(scratch);
+    if (cudaMalloc((void **)&scratch, need) != cudaSuccess) return PP_ERR_OUT_OF_MEMORY;
+    have = need;
+  }
+  sort_header *hdr = (sort_header *)scratch;
+  cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
+  auto hist = radix_histogram_kernel<U, HIST_THREADS, HIST_UNROLL>;
+  static int cache = 0;
+  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);
+  const size_t vec = 16 / sizeof(U);
+  size_t g = (n / vec + (size_t)HIST_THREADS * HIST_UNROLL - 1) / ((size_t)HIST_THREADS * HIST_UNROLL);
+  g = g < wave ? g : wave;
+  hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)(scratch + align_up(sizeof(sort_header))),
+                                                     status_bytes / sizeof(uint4), order);
+  return cudaGetLastError() == cudaSuccess ? PP_OK : PP_ERR_DEVICE;
+}
+
+static pp_status probe_hist(pp_context *ctx, int kind, const void *keys, size_t n) {
+  using namespace PROBE_NS;
+  if (kind == 2)
+    return probe_hist_t<uint64_t, onesweep_items(8, 0)>(ctx, (const uint64_t *)keys, n,
+                                                        pp_make_key_order<uint64_t>(PP_U64, PP_ASCENDING));
+  const pp_key_order<uint32_t> o = pp_make_key_order<uint32_t>(kind == 1 ? PP_F32 : PP_U32, PP_ASCENDING);
+  if (kind == 3) return probe_hist_t<uint32_t, onesweep_items(4, 4)>(ctx, (const uint32_t *)keys, n, o);
+  return probe_hist_t<uint32_t, onesweep_items(4, 0)>(ctx, (const uint32_t *)keys, n, o);
+}
+
+static int registered = probe_register({PROBE_NAME, probe_sort, probe_hist, nullptr});
+#endif
+
+#ifdef PROBE_MERGE_SRC
+namespace PROBE_NS {
+#include PROBE_MERGE_SRC
+}
+
+static pp_status probe_merge(pp_context *ctx, const float *a, size_t na, const float *b, size_t nb, float *out) {
+  return PROBE_NS::pp_cuda_merge(ctx, PP_F32, a, na, b, nb, out, PP_ASCENDING);
+}
+
+static int registered = probe_register({PROBE_NAME, nullptr, nullptr, probe_merge});
+#endif
