@@ -277,7 +277,10 @@ static void fill_special(th_rng *r, pp_dtype t, void *a, size_t n, double lo, do
 
 /* ---- tests -------------------------------------------------------------------------- */
 
-static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4097, 65537};
+/* 4095..65541: on both sides of the multiples of a block's worth of 16-byte vectors
+ * (512 threads x 1, 2, 4 or 8 vectors: 2048 to 65536 elements depending on the dtype) */
+static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4095, 4097, 16383, 16385,
+                               65537, 65541};
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
 
 /* Bin counts reaching every CUDA path: up to 24576 one block's shared memory holds them
@@ -475,6 +478,40 @@ static void test_image(pp_context *ctx) {
   free(px);
 }
 
+/* Histograms and reductions alternating on one context: the CUDA kernels of several
+ * families keep counters in the context's scratch (reduce's done-counter; a histogram
+ * kernel that overwrites its counts in one launch would keep its hand-over there too), and
+ * one call must not disturb the next one's result. */
+static void test_interleaved(pp_context *ctx) {
+  th_rng r = th_rng_make(5);
+  const size_t n = big(300007);
+  float *a = th_xmalloc(n * sizeof *a);
+  for (size_t i = 0; i < n; i++) a[i] = (float)th_range(&r, -1.0, 1.0);
+  float *d = th_dev_from_host(ctx, a, n * sizeof *a);
+  uint64_t want[1024];
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += a[i];
+  for (int round = 0; round < 3; round++) {
+    const size_t bins = round == 1 ? 1024 : 256;
+    ref_even(PP_F32, a, n, bins, -1.0, 1.0, want);
+    uint64_t got[1024];
+    for (size_t i = 0; i < bins; i++) got[i] = ~(uint64_t)i;
+    if (CHECK_STATUS(pp_histogram_even(ctx, PP_F32, d, n, bins, -1.0, 1.0, got), PP_OK,
+                     "interleaved histogram (%s)", pp_last_error(ctx))) {
+      size_t k = first_diff(got, want, bins);
+      CHECK(k == bins, "interleaved round %d: bin %zu got %" PRIu64 " want %" PRIu64, round, k,
+            k < bins ? got[k] : 0, k < bins ? want[k] : 0);
+    }
+    float s = 0;
+    if (CHECK_STATUS(pp_reduce(ctx, PP_SUM, PP_F32, d, n, &s), PP_OK, "interleaved reduce (%s)",
+                     pp_last_error(ctx)))
+      CHECK(fabs(s - sum) <= 1e-3 * (1.0 + fabs(sum)), "interleaved round %d: sum %g want %g",
+            round, (double)s, sum);
+  }
+  th_dev_free(ctx, d);
+  free(a);
+}
+
 static void test_errors(pp_context *ctx) {
   float x[4] = {0, 1, 2, 3};
   uint64_t counts[4] = {7, 7, 7, 7};
@@ -527,6 +564,7 @@ static void test_errors(pp_context *ctx) {
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
   test_errors(ctx);
+  test_interleaved(ctx);
   test_even_integer_edges(ctx);
   test_image(ctx);
   test_range(ctx);

@@ -6,10 +6,10 @@
  *
  * The input is one 64 MiB block of random bytes repeated, plus a tail, so the expected
  * counts follow from the block's own counts without a pass over 4 GiB on the host. Checked:
- * pp_histogram_even on u8 with 256 bins (privatised shared memory), 65536 bins (clusters)
- * and 2^20 bins (global atomics); pp_histogram_image contiguous with one channel and
- * pitched with four; and an all-equal input whose single count exceeds 2^32 (no 32-bit
- * counter may wrap anywhere).
+ * pp_histogram_even on u8 with 256 bins (privatised shared memory), 65536 bins (three
+ * shared-memory windows, one pass each) and 2^20 bins (global atomics);
+ * pp_histogram_image contiguous with one channel and pitched with four; and an all-equal
+ * input whose single count exceeds 2^32 (no 32-bit counter may wrap anywhere).
  */
 #include "harness.h"
 
