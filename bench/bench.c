@@ -1612,6 +1612,8 @@ typedef struct sort_case {
   pp_dtype t;
   size_t n, ks, vs;                  /* key size; value size, 0 for keys only */
   bool desc;
+  pp_sort_algo algo;                 /* AUTO: the radix sort, CUB's radix sort as the peer;
+                                        the comparison sorts: CUB's merge sort (keys only) */
   void *keys_src, *vals_src;         /* the unsorted input, never written after setup */
   void *keys, *vals;                 /* ours, sorted in place */
   void *peer_keys[2], *peer_vals[2]; /* CUB's double buffer; the CPU peer sorts [0] */
@@ -1655,7 +1657,7 @@ static pp_status prep_peer_sort(bench_env *env, void *arg, size_t slot) {
 
 static pp_status call_sort(bench_env *env, void *arg, size_t slot) {
   sort_case *c = arg;
-  pp_sort_opts o = {c->desc ? PP_DESCENDING : PP_ASCENDING, PP_SORT_AUTO};
+  pp_sort_opts o = {c->desc ? PP_DESCENDING : PP_ASCENDING, c->algo};
   (void)slot;
   return ours_status(env, pp_sort(env->ctx, c->t, c->keys, c->vs ? c->vals : NULL, c->vs, c->n, &o),
                      "pp_sort");
@@ -1667,6 +1669,11 @@ static pp_status call_sort(bench_env *env, void *arg, size_t slot) {
 static pp_status call_cub_sort(bench_env *env, void *arg, size_t slot) {
   sort_case *c = arg;
   (void)slot;
+  if (c->algo != PP_SORT_AUTO) { /* in place in [0] */
+    c->peer_current = 0;
+    return gpu_status(env, bench_cub_merge_sort(c->t, c->peer_keys[0], c->n, c->desc, env->stream),
+                      "CUB merge sort");
+  }
   return gpu_status(env,
                     bench_cub_sort(c->t, c->peer_keys, c->peer_vals, c->vs, c->n, c->desc,
                                    &c->peer_current, env->stream),
@@ -1685,6 +1692,9 @@ static pp_status call_std_sort(bench_env *env, void *arg, size_t slot) {
 
 static bool sort_ready(bench_env *env, void *arg) {
   sort_case *c = arg;
+  if (c->algo != PP_SORT_AUTO)
+    return gpu_ok(env, bench_cub_merge_sort_prepare(c->t, c->desc, c->n, env->stream),
+                  "CUB merge sort temp storage");
   return gpu_ok(env, bench_cub_sort_prepare(c->t, c->vs, c->desc, c->n, env->stream),
                 "CUB temp storage");
 }
@@ -1763,13 +1773,19 @@ static case_result sort_setup(bench_env *env, sort_case *c) {
   return a == ALLOC_OK ? CASE_RAN : a == ALLOC_SKIP ? CASE_SKIPPED : CASE_FAILED;
 }
 
-static case_result sort_case_run(bench_env *env, pp_dtype t, size_t vs, size_t n, bool desc) {
+static case_result sort_case_run(bench_env *env, pp_dtype t, size_t vs, size_t n, bool desc,
+                                 pp_sort_algo algo) {
   static const char *const ops[2][2] = {{"keys", "keys-desc"}, {"pairs", "pairs-desc"}};
-  sort_case c = {.t = t, .n = n, .ks = pp_dtype_size(t), .vs = vs, .desc = desc};
-  bench_row r = {.prim = "sort", .op = ops[vs != 0][desc], .t = t, .n = n,
-                 .bytes_model = "n keys per run", .check = "-", .unit = "Gkeys/s",
+  /* the comparison sorts, keys only: [algo - PP_SORT_MERGE][desc] */
+  static const char *const algo_ops[3][2] = {
+      {"merge", "merge-desc"}, {"sample", "sample-desc"}, {"quick", "quick-desc"}};
+  const bool radix = algo == PP_SORT_AUTO;
+  sort_case c = {.t = t, .n = n, .ks = pp_dtype_size(t), .vs = vs, .desc = desc, .algo = algo};
+  bench_row r = {.prim = "sort", .op = radix ? ops[vs != 0][desc] : algo_ops[algo - PP_SORT_MERGE][desc],
+                 .t = t, .n = n, .bytes_model = "n keys per run", .check = "-", .unit = "Gkeys/s",
                  .same_work = true,
-                 .peer = env->cuda ? "CUB" : vs ? "std::stable_sort" : "std::sort"};
+                 .peer = env->cuda ? (radix ? "CUB" : "CUB merge sort")
+                                   : vs ? "std::stable_sort" : "std::sort"};
   r.bytes = r.peer_bytes = (double)n; /* the rate counts keys */
   case_hooks h = {.ours_prep = prep_sort, .ours = call_sort, .peer_prep = prep_peer_sort,
                   .peer = env->cuda ? call_cub_sort : call_std_sort,
@@ -1782,7 +1798,9 @@ static case_result sort_case_run(bench_env *env, pp_dtype t, size_t vs, size_t n
 }
 
 /* Default: u32 keys (the anchor) at every size, then f32 keys, u64 keys and u32/u32 pairs
- * up to 2^28, where they would only add minutes beyond. --dtype / --pairs pick one. */
+ * up to 2^28, where they would only add minutes beyond. --dtype / --pairs pick one.
+ * Then the comparison sorts (merge, sample, quick: keys only, u32 and f32 or --dtype) at
+ * 2^24 and 2^28 (or the sizes given), against CUB's merge sort. */
 static int run_sort(bench_env *env, const size_t *sizes, int nsizes) {
   typedef struct sort_variant {
     pp_dtype t;
@@ -1798,9 +1816,18 @@ static int run_sort(bench_env *env, const size_t *sizes, int nsizes) {
     for (int i = 0; i < nsizes; i++) {
       if (!chosen && v > 0 && !o->nsizes && sizes[i] > ANCHOR_N)
         continue;
-      sort_case_run(env, var.t, var.vs, sizes[i], o->desc);
+      sort_case_run(env, var.t, var.vs, sizes[i], o->desc, PP_SORT_AUTO);
     }
   }
+  static const pp_sort_algo algos[] = {PP_SORT_MERGE, PP_SORT_SAMPLE, PP_SORT_QUICK};
+  static const pp_dtype algo_types[] = {PP_U32, PP_F32};
+  for (size_t a = 0; a < sizeof algos / sizeof algos[0] && !o->pairs; a++)
+    for (size_t v = 0; v < (o->has_dtype ? 1 : sizeof algo_types / sizeof algo_types[0]); v++)
+      for (int i = 0; i < nsizes; i++) {
+        if (!o->nsizes && sizes[i] != P2(24) && sizes[i] != P2(28))
+          continue;
+        sort_case_run(env, o->has_dtype ? o->dtype : algo_types[v], 0, sizes[i], o->desc, algos[a]);
+      }
   return 0;
 }
 
@@ -2003,7 +2030,8 @@ static const bench_entry bench_entries[] = {
      "CUB DevicePartition::If (rejected part reversed)", "memcpy of the input bytes",
      {P2(20), P2(24), P2(28)}, NULL, 0},
     {"sort", run_sort, "n keys per run (rate in Gkeys/s); fresh unsorted keys every run",
-     "CUB DeviceRadixSort::SortKeys/SortPairs, DoubleBuffer form",
+     "CUB DeviceRadixSort::SortKeys/SortPairs, DoubleBuffer form; merge/sample/quick rows: "
+     "CUB DeviceMergeSort::SortKeys",
      "std::sort (pairs: std::stable_sort), one thread", {P2(20), P2(24), P2(28), P2(30)},
      "Gkeys/s", P2(24)},
     {"merge", run_merge, "reads+writes 2*n*size; n = na + nb, na = n/2, both sorted",

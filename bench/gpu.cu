@@ -553,6 +553,37 @@ extern "C" int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const
                "cub::DeviceRadixSort");
 }
 
+static cudaError_t cub_merge_sort_any(pp_dtype t, bool descending, void *temp,
+                                      size_t &temp_bytes, void *keys, size_t n, cudaStream_t s) {
+  return by_dtype(t, [&](auto type_tag) {
+    using K = decltype(type_tag);
+    K *d = static_cast<K *>(keys);
+    return by_count(n, [&](auto count) {
+      if (descending)
+        return cub::DeviceMergeSort::SortKeys(temp, temp_bytes, d, count, ::cuda::std::greater<>{}, s);
+      return cub::DeviceMergeSort::SortKeys(temp, temp_bytes, d, count, ::cuda::std::less<>{}, s);
+    });
+  });
+}
+
+extern "C" int bench_cub_merge_sort_prepare(pp_dtype key_t, bool descending, size_t n,
+                                            void *stream) {
+  size_t need = 0;
+  cudaError_t e = cub_merge_sort_any(key_t, descending, nullptr, need, nullptr, n, as_stream(stream));
+  if (e != cudaSuccess)
+    return fail("cub::DeviceMergeSort::SortKeys (temp size query)", e);
+  return ensure_temp(need);
+}
+
+extern "C" int bench_cub_merge_sort(pp_dtype key_t, void *d_keys, size_t n, bool descending,
+                                    void *stream) {
+  if (need_prepared("bench_cub_merge_sort"))
+    return -1;
+  size_t bytes = g_temp_bytes;
+  return check(cub_merge_sort_any(key_t, descending, g_temp, bytes, d_keys, n, as_stream(stream)),
+               "cub::DeviceMergeSort::SortKeys");
+}
+
 static cudaError_t cub_merge_any(pp_dtype t, bool descending, void *temp, size_t &temp_bytes,
                                  const void *a, size_t na, const void *b, size_t nb, void *out,
                                  cudaStream_t s) {

@@ -91,6 +91,11 @@ int bench_cub_sort_prepare(pp_dtype key_t, size_t value_size, bool descending, s
                            void *stream);
 int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const d_values[2],
                    size_t value_size, size_t n, bool descending, int *current, void *stream);
+/* DeviceMergeSort::SortKeys of d_keys in place with cuda::std::less (greater when
+ * descending), 32-bit counts below 2^32: the peer of the comparison sorts (PP_SORT_MERGE,
+ * PP_SORT_SAMPLE, PP_SORT_QUICK). Stable. */
+int bench_cub_merge_sort_prepare(pp_dtype key_t, bool descending, size_t n, void *stream);
+int bench_cub_merge_sort(pp_dtype key_t, void *d_keys, size_t n, bool descending, void *stream);
 /* DeviceMerge::MergeKeys of two sorted arrays with cuda::std::less (greater when
  * descending) into d_out (na + nb elements). CUB documents it as unstable, which only
  * shows for keys that compare equal with different bits (-0.0 and +0.0). */

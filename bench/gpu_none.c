@@ -217,6 +217,23 @@ int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const d_values[2
   return none();
 }
 
+int bench_cub_merge_sort_prepare(pp_dtype key_t, bool descending, size_t n, void *stream) {
+  (void)key_t;
+  (void)descending;
+  (void)n;
+  (void)stream;
+  return none();
+}
+
+int bench_cub_merge_sort(pp_dtype key_t, void *d_keys, size_t n, bool descending, void *stream) {
+  (void)key_t;
+  (void)d_keys;
+  (void)n;
+  (void)descending;
+  (void)stream;
+  return none();
+}
+
 int bench_cub_merge_prepare(pp_dtype t, bool descending, size_t na, size_t nb, void *stream) {
   (void)t;
   (void)descending;

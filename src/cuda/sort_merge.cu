@@ -1,10 +1,419 @@
-/* sort_merge.cu — pp_sort with PP_SORT_MERGE on the GPU (issue 5). Not written yet: it answers
-   PP_ERR_UNSUPPORTED, as the entry point did before this file existed. */
-#include "cuda_backend.h"
+/* sort_merge.cu — pp_sort with PP_SORT_MERGE on the GPU: a device-wide stable merge sort,
+ * and the segmented merge sort that the sample sort (sort_sample.cu) ends with.
+ *
+ * The merge sort is the segmented merge sort (sort_block.cuh) of one segment, the whole
+ * array: one block sorts each tile of T keys in shared memory, then ceil(log2(n / T))
+ * rounds merge neighbouring sorted runs with merge path (Green, McColl & Bader, 2012), one
+ * output tile per block. Keys ping-pong between the caller's array and one scratch array;
+ * the chunk pass writes to the one that makes the last round end in the caller's array, so
+ * no copy back is needed. n <= T is one block and one launch, with no scratch.
+ *
+ * Kernels: msort_chunk_kernel (block sort of every tile), and per round
+ * msort_split_kernel (where each output tile starts in its two input runs: one thread per
+ * tile, binary search in global memory) and msort_merge_kernel (one tile: slices of both
+ * runs into shared memory with coalesced loads, each thread's start by binary search in
+ * shared memory, ITEMS outputs merged serially, written back through shared memory). The
+ * chunk and merge kernels are persistent (a grid of a few blocks per SM walks the tiles),
+ * so that rounds in which few segments still merge (the sample sort's buckets) cost a
+ * short launch rather than a grid of blocks with nothing to do.
+ */
+#include "sort_block.cuh"
+
+/* Blocks per SM the registers must allow. Keys-only merges of 4-byte keys keep 3 x 512
+ * threads resident (42 registers), for more loads in flight; the rest ask for 2. */
+template <typename U, typename V, bool HAS_V>
+__host__ __device__ constexpr int msort_merge_min_blocks() {
+  return !HAS_V && sizeof(U) == 4 ? 3 : 2;
+}
+#define MSORT_SPLIT_THREADS 256
+
+/* ---- one tile: block sort from global to global -------------------------------------------- */
+
+/* Sorts src[0, valid) into dst[0, valid) (dst may be src: every load precedes every store). */
+template <typename U, typename V, bool HAS_V>
+__device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *src_v, V *dst_v,
+                                           int valid, pp_key_order<U> o, unsigned char *smem) {
+  typedef msort_cfg<U, V, HAS_V> C;
+  constexpr int ITEMS = C::ITEMS, THREADS = MSORT_THREADS;
+  U *sk = reinterpret_cast<U *>(smem);
+  uint16_t *spos = reinterpret_cast<uint16_t *>(smem + (size_t)C::TILE * sizeof(U));
+  V *sv = reinterpret_cast<V *>(smem);
+  const int tid = threadIdx.x, base = tid * ITEMS;
+  msort_stage<U, THREADS, ITEMS>(sk, src_k, src_k, valid, valid);
+  __syncthreads();
+  U key[ITEMS];
+  int pos[ITEMS];
+  int cnt;
+  bool images;
+  msort_block_sort<U, THREADS, ITEMS, HAS_V>(sk, spos, valid, o, key, pos, &cnt, &images);
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++)
+    if (i < cnt) sk[base + i] = images ? msort_key_from_image(key[i], o) : key[i];
+  __syncthreads();
+#pragma unroll
+  for (int it = 0; it < ITEMS; it++) {
+    const int x = it * THREADS + tid;
+    if (x < valid) dst_k[x] = sk[x];
+  }
+  if constexpr (HAS_V) {
+    __syncthreads(); /* the keys are read; the values take their place */
+    msort_stage<V, THREADS, ITEMS>(sv, src_v, src_v, valid, valid);
+    __syncthreads();
+    V val[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      if (i < cnt) val[i] = sv[pos[i]];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      if (i < cnt) sv[base + i] = val[i];
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int x = it * THREADS + tid;
+      if (x < valid) dst_v[x] = sv[x];
+    }
+  }
+}
+
+template <typename U, typename V, bool HAS_V>
+__global__ void __launch_bounds__(MSORT_THREADS)
+msort_one_tile_kernel(U *keys, V *values, int n, pp_key_order<U> o) {
+  __shared__ __align__(16) unsigned char smem[msort_cfg<U, V, HAS_V>::SORT_SMEM];
+  msort_tile<U, V, HAS_V>(keys, keys, values, values, n, o, smem);
+}
+
+/* ---- the segmented merge sort ---------------------------------------------------------------- */
+
+/* The segment holding tile t: the last one whose first tile is <= t (no segment is empty). */
+__device__ __forceinline__ unsigned msort_find_seg(const msort_seg *segs, unsigned count, unsigned t) {
+  unsigned lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const unsigned mid = (lo + hi + 1) / 2;
+    if (segs[mid].first_tile <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+template <typename U, typename V, bool HAS_V>
+__global__ void __launch_bounds__(MSORT_THREADS, 2)
+msort_chunk_kernel(U *k0, U *k1, V *v0, V *v1, int src, const msort_plan *plan,
+                   const msort_seg *segs, pp_key_order<U> o) {
+  typedef msort_cfg<U, V, HAS_V> C;
+  __shared__ __align__(16) unsigned char smem[C::SORT_SMEM];
+  const unsigned tiles = plan->tiles, count = plan->count;
+  const U *ks = src ? k1 : k0;
+  const V *vs = src ? v1 : v0;
+  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
+    __syncthreads(); /* the previous tile is done with shared memory */
+    const msort_seg *sg = segs + msort_find_seg(segs, count, t);
+    const unsigned long long first = (unsigned long long)(t - sg->first_tile) * C::TILE;
+    const unsigned long long off = sg->start + first, rest = sg->len - first;
+    const int valid = rest < (unsigned long long)C::TILE ? (int)rest : C::TILE;
+    if (sg->copy_only) { /* in order already: only moved to the caller's arrays */
+      if (src) {
+        for (int x = threadIdx.x; x < valid; x += MSORT_THREADS) {
+          k0[off + x] = ks[off + x];
+          if constexpr (HAS_V) v0[off + x] = vs[off + x];
+        }
+      }
+      continue;
+    }
+    /* the buffer from which its rounds end in buffer 0 */
+    U *kd = (sg->rounds & 1) ? k1 : k0;
+    V *vd = (sg->rounds & 1) ? v1 : v0;
+    msort_tile<U, V, HAS_V>(ks + off, kd + off, HAS_V ? vs + off : nullptr, HAS_V ? vd + off : nullptr,
+                            valid, o, smem);
+  }
+}
+
+/* Output tile t of round r: its segment, its pair of runs [ps, ps + la) and [ps + la,
+ * ps + la + lb) (relative to the segment's start), its first output q (same), and its
+ * outputs' indices [d0, d1) within the pair. A pair spans 2^(r+1) tiles, so it starts at
+ * the tile index with the low r+1 bits cleared (r < 32: a segment has < 2^32 tiles). */
+struct msort_tile_pos {
+  unsigned long long seg_start, ps, la, lb, d0, d1, q;
+  unsigned rounds;
+};
+
+__device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, unsigned count,
+                                                       unsigned t, unsigned r, unsigned tile) {
+  const msort_seg *sg = segs + msort_find_seg(segs, count, t);
+  msort_tile_pos p;
+  const unsigned k = t - sg->first_tile, kp = k & ~((2u << r) - 1u);
+  const unsigned long long len = sg->len, w = (unsigned long long)tile << r;
+  p.seg_start = sg->start;
+  p.rounds = sg->rounds;
+  p.q = (unsigned long long)k * tile;
+  p.ps = (unsigned long long)kp * tile;
+  p.la = len - p.ps < w ? len - p.ps : w;
+  const unsigned long long rest = len - p.ps - p.la;
+  p.lb = rest < w ? rest : w;
+  p.d0 = p.q - p.ps;
+  p.d1 = p.d0 + tile < p.la + p.lb ? p.d0 + tile : p.la + p.lb;
+  return p;
+}
+
+/* Merge path in global memory: the number of a's keys among the first d outputs. */
+template <typename U>
+__device__ __forceinline__ unsigned long long msort_split_global(const U *a, unsigned long long la,
+                                                                 const U *b, unsigned long long lb,
+                                                                 unsigned long long d,
+                                                                 pp_key_order<U> o) {
+  unsigned long long lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
+  while (lo < hi) {
+    const unsigned long long mid = lo + (hi - lo) / 2;
+    if (pp_key_image(a[mid], o) <= pp_key_image(b[d - 1 - mid], o))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+template <typename U>
+__global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
+msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
+                   unsigned long long *splits, unsigned r, unsigned tile, pp_key_order<U> o) {
+  const unsigned active = plan->active[r], count = plan->count;
+  for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
+       t += gridDim.x * MSORT_SPLIT_THREADS) {
+    const msort_tile_pos p = msort_locate(segs, count, t, r, tile);
+    const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
+    splits[t] = msort_split_global(a, p.la, a + p.la, p.lb, p.d0, o);
+  }
+}
+
+template <typename U, typename V, bool HAS_V>
+__global__ void __launch_bounds__(MSORT_THREADS, (msort_merge_min_blocks<U, V, HAS_V>()))
+msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const msort_seg *segs,
+                   const unsigned long long *splits, unsigned r, pp_key_order<U> o) {
+  typedef msort_cfg<U, V, HAS_V> C;
+  constexpr int ITEMS = C::ITEMS, THREADS = MSORT_THREADS;
+  __shared__ __align__(16) unsigned char smem[C::MERGE_SMEM];
+  U *sk = reinterpret_cast<U *>(smem);
+  V *sv = reinterpret_cast<V *>(smem);
+  const int tid = threadIdx.x;
+  for (unsigned t = blockIdx.x; t < plan->active[r]; t += gridDim.x) {
+    __syncthreads(); /* the previous tile is done with shared memory */
+    unsigned long long off_a, off_b, off_out;
+    int la, len;
+    bool from1;
+    {
+      const msort_tile_pos p = msort_locate(segs, plan->count, t, r, C::TILE);
+      from1 = (p.rounds - r) & 1;
+      const unsigned long long i0 = splits[t];
+      /* the next tile is in the same pair unless this one ends it */
+      const unsigned long long i1 = p.d1 == p.la + p.lb ? p.la : splits[t + 1];
+      la = (int)(i1 - i0);
+      len = (int)(p.d1 - p.d0);
+      /* a's slice starts at i0 of the first run; b's at d0 - i0 of the second, and
+         element i >= la of the staged tile is b's slice at i - la */
+      off_a = p.seg_start + p.ps + i0;
+      off_b = p.seg_start + p.ps + p.la + (p.d0 - i0) - (unsigned long long)la;
+      off_out = p.seg_start + p.q;
+    }
+    const int lb = len - la;
+    const U *ks = from1 ? k1 : k0;
+    msort_stage<U, THREADS, ITEMS>(sk, ks + off_a, ks + off_b, la, len);
+    __syncthreads();
+    const int d = tid * ITEMS < len ? tid * ITEMS : len;
+    const int cnt = len - d < ITEMS ? len - d : ITEMS;
+    const int ia = msort_split_shared<false>(sk, la, sk + la, lb, d, o);
+    U key[ITEMS];
+    int pos[ITEMS];
+    msort_serial_merge<false, U, ITEMS, HAS_V>(sk, ia, la, sk + la, d - ia, lb, la, cnt, o, key, pos);
+    __syncthreads(); /* every thread has read its inputs; the outputs take their place */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      if (i < cnt) sk[d + i] = key[i];
+    __syncthreads();
+    U *out = (from1 ? k0 : k1) + off_out;
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int i = it * THREADS + tid;
+      if (i < len) out[i] = sk[i];
+    }
+    if constexpr (HAS_V) {
+      const V *vs = from1 ? v1 : v0;
+      __syncthreads(); /* the keys are read; the values take their place */
+      msort_stage<V, THREADS, ITEMS>(sv, vs + off_a, vs + off_b, la, len);
+      __syncthreads();
+      V val[ITEMS];
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (i < cnt) val[i] = sv[pos[i]];
+      __syncthreads();
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (i < cnt) sv[d + i] = val[i];
+      __syncthreads();
+      V *vout = (from1 ? v0 : v1) + off_out;
+#pragma unroll
+      for (int it = 0; it < ITEMS; it++) {
+        const int i = it * THREADS + tid;
+        if (i < len) vout[i] = sv[i];
+      }
+    }
+  }
+}
+
+/* The plan of the plain merge sort: one segment, the whole array. */
+__global__ void msort_single_plan_kernel(msort_plan *plan, msort_seg *segs, unsigned long long n,
+                                         unsigned tiles, unsigned rounds) {
+  const unsigned r = threadIdx.x;
+  if (r < MSORT_MAX_ROUNDS) plan->active[r] = r < rounds ? tiles : 0u;
+  if (r == 0) {
+    plan->count = 1;
+    plan->tiles = tiles;
+    msort_seg s;
+    s.start = 0;
+    s.len = n;
+    s.first_tile = 0;
+    s.rounds = rounds;
+    s.copy_only = 0;
+    s.pad_ = 0;
+    segs[0] = s;
+  }
+}
+
+/* ---- host side ---------------------------------------------------------------------------- */
+
+template <typename Kernel>
+static int msort_blocks_per_sm(Kernel kernel, int threads, int *cache) {
+  int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
+  if (per_sm == 0) {
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess ||
+        per_sm < 1) {
+      cudaGetLastError();
+      per_sm = 1;
+    }
+    *cache = per_sm;
+  }
+  return per_sm;
+}
+
+template <typename U, typename V, bool HAS_V>
+pp_status msort_one_tile(pp_context *ctx, U *keys, V *values, unsigned n, pp_key_order<U> order) {
+  msort_one_tile_kernel<U, V, HAS_V>
+      <<<1, MSORT_THREADS, 0, pp_cuda(ctx)->stream>>>(keys, values, (int)n, order);
+  PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  return PP_OK;
+}
+
+template <typename U, typename V, bool HAS_V>
+pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
+  typedef msort_cfg<U, V, HAS_V> C;
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t sms = (size_t)st->sm_count;
+  const size_t max_tiles = job.max_tiles ? job.max_tiles : 1;
+
+  auto chunk = msort_chunk_kernel<U, V, HAS_V>;
+  static int chunk_cache = 0;
+  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, MSORT_THREADS, &chunk_cache);
+  grid = grid < max_tiles ? grid : max_tiles;
+  chunk<<<(unsigned)grid, MSORT_THREADS, 0, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.src,
+                                                          job.plan, job.segs, job.order);
+  PP_CUDA_LAUNCHED(ctx, "pp_sort");
+
+  auto merge = msort_merge_kernel<U, V, HAS_V>;
+  static int merge_cache = 0;
+  size_t mgrid = sms * (size_t)msort_blocks_per_sm(merge, MSORT_THREADS, &merge_cache);
+  mgrid = mgrid < max_tiles ? mgrid : max_tiles;
+  size_t sgrid = (max_tiles + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
+  sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
+  for (unsigned r = 0; r < job.rounds; r++) {
+    msort_split_kernel<U><<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
+        job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, job.order);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+    merge<<<(unsigned)mgrid, MSORT_THREADS, 0, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.plan,
+                                                             job.segs, job.splits, r, job.order);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  }
+  return PP_OK;
+}
+
+static size_t msort_align(size_t x) { return (x + 255) & ~(size_t)255; }
+
+template <typename U, typename V, bool HAS_V>
+static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
+  typedef msort_cfg<U, V, HAS_V> C;
+  if (n <= (size_t)C::TILE) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, order);
+  const size_t tiles = (n + C::TILE - 1) / C::TILE;
+  if (tiles >= 0xffffffffu)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than the merge sort counts", n);
+  const unsigned rounds = msort_ceil_log2(tiles);
+
+  /* scratch: the plan and its one segment, the splits, the keys' and values' second buffers
+     (n * sizeof(U) and n * sizeof(V) were checked by the caller) */
+  const size_t off_segs = msort_align(sizeof(msort_plan));
+  const size_t off_splits = off_segs + msort_align(sizeof(msort_seg));
+  const size_t off_keys = off_splits + msort_align((tiles + 1) * sizeof(unsigned long long));
+  const size_t key_bytes = msort_align(n * sizeof(U));
+  const size_t val_bytes = HAS_V ? n * sizeof(V) : 0;
+  if (key_bytes < n * sizeof(U) || off_keys > SIZE_MAX - key_bytes ||
+      off_keys + key_bytes > SIZE_MAX - val_bytes)
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: scratch for n (%zu) overflows size_t", n);
+  char *scratch = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, (void **)&scratch, off_keys + key_bytes + val_bytes);
+  if (s != PP_OK) return s;
+
+  msort_job<U, V> job;
+  job.k0 = keys;
+  job.k1 = (U *)(scratch + off_keys);
+  job.v0 = values;
+  job.v1 = HAS_V ? (V *)(scratch + off_keys + key_bytes) : NULL;
+  job.src = 0;
+  job.plan = (const msort_plan *)scratch;
+  job.segs = (const msort_seg *)(scratch + off_segs);
+  job.splits = (unsigned long long *)(scratch + off_splits);
+  job.max_tiles = tiles;
+  job.rounds = rounds;
+  job.order = order;
+  msort_single_plan_kernel<<<1, 64, 0, pp_cuda(ctx)->stream>>>(
+      (msort_plan *)scratch, (msort_seg *)(scratch + off_segs), (unsigned long long)n,
+      (unsigned)tiles, rounds);
+  cudaError_t e = cudaGetLastError();
+  s = e == cudaSuccess ? msort_segments<U, V, HAS_V>(ctx, job)
+                       : pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
+  ctx->ops->temp_free(ctx, scratch);
+  return s;
+}
+
+template <typename U>
+static pp_status msort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                                 size_t value_size, size_t n, pp_order order) {
+  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
+  if (!values) return msort_sort<U, uint32_t, false>(ctx, (U *)keys, NULL, n, o);
+  if (value_size == 4) return msort_sort<U, uint32_t, true>(ctx, (U *)keys, (uint32_t *)values, n, o);
+  return msort_sort<U, uint64_t, true>(ctx, (U *)keys, (uint64_t *)values, n, o);
+}
 
 pp_status pp_cuda_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                          size_t value_size, size_t n, pp_order order) {
-  (void)key_t, (void)keys, (void)values, (void)value_size, (void)n, (void)order;
-  return pp_fail(ctx, PP_ERR_UNSUPPORTED,
-                 "pp_sort: algo PP_SORT_MERGE is not implemented yet on the cuda backend");
+                             size_t value_size, size_t n, pp_order order) {
+  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
+  switch (pp_dtype_size(key_t)) {
+  case 1: return msort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
+  case 4: return msort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
+  case 8: return msort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
 }
+
+/* for the sample sort (sort_sample.cu) */
+#define MSORT_INSTANTIATE(U, V, HV)                                                              \
+  template pp_status msort_segments<U, V, HV>(pp_context *, const msort_job<U, V> &);             \
+  template pp_status msort_one_tile<U, V, HV>(pp_context *, U *, V *, unsigned, pp_key_order<U>);
+MSORT_INSTANTIATE(uint8_t, uint32_t, false)
+MSORT_INSTANTIATE(uint8_t, uint32_t, true)
+MSORT_INSTANTIATE(uint8_t, uint64_t, true)
+MSORT_INSTANTIATE(uint32_t, uint32_t, false)
+MSORT_INSTANTIATE(uint32_t, uint32_t, true)
+MSORT_INSTANTIATE(uint32_t, uint64_t, true)
+MSORT_INSTANTIATE(uint64_t, uint32_t, false)
+MSORT_INSTANTIATE(uint64_t, uint32_t, true)
+MSORT_INSTANTIATE(uint64_t, uint64_t, true)
