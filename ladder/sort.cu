@@ -1,6 +1,7 @@
 /*
- * ladder/sort.cu — the radix-sort ladder: from the seeds' teaching kernels to the
- * production pp_sort (one-sweep LSD radix sort) and CUB, plus pp_merge against CUB.
+ * ladder/sort.cu — the sort ladder: from the seeds' teaching kernels to the production
+ * pp_sort (one-sweep LSD radix sort; stable quicksort with dynamic parallelism) and CUB,
+ * plus pp_merge against CUB.
  *
  *   step 1   CPU reference: serial LSD radix sort, 8-bit digits (stable)
  *   step 2   seed 000: a warp sorts 32 keys, one bit per round: __ballot_sync gives the
@@ -8,14 +9,23 @@
  *            (histogram and prefix sum of one bit); many independent 32-key groups
  *   step 3   seed 001: a block of 32 threads sorts 1024 keys in shared memory: each
  *            thread 1-bit radix-sorts its own interleaved list (radix_sort2: the 0-list
- *            reuses the input's space), then the 32 lists are merged with atomicMin
- *            (merge_array6); many independent 1024-key chunks
+ *            reuses the input's space), then the 32 sorted lists are merged, one output
+ *            key per round, in the seed's three ways:
+ *              3a  one thread scans every list's head (merge_array1)
+ *              3b  every thread offers its head to atomicMin (merge_array6)
+ *              3c  a tree of pairwise minimums in shared memory (merge_array5)
+ *            many independent 1024-key chunks
  *   step 4   production pp_sort on the whole array
+ *   step 4q  production pp_sort with PP_SORT_QUICK (src/cuda/sort_quick.cu)
  *   step 5   cub::DeviceRadixSort on the whole array
+ *   step 6   seed 000: quicksort with dynamic parallelism, one thread per partition, a
+ *            child grid per side on its own stream, a depth limit, selection sort below
+ *            32 keys (ladder/cdp/seed_quicksort.cu); one run, only up to 2^24 keys
+ *            (2^20 + 7 under --check)
  * and, for the cases the production sort is measured on, production vs CUB:
- *   4f / 5f  f32 keys            4p / 5p  u32 keys with u32 values
- *   4w / 5w  u64 keys            4m / 5m  merge of two sorted f32 halves
- *                                         (pp_merge / cub::DeviceMerge::MergeKeys)
+ *   4f / 4qf / 5f  f32 keys          4p / 4qp / 5p  u32 keys with u32 values
+ *   4w / 4qw / 5w  u64 keys          4m / 5m        merge of two sorted f32 halves
+ *                                                   (pp_merge / cub::DeviceMerge::MergeKeys)
  *
  * Steps 2 and 3 sort groups, not the array: they show what the seeds' ideas cost per key,
  * and why a device-wide sort needs more (a global histogram, prefix sums across blocks,
@@ -23,9 +33,11 @@
  * checked against the CPU sort of the same group; every whole-array step against step 1.
  *
  * Run through the CLI:   parprim ladder sort [--n N] [--reps R] [--check] [--csv]
- * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
- *                          -I include ladder/sort.cu -o ladder_sort -L<build> -lparprim
+ * (standalone, ladder/cdp/seed_quicksort.cu must be compiled and device-linked with it:
+ *  nvcc -std=c++17 -arch=sm_90 -O3 -rdc=true -DPP_LADDER_STANDALONE -I include -I ladder
+ *  ladder/sort.cu ladder/cdp/seed_quicksort.cu -o ladder_sort -L<build> -lparprim)
  */
+#include "cdp/seed_quicksort.h"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -46,6 +58,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -176,7 +189,7 @@ warp_ballot_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Step 3: seed 001 — per-thread lists, 1-bit radix sort in shared memory, atomicMin merge */
+/* Step 3: seed 001 — per-thread lists, 1-bit radix sort in shared memory, three merges     */
 /* ------------------------------------------------------------------------------------ */
 
 // One block of kLists threads sorts a chunk of kChunk keys. Thread t owns the list of
@@ -184,21 +197,105 @@ warp_ballot_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
 // and the list elements of one row sit in different banks). radix_sort2: for each of the
 // 32 bits, a thread walks its list and writes keys with a 0 back into its own list's
 // space, keys with a 1 to a second list, then appends the second list. Then the kLists
-// sorted lists are merged (merge_array6): every output element is one round in which each
-// thread offers its list's head to atomicMin; the lowest thread id among the winners
-// takes it. Differences from the seed: the chunk is padded with UINT32_MAX to a whole
-// number of rows (any n), and a third __syncthreads() per merge round: in the seed,
-// thread 0 resets min_val for round i+1 while a slower thread may still compare its tid
-// with min_tid of round i.
+// sorted lists are merged into the output, one output key per round, in one of the
+// seed's three ways (MergeKind). Difference from the seed: the chunk is padded with
+// UINT32_MAX to a whole number of rows (any n); padding never wins a round before the
+// real keys run out, and only `valid` keys are written.
 constexpr int kLists = 32;
 constexpr int kChunk = 1024;
+constexpr unsigned kPerList = kChunk / kLists;
 
+enum class MergeKind {
+  Single,    // merge_array1: thread 0 scans the kLists heads for the smallest, alone
+  AtomicMin, // merge_array6: every thread offers its head to atomicMin, lowest tid wins ties
+  Reduction, // merge_array5: a tree of pairwise minimums over the heads, halving the threads
+};
+
+// merge_array1: the other threads only clear the list indices. Ties go to the later list
+// (`<=`, as in the seed): for keys alone the output is the same.
+__device__ void merge_single(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
+  const unsigned tid = threadIdx.x;
+  list_index[tid] = 0;
+  __syncthreads();
+  if (tid != 0) return;
+  for (unsigned i = 0; i < valid; i++) {
+    uint32_t min_val = UINT32_MAX;
+    unsigned min_list = 0;
+    for (unsigned list = 0; list < kLists; list++)
+      if (list_index[list] < kPerList) {
+        const uint32_t v = sorted[list + list_index[list] * kLists];
+        if (v <= min_val) {
+          min_val = v;
+          min_list = list;
+        }
+      }
+    list_index[min_list]++;
+    out[i] = min_val;
+  }
+}
+
+// merge_array6. Difference from the seed: a third barrier per round: in the seed, thread 0
+// resets min_val for round i+1 while a slower thread may still compare its tid with
+// min_tid of round i.
+__device__ void merge_atomic_min(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
+  __shared__ unsigned min_val, min_tid;
+  const unsigned tid = threadIdx.x;
+  list_index[tid] = 0;
+  __syncthreads();
+  for (unsigned i = 0; i < valid; i++) {
+    const uint32_t data = list_index[tid] < kPerList ? sorted[tid + list_index[tid] * kLists] : UINT32_MAX;
+    if (tid == 0) {
+      min_val = UINT32_MAX;
+      min_tid = UINT32_MAX;
+    }
+    __syncthreads();
+    atomicMin(&min_val, data);
+    __syncthreads();
+    if (data == min_val) atomicMin(&min_tid, tid); /* equal heads: lowest list wins */
+    __syncthreads();
+    if (tid == min_tid) {
+      list_index[tid]++;
+      out[i] = data;
+    }
+    __syncthreads(); /* not in the seed: min_tid must be read before it is reset */
+  }
+}
+
+// merge_array5: each round every thread stores its head and list number, then
+// kLists/2, kLists/4, ... threads keep the smaller of their entry and the one in the other
+// half (the upper half wins only when strictly smaller: ties keep the lower list). No
+// atomics, so it works for any key type, at the price of log2(kLists) barriers a round.
+__device__ void merge_reduction(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
+  __shared__ uint32_t red_val[kLists];
+  __shared__ unsigned red_list[kLists];
+  const unsigned tid = threadIdx.x;
+  list_index[tid] = 0;
+  __syncthreads();
+  for (unsigned i = 0; i < valid; i++) {
+    red_val[tid] = list_index[tid] < kPerList ? sorted[tid + list_index[tid] * kLists] : UINT32_MAX;
+    red_list[tid] = tid;
+    __syncthreads();
+    for (unsigned half = kLists / 2; half > 0; half /= 2) {
+      if (tid < half && red_val[tid + half] < red_val[tid]) {
+        red_val[tid] = red_val[tid + half];
+        red_list[tid] = red_list[tid + half];
+      }
+      __syncthreads();
+    }
+    if (tid == 0) {
+      list_index[red_list[0]]++;
+      out[i] = red_val[0];
+    }
+    __syncthreads(); /* the winner's index moves before the next round reads it */
+  }
+}
+
+template <MergeKind K>
 __global__ void __launch_bounds__(kLists)
 block_lists_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
   __shared__ uint32_t sort_tmp[kChunk];
   __shared__ uint32_t sort_tmp_1[kChunk];
   __shared__ unsigned list_index[kLists];
-  __shared__ unsigned min_val, min_tid;
   const unsigned tid = threadIdx.x;
   const size_t base = (size_t)blockIdx.x * kChunk;
   const unsigned valid = n - base < (size_t)kChunk ? (unsigned)(n - base) : (unsigned)kChunk;
@@ -222,28 +319,11 @@ block_lists_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
     }
     for (unsigned i = 0; i < n1; i += kLists) sort_tmp[n0 + i + tid] = sort_tmp_1[i + tid];
   }
+  __syncthreads(); /* the merges read every thread's list */
 
-  // merge_array6
-  list_index[tid] = 0;
-  __syncthreads();
-  constexpr unsigned per_list = kChunk / kLists;
-  for (unsigned i = 0; i < valid; i++) {
-    const uint32_t data = list_index[tid] < per_list ? sort_tmp[tid + list_index[tid] * kLists] : UINT32_MAX;
-    if (tid == 0) {
-      min_val = UINT32_MAX;
-      min_tid = UINT32_MAX;
-    }
-    __syncthreads();
-    atomicMin(&min_val, data);
-    __syncthreads();
-    if (data == min_val) atomicMin(&min_tid, tid); /* equal heads: lowest list wins */
-    __syncthreads();
-    if (tid == min_tid) {
-      list_index[tid]++;
-      out[base + i] = data;
-    }
-    __syncthreads(); /* not in the seed: min_tid must be read before it is reset */
-  }
+  if (K == MergeKind::Single) merge_single(sort_tmp, out + base, valid, list_index);
+  if (K == MergeKind::AtomicMin) merge_atomic_min(sort_tmp, out + base, valid, list_index);
+  if (K == MergeKind::Reduction) merge_reduction(sort_tmp, out + base, valid, list_index);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -306,9 +386,16 @@ struct Row {
 /* One step: prepare() restores the input (untimed), run() is timed, verify() compares. */
 struct Step {
   std::string id, name, group;
-  Kind kind;
+  Kind kind = Kind::Kernel;
   std::function<void()> prepare, run;
   std::function<std::string()> verify; /* "" when correct, else what is wrong */
+  bool slow = false;     /* seconds a run: one run only, timed and checked */
+  std::string skip_note; /* not run, and why */
+  Step() = default;
+  Step(std::string id_, std::string name_, std::string group_, Kind kind_, std::function<void()> prepare_,
+       std::function<void()> run_, std::function<std::string()> verify_)
+      : id(std::move(id_)), name(std::move(name_)), group(std::move(group_)), kind(kind_),
+        prepare(std::move(prepare_)), run(std::move(run_)), verify(std::move(verify_)) {}
 };
 
 uint64_t splitmix64(uint64_t &s) {
@@ -380,6 +467,7 @@ template <class T> std::string compare(const std::vector<T> &got, const std::vec
 struct Config {
   size_t n = 0;
   Data data = Data::Uniform;
+  bool timing = false; /* else --check: many sizes and data sets, each run once or twice */
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   std::vector<Step> steps;
   std::vector<Row> rows; /* the CPU rows, filled while building */
@@ -395,12 +483,14 @@ struct Config {
 // so that CUB sorts them as floats, not as their unsigned bit patterns).
 template <class K, class V, bool PAIRS, class CK = K>
 K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix, pp_dtype t,
-                  bool finite_float, const char *label, std::vector<K> *host = nullptr) {
+                  bool finite_float, const char *label, std::vector<K> *host = nullptr,
+                  std::shared_ptr<std::vector<K>> *want_out = nullptr) {
   const size_t n = c.n;
   std::vector<K> h = make_keys<K>(n, c.data, finite_float, 0x5eed0000u + (uint64_t)t);
   if (host) *host = h;
   auto want_keys = std::make_shared<std::vector<K>>(h);
   auto want_vals = std::make_shared<std::vector<V>>();
+  if (want_out) *want_out = want_keys;
   {
     std::vector<uint64_t> perm(n);
     for (size_t i = 0; i < n; i++) perm[i] = i;
@@ -469,6 +559,19 @@ K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix,
     prod.run = nullptr;
   }
   c.steps.push_back(prod);
+
+  // the same call with PP_SORT_QUICK (src/cuda/sort_quick.cu): stable quicksort, recursion
+  // on the device
+  Step quick = prod;
+  quick.id = std::string("4q") + suffix;
+  quick.name = std::string("production pp_sort PP_SORT_QUICK, ") + label;
+  quick.kind = Kind::Kernel;
+  if (ctx)
+    quick.run = [=]() {
+      pp_sort_opts o = {PP_ASCENDING, PP_SORT_QUICK};
+      pp_check(ctx, pp_sort(ctx, t, work, PAIRS ? vals_work : nullptr, PAIRS ? sizeof(V) : 0, n, &o), "pp_sort");
+    };
+  c.steps.push_back(quick);
 
   Step cub;
   cub.id = std::string("5") + suffix;
@@ -553,7 +656,14 @@ void add_merge_group(Session &ss, Config &c) {
 }
 
 // Steps 2 and 3 on u32 keys: independent groups, each checked against its CPU sort.
-void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint32_t *pristine) {
+// The seed's quicksort partitions the whole array in one thread at level 0 (tens of seconds
+// at 2^24 keys), so it is timed only up to 2^24 keys, and --check, which runs it on five
+// data sets per size, stops at 2^20 + 7.
+constexpr size_t kSeedQuicksortMax = (size_t)1 << 24;
+constexpr size_t kSeedQuicksortCheckMax = ((size_t)1 << 20) + 7;
+
+void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint32_t *pristine,
+                    std::shared_ptr<std::vector<uint32_t>> want) {
   const size_t n = c.n;
   uint32_t *out = (uint32_t *)c.add(n * 4);
   cudaStream_t stream = ss.stream;
@@ -576,24 +686,62 @@ void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint
                            CUDA_CHECK(cudaStreamSynchronize(stream));
                            return compare(download<uint32_t>(out, n), *want32, "32-key groups");
                          }});
-  c.steps.push_back(Step{"3", "seed 001: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
-                         prepare,
+  auto verify1024 = [=]() {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return compare(download<uint32_t>(out, n), *want1024, "1024-key chunks");
+  };
+  c.steps.push_back(Step{"3a", "seed 001: 32 lists + single-thread merge, 1024-key chunks", "u32 keys",
+                         Kind::Kernel, prepare,
                          [=]() {
-                           block_lists_radix_sort<<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
+                           block_lists_radix_sort<MergeKind::Single>
+                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
                            CUDA_CHECK(cudaGetLastError());
                          },
+                         verify1024});
+  c.steps.push_back(Step{"3b", "seed 001: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
+                         prepare,
                          [=]() {
-                           CUDA_CHECK(cudaStreamSynchronize(stream));
-                           return compare(download<uint32_t>(out, n), *want1024, "1024-key chunks");
-                         }});
+                           block_lists_radix_sort<MergeKind::AtomicMin>
+                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
+                           CUDA_CHECK(cudaGetLastError());
+                         },
+                         verify1024});
+  c.steps.push_back(Step{"3c", "seed 001: 32 lists + reduction merge, 1024-key chunks", "u32 keys", Kind::Kernel,
+                         prepare,
+                         [=]() {
+                           block_lists_radix_sort<MergeKind::Reduction>
+                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
+                           CUDA_CHECK(cudaGetLastError());
+                         },
+                         verify1024});
+
+  // seed 000's quicksort with dynamic parallelism, on the whole array: one thread per
+  // partition, so each level costs a serial pass over its longest segment
+  Step seed{"6", "seed 000: CDP quicksort, one thread per partition", "u32 keys", Kind::Kernel,
+            [=]() {
+              CUDA_CHECK(pp_ladder_seed_quicksort_limits());
+              CUDA_CHECK(cudaMemcpyAsync(out, pristine, n * 4, cudaMemcpyDeviceToDevice, stream));
+            },
+            [=]() { CUDA_CHECK(pp_ladder_seed_quicksort(out, n, stream)); },
+            [=]() {
+              CUDA_CHECK(cudaStreamSynchronize(stream));
+              return compare(download<uint32_t>(out, n), *want, "keys");
+            }};
+  seed.slow = true;
+  if (n > (c.timing ? kSeedQuicksortMax : kSeedQuicksortCheckMax))
+    seed.skip_note = c.timing ? "n > 2^24: the serial partitions would take minutes"
+                              : "n > 2^20 + 7 under --check: tens of seconds per data set";
+  c.steps.push_back(seed);
 }
 
 const char *const kGroups[] = {"u32 keys", "f32 keys", "u32/u32 pairs", "u64 keys", "merge f32"};
 
 void build_config(Session &ss, Config &c) {
   std::vector<uint32_t> h;
-  uint32_t *pristine = add_sort_group<uint32_t, uint32_t, false>(ss, c, kGroups[0], "", PP_U32, false, "u32 keys", &h);
-  add_seed_steps(ss, c, h, pristine);
+  std::shared_ptr<std::vector<uint32_t>> want;
+  uint32_t *pristine =
+      add_sort_group<uint32_t, uint32_t, false>(ss, c, kGroups[0], "", PP_U32, false, "u32 keys", &h, &want);
+  add_seed_steps(ss, c, h, pristine, want);
   add_sort_group<uint32_t, uint32_t, false, float>(ss, c, kGroups[1], "f", PP_F32, true, "f32 keys");
   add_sort_group<uint32_t, uint32_t, true>(ss, c, kGroups[2], "p", PP_U32, false, "u32/u32 pairs");
   add_sort_group<uint64_t, uint32_t, false>(ss, c, kGroups[3], "w", PP_U64, false, "u64 keys");
@@ -609,6 +757,11 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
   r.group = s.group;
   r.kind = s.kind;
   r.items = items;
+  if (!s.skip_note.empty()) {
+    r.status = "SKIP";
+    r.note = s.skip_note;
+    return r;
+  }
   if (!s.run) {
     r.status = ss.ctx_fail.empty() ? "SKIP" : "FAIL";
     r.note = ss.ctx_fail.empty() ? ss.ctx_skip : ss.ctx_fail;
@@ -616,6 +769,21 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
   }
   try {
     std::string err;
+    if (s.slow) { /* one run, timed when timing, and checked */
+      s.prepare();
+      if (timing && ss.l2_flush) CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, 0, ss.l2_flush_bytes, ss.stream));
+      CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+      s.run();
+      CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+      CUDA_CHECK(cudaEventSynchronize(ss.stop));
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+      if (timing) r.ms = ms;
+      err = s.verify();
+      r.status = err.empty() ? "PASS" : "FAIL";
+      r.note = err.empty() && timing ? "one run" : err;
+      return r;
+    }
     s.prepare();
     s.run();
     err = s.verify();
@@ -662,6 +830,7 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, Data d, boo
   Config c;
   c.n = n;
   c.data = d;
+  c.timing = timing;
   build_config(ss, c);
   std::vector<Row> rows;
   for (const char *g : kGroups) { /* per group: the CPU reference, then steps in id order */
@@ -872,11 +1041,12 @@ void usage(FILE *f) {
   fprintf(f,
           "usage: parprim ladder sort [--n N] [--reps R] [--check] [--csv] [--help]\n"
           "\n"
-          "Runs the radix-sort ladder: a CPU LSD radix sort, the seeds' warp (ballot/popc) and\n"
-          "block (per-thread lists + atomicMin merge) radix sorts, the production pp_sort and\n"
-          "CUB on u32 keys; then production vs CUB on f32 keys, u32/u32 pairs, u64 keys, and\n"
-          "pp_merge vs cub::DeviceMerge on two sorted f32 halves. Every step is validated\n"
-          "against the CPU reference and timed with CUDA events.\n"
+          "Runs the sort ladder: a CPU LSD radix sort, the seeds' warp (ballot/popc) and\n"
+          "block (per-thread lists + single-thread, atomicMin or reduction merge) radix sorts,\n"
+          "the production pp_sort (radix and PP_SORT_QUICK), CUB, and the seed's quicksort with\n"
+          "dynamic parallelism (n <= 2^24) on u32 keys; then production vs CUB on f32 keys,\n"
+          "u32/u32 pairs, u64 keys, and pp_merge vs cub::DeviceMerge on two sorted f32 halves.\n"
+          "Every step is validated against the CPU reference and timed with CUDA events.\n"
           "\n"
           "  --n N      number of keys, N >= 1 (default 16777216); also 1<<K, or hex\n"
           "  --reps R   timed runs per step, the median is reported (default 25)\n"

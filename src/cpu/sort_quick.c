@@ -1,10 +1,284 @@
-/* sort_quick.c — pp_sort with PP_SORT_QUICK on the CPU (issue 5). Not written yet: it answers
-   PP_ERR_UNSUPPORTED, as the entry point did before this file existed. */
+/*
+ * sort_quick.c — pp_sort with PP_SORT_QUICK on the CPU: the stable quicksort of the CUDA
+ * backend (sort_quick.cu), with OpenMP tasks, so that `algo` means the same on both.
+ *
+ * Order keys as in sort.c (cpu.h: pp_cpu_okey_*; descending is ascending on the
+ * complemented key, which keeps ties as ties). Elements are only copied, never rebuilt.
+ *
+ * A segment [lo, hi) lies in one of two buffers: the caller's (0) or a scratch copy (1).
+ * It is split around a pivot (the median of three medians of three keys spread over the
+ * segment) by a stable three-way partition into the other buffer: counts of keys below and
+ * equal to the pivot, then each key written to its part in input order. The run equal to
+ * the pivot is final (copied to the caller's buffer if it landed in scratch); the parts
+ * below and above recurse, as OpenMP tasks when they are large. Segments of at least
+ * PAR_MIN keys are counted and scattered by several tasks over contiguous chunks, each
+ * chunk's offsets the prefix of the chunks before it, so stability holds across chunks.
+ * Segments of QK_CPU_SMALL keys or fewer are insertion-sorted into the caller's buffer; a
+ * segment past the depth limit is merge-sorted (stable, O(n log n)), so no input makes the
+ * sort quadratic.
+ *
+ * Element bits are read and written through memcpy: the arrays are the caller's floats or
+ * integers, read here only as unsigned words of their width.
+ */
 #include "cpu.h"
 
+#include <omp.h>
+#include <string.h>
+
+#define QK_CPU_SMALL 32         /* insertion sort at or below this many keys */
+#define QK_CPU_TASK_MIN 8192    /* a part this large is sorted by its own task */
+#define QK_CPU_PAR_MIN 262144   /* a segment this large is partitioned by several tasks */
+#define QK_CPU_CHUNK 65536      /* keys per partition task */
+#define QK_CPU_MAX_CHUNKS 256
+#define QK_CPU_MERGE_RUN 16     /* insertion-sorted runs of the depth-limit merge sort */
+
+typedef struct qk_job {
+  void *k[2], *v[2]; /* buffer 0: the caller's arrays; 1: scratch (v NULL: keys only) */
+  bool desc;
+  int max_depth;
+} qk_job;
+
+static inline uint8_t qk_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
+static inline void qk_st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
+static inline uint32_t qk_ld_u32(const void *p, size_t i) {
+  uint32_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void qk_st_u32(void *p, size_t i, uint32_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
+}
+static inline uint64_t qk_ld_u64(const void *p, size_t i) {
+  uint64_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void qk_st_u64(void *p, size_t i, uint64_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
+}
+
+static inline uint64_t qk_mix(uint64_t z) {
+  z += UINT64_C(0x9E3779B97F4A7C15);
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* Copy [lo, hi) of keys (and values) from buffer 1 to buffer 0. */
+static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, size_t vs) {
+  if (hi <= lo) return;
+  memcpy((unsigned char *)job->k[0] + lo * ks, (const unsigned char *)job->k[1] + lo * ks, (hi - lo) * ks);
+  if (job->v[0])
+    memcpy((unsigned char *)job->v[0] + lo * vs, (const unsigned char *)job->v[1] + lo * vs, (hi - lo) * vs);
+}
+
+/* ---- one key type, one value width ---------------------------------------------------- *
+ * W: the unsigned word of the key; KT its C type; OKEY its order key; VW/VT the value word
+ * (u32 and HAS_V 0 for keys only, so every value line is dead code). */
+#define PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V)                           \
+  static inline KT qk_key_##NAME##_##SUF(const void *k, size_t i, KT flip) {                \
+    return (KT)(OKEY(qk_ld_##W(k, i)) ^ flip);                                              \
+  }                                                                                         \
+                                                                                            \
+  /* Stable insertion sort of [lo, hi) in place. */                                         \
+  static void qk_insertion_##NAME##_##SUF(void *k, void *v, size_t lo, size_t hi, KT flip) { \
+    for (size_t i = lo + 1; i < hi; i++) {                                                  \
+      const KT x = qk_ld_##W(k, i);                                                         \
+      const VT y = HAS_V ? qk_ld_##VW(v, i) : 0;                                            \
+      const KT ox = (KT)(OKEY(x) ^ flip);                                                   \
+      size_t j = i;                                                                         \
+      for (; j > lo && qk_key_##NAME##_##SUF(k, j - 1, flip) > ox; j--) {                   \
+        qk_st_##W(k, j, qk_ld_##W(k, j - 1));                                               \
+        if (HAS_V) qk_st_##VW(v, j, qk_ld_##VW(v, j - 1));                                  \
+      }                                                                                     \
+      qk_st_##W(k, j, x);                                                                   \
+      if (HAS_V) qk_st_##VW(v, j, y);                                                       \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  /* The depth-limit fallback: a stable bottom-up merge sort of [lo, hi), which is in the   \
+   * caller's buffer, with the same range of the scratch buffer as the other half. */       \
+  static void qk_mergesort_##NAME##_##SUF(const qk_job *job, size_t lo, size_t hi, KT flip) { \
+    for (size_t r = lo; r < hi; r += QK_CPU_MERGE_RUN) {                                    \
+      const size_t e = hi - r < QK_CPU_MERGE_RUN ? hi : r + QK_CPU_MERGE_RUN;               \
+      qk_insertion_##NAME##_##SUF(job->k[0], job->v[0], r, e, flip);                        \
+    }                                                                                       \
+    int cur = 0;                                                                            \
+    for (size_t w = QK_CPU_MERGE_RUN; w < hi - lo; w *= 2) {                                \
+      const void *sk = job->k[cur], *sv = job->v[cur];                                      \
+      void *dk = job->k[cur ^ 1], *dv = job->v[cur ^ 1];                                    \
+      for (size_t a = lo; a < hi; a += 2 * w) {                                             \
+        const size_t mid = hi - a < w ? hi : a + w, end = hi - mid < w ? hi : mid + w;      \
+        size_t i = a, j = mid, o = a;                                                       \
+        while (o < end) {                                                                   \
+          const bool take_b = i >= mid || (j < end && qk_key_##NAME##_##SUF(sk, j, flip) <  \
+                                                          qk_key_##NAME##_##SUF(sk, i, flip)); \
+          const size_t from = take_b ? j : i;                                               \
+          qk_st_##W(dk, o, qk_ld_##W(sk, from));                                            \
+          if (HAS_V) qk_st_##VW(dv, o, qk_ld_##VW(sv, from));                               \
+          o++;                                                                              \
+          i += !take_b;                                                                     \
+          j += take_b;                                                                      \
+        }                                                                                   \
+      }                                                                                     \
+      cur ^= 1;                                                                             \
+    }                                                                                       \
+    if (cur) qk_copy_back(job, lo, hi, sizeof(KT), sizeof(VT));                             \
+  }                                                                                         \
+                                                                                            \
+  static inline KT qk_median3_##NAME##_##SUF(KT a, KT b, KT c) {                            \
+    return a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));          \
+  }                                                                                         \
+                                                                                            \
+  /* Counts of keys below / equal to the pivot in [a, b) of buffer src. */                  \
+  static void qk_count_##NAME##_##SUF(const void *k, size_t a, size_t b, KT piv, KT flip,   \
+                                      size_t *lt, size_t *eq) {                             \
+    size_t l = 0, e = 0;                                                                    \
+    for (size_t i = a; i < b; i++) {                                                        \
+      const KT o = qk_key_##NAME##_##SUF(k, i, flip);                                       \
+      l += o < piv;                                                                         \
+      e += o == piv;                                                                        \
+    }                                                                                       \
+    *lt = l;                                                                                \
+    *eq = e;                                                                                \
+  }                                                                                         \
+                                                                                            \
+  /* Writes [a, b) of the source buffer to its parts, starting at the given positions. */   \
+  static void qk_scatter_##NAME##_##SUF(const void *sk, const void *sv, void *dk, void *dv, \
+                                        size_t a, size_t b, KT piv, KT flip, size_t at_lt,  \
+                                        size_t at_eq, size_t at_gt) {                       \
+    for (size_t i = a; i < b; i++) {                                                        \
+      const KT x = qk_ld_##W(sk, i);                                                        \
+      const KT o = (KT)(OKEY(x) ^ flip);                                                    \
+      const size_t to = o < piv ? at_lt++ : o == piv ? at_eq++ : at_gt++;                   \
+      qk_st_##W(dk, to, x);                                                                 \
+      if (HAS_V) qk_st_##VW(dv, to, qk_ld_##VW(sv, i));                                     \
+    }                                                                                       \
+  }                                                                                         \
+                                                                                            \
+  /* Sorts [lo, hi), whose keys are in buffer b, into the caller's buffer. */               \
+  static void qk_sort_##NAME##_##SUF(const qk_job *job, int b, size_t lo, size_t hi,        \
+                                     int depth) {                                           \
+    const KT flip = job->desc ? (KT)~(KT)0 : (KT)0;                                         \
+    const size_t n = hi - lo;                                                               \
+    if (n <= QK_CPU_SMALL || depth >= job->max_depth) {                                     \
+      if (b) qk_copy_back(job, lo, hi, sizeof(KT), sizeof(VT));                             \
+      if (n <= QK_CPU_SMALL)                                                                \
+        qk_insertion_##NAME##_##SUF(job->k[0], job->v[0], lo, hi, flip);                    \
+      else                                                                                  \
+        qk_mergesort_##NAME##_##SUF(job, lo, hi, flip);                                     \
+      return;                                                                               \
+    }                                                                                       \
+    const void *sk = job->k[b], *sv = job->v[b];                                            \
+    void *dk = job->k[b ^ 1], *dv = job->v[b ^ 1];                                          \
+    /* median of three medians of three, one key from each ninth at a random place in it */ \
+    KT s[9];                                                                                \
+    for (int i = 0; i < 9; i++) {                                                           \
+      const size_t r = (size_t)(qk_mix((uint64_t)lo ^ ((uint64_t)n << 20) ^ (uint64_t)i) % n); \
+      s[i] = qk_key_##NAME##_##SUF(sk, lo + ((size_t)i * (n / 9) + r / 9), flip);           \
+    }                                                                                       \
+    const KT piv = qk_median3_##NAME##_##SUF(qk_median3_##NAME##_##SUF(s[0], s[1], s[2]),   \
+                                             qk_median3_##NAME##_##SUF(s[3], s[4], s[5]),   \
+                                             qk_median3_##NAME##_##SUF(s[6], s[7], s[8]));  \
+    size_t nlt = 0, neq = 0;                                                                \
+    if (n >= QK_CPU_PAR_MIN) {                                                              \
+      size_t chunks = (n + QK_CPU_CHUNK - 1) / QK_CPU_CHUNK;                                \
+      if (chunks > QK_CPU_MAX_CHUNKS) chunks = QK_CPU_MAX_CHUNKS;                           \
+      size_t clt[QK_CPU_MAX_CHUNKS], ceq[QK_CPU_MAX_CHUNKS];                                \
+      _Pragma("omp taskloop grainsize(1) shared(clt, ceq)")                                 \
+      for (size_t c = 0; c < chunks; c++)                                                   \
+        qk_count_##NAME##_##SUF(sk, lo + pp_cpu_part_begin(n, c, chunks),                   \
+                                lo + pp_cpu_part_begin(n, c + 1, chunks), piv, flip, &clt[c], \
+                                &ceq[c]);                                                   \
+      for (size_t c = 0; c < chunks; c++) {                                                 \
+        nlt += clt[c];                                                                      \
+        neq += ceq[c];                                                                      \
+      }                                                                                     \
+      /* each chunk's start in each part: the chunks before it, in order */                 \
+      size_t blt = 0, beq = 0, bgt = 0;                                                     \
+      size_t at_lt[QK_CPU_MAX_CHUNKS], at_eq[QK_CPU_MAX_CHUNKS], at_gt[QK_CPU_MAX_CHUNKS];  \
+      for (size_t c = 0; c < chunks; c++) {                                                 \
+        const size_t len = pp_cpu_part_begin(n, c + 1, chunks) - pp_cpu_part_begin(n, c, chunks); \
+        at_lt[c] = lo + blt;                                                                \
+        at_eq[c] = lo + nlt + beq;                                                          \
+        at_gt[c] = lo + nlt + neq + bgt;                                                    \
+        blt += clt[c];                                                                      \
+        beq += ceq[c];                                                                      \
+        bgt += len - clt[c] - ceq[c];                                                       \
+      }                                                                                     \
+      _Pragma("omp taskloop grainsize(1) shared(at_lt, at_eq, at_gt)")                      \
+      for (size_t c = 0; c < chunks; c++)                                                   \
+        qk_scatter_##NAME##_##SUF(sk, sv, dk, dv, lo + pp_cpu_part_begin(n, c, chunks),     \
+                                  lo + pp_cpu_part_begin(n, c + 1, chunks), piv, flip,      \
+                                  at_lt[c], at_eq[c], at_gt[c]);                            \
+    } else {                                                                                \
+      qk_count_##NAME##_##SUF(sk, lo, hi, piv, flip, &nlt, &neq);                           \
+      qk_scatter_##NAME##_##SUF(sk, sv, dk, dv, lo, hi, piv, flip, lo, lo + nlt, lo + nlt + neq); \
+    }                                                                                       \
+    /* the run equal to the pivot is in its final place; in the caller's buffer at last */  \
+    if (b == 0) qk_copy_back(job, lo + nlt, lo + nlt + neq, sizeof(KT), sizeof(VT));        \
+    const size_t lo2 = lo + nlt + neq;                                                      \
+    if (nlt >= QK_CPU_TASK_MIN) {                                                           \
+      _Pragma("omp task")                                                                   \
+      qk_sort_##NAME##_##SUF(job, b ^ 1, lo, lo + nlt, depth + 1);                          \
+    } else if (nlt) {                                                                       \
+      qk_sort_##NAME##_##SUF(job, b ^ 1, lo, lo + nlt, depth + 1);                          \
+    }                                                                                       \
+    if (hi > lo2) qk_sort_##NAME##_##SUF(job, b ^ 1, lo2, hi, depth + 1);                   \
+  }                                                                                         \
+                                                                                            \
+  static void quick_##NAME##_##SUF(const qk_job *job, size_t n, int threads) {              \
+    if (threads > 1) {                                                                      \
+      _Pragma("omp parallel num_threads(threads)")                                          \
+      _Pragma("omp single")                                                                 \
+      qk_sort_##NAME##_##SUF(job, 0, 0, n, 0);                                              \
+    } else {                                                                                \
+      qk_sort_##NAME##_##SUF(job, 0, 0, n, 0);                                              \
+    }                                                                                       \
+  }
+
+#define PP_CPU_QUICK_TYPE(NAME, W, KT, OKEY)                                                \
+  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                              \
+  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                             \
+  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+
+PP_CPU_QUICK_TYPE(u8, u8, uint8_t, pp_cpu_okey_u8)
+PP_CPU_QUICK_TYPE(i32, u32, uint32_t, pp_cpu_okey_i32)
+PP_CPU_QUICK_TYPE(u32, u32, uint32_t, pp_cpu_okey_u32)
+PP_CPU_QUICK_TYPE(i64, u64, uint64_t, pp_cpu_okey_i64)
+PP_CPU_QUICK_TYPE(u64, u64, uint64_t, pp_cpu_okey_u64)
+PP_CPU_QUICK_TYPE(f32, u32, uint32_t, pp_cpu_okey_f32)
+PP_CPU_QUICK_TYPE(f64, u64, uint64_t, pp_cpu_okey_f64)
+
+typedef void (*quick_fn)(const qk_job *job, size_t n, int threads);
+
+/* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
+static const quick_fn quick_table[][3] = {
+    {quick_u8_k, quick_u8_v4, quick_u8_v8},    {quick_i32_k, quick_i32_v4, quick_i32_v8},
+    {quick_u32_k, quick_u32_v4, quick_u32_v8}, {quick_i64_k, quick_i64_v4, quick_i64_v8},
+    {quick_u64_k, quick_u64_v4, quick_u64_v8}, {quick_f32_k, quick_f32_v4, quick_f32_v8},
+    {quick_f64_k, quick_f64_v4, quick_f64_v8},
+};
+
 pp_status pp_cpu_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                         size_t value_size, size_t n, pp_order order) {
-  (void)key_t, (void)keys, (void)values, (void)value_size, (void)n, (void)order;
-  return pp_fail(ctx, PP_ERR_UNSUPPORTED,
-                 "pp_sort: algo PP_SORT_QUICK is not implemented yet on the cpu backend");
+                            size_t value_size, size_t n, pp_order order) {
+  const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
+  /* core has checked that n * ks and n * vs fit; their sum may not */
+  const size_t kb = (n * ks + 63) & ~(size_t)63;
+  if (kb < n * ks || n * vs > SIZE_MAX - kb)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY,
+                   "pp_sort: scratch for %zu elements does not fit in size_t", n);
+  void *scratch = NULL;
+  if (ctx->ops->temp_alloc(ctx, &scratch, kb + n * vs) != PP_OK)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: cannot allocate %zu bytes of scratch",
+                   kb + n * vs);
+  /* a depth that balanced splits never reach: 2 log2(n) + 8 */
+  int lg = 0;
+  while (lg < 64 && ((size_t)1 << lg) < n) lg++;
+  qk_job job = {{keys, scratch}, {values, values ? (unsigned char *)scratch + kb : NULL},
+                order == PP_DESCENDING, 2 * lg + 8};
+  const int threads = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
+  quick_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](&job, n, threads);
+  ctx->ops->temp_free(ctx, scratch);
+  return PP_OK;
 }
