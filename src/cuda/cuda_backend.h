@@ -21,7 +21,13 @@ struct pp_cuda_state {
   cudaStream_t stream;     /* where work is queued: own_stream or the caller's */
   cudaMemPool_t pool;      /* stream-ordered temp storage; NULL: plain cudaMalloc */
   void *scratch;           /* PP_CUDA_SCRATCH_BYTES, zeroed at creation; counters in it
-                              are returned to zero by the kernels that use them */
+                              are returned to zero by the kernels that use them. Byte
+                              ranges (calls on one stream run one after another, so users
+                              of one range must only never overlap within a call):
+                              [0, 8)     last-block counter: reduce.cu, scan.cu's count
+                              [64, 72)   scan.cu: partition count accumulator
+                              [128, 140) histogram.cu: overwrite hand-over words
+                              [256, end) reduce.cu: per-block partials */
   /* Decoupled look-back state of the single-pass kernels (scan.cu): a tile counter and
    * one status descriptor per tile, tagged with the call's epoch so that no launch has to
    * clear them first. Grown on demand, zeroed when (re)allocated. */

@@ -1,18 +1,21 @@
 /* histogram.cu — pp_histogram_even, pp_histogram_range and pp_histogram_image on the GPU.
  *
  * Three ways to count, chosen by how many counters there are (counts are always u64 in
- * global memory; they are cleared first and the blocks add into them):
+ * global memory):
  *
- *  - privatised shared memory (bins * 4 bytes fit one block's budget): each block counts
- *    into u32 counters in shared memory and adds the non-zero ones to the global counts at
- *    the end. The counters are interleaved [bin][copy], with up to 32 copies, lane l using
- *    copy l % copies: with 32 copies (256 bins) lane l only ever touches bank l, so a warp's
- *    atomics never conflict, whatever the data (all-equal data included);
+ *  - privatised shared memory (bins * 4 bytes fit one block's budget, or up to 4 windows
+ *    of them counted in as many passes): each block counts into u32 counters in shared
+ *    memory and adds the non-zero ones to the global counts at the end; the first block to
+ *    finish stores its sums instead, so the counts need no clearing launch
+ *    (flush_counters). The counters are interleaved [bin][copy], with up to 32 copies, lane
+ *    l using copy l % copies: with 32 copies (256 bins) lane l only ever touches bank l, so
+ *    a warp's atomics never conflict, whatever the data (all-equal data included);
  *  - a thread-block cluster with distributed shared memory (sm_90; the counters fit the
  *    cluster's blocks together): block r of the cluster owns bins [r*slice, (r+1)*slice)
  *    and every block of the cluster adds into the owner's shared memory directly;
  *  - global atomics (more bins than that): 64-bit atomic adds into the counts, which then
  *    live in L2.
+ * (These last two add into counts cleared by a memset first.)
  *
  * The cluster and global paths count runs: a thread keeps (bin, count) of the elements it
  * has just seen and adds only when the bin changes, so data where all values fall into one
@@ -40,11 +43,12 @@
 #include "common.cuh"
 #include "cuda_backend.h"
 
+#include <atomic>
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
 
-/* Tuning. */
+/* Tuning (overridable at build time so that variants can be timed side by side). */
 #ifndef PP_HIST_THREADS
 #define PP_HIST_THREADS 512
 #endif
@@ -68,7 +72,13 @@ namespace cg = cooperative_groups;
 /* Largest portable cluster. */
 #define HIST_MAX_CLUSTER 8
 /* Vectors each thread loads before it counts them (memory-level parallelism). */
-#define HIST_UNROLL 2
+#ifndef PP_HIST_UNROLL
+#define PP_HIST_UNROLL 2
+#endif
+#define HIST_UNROLL PP_HIST_UNROLL
+/* Where in the context's scratch the privatised kernels keep the three words of their
+ * hand-over (reduce.cu and scan.cu use [0, 8), [64, 72) and [256, ..)). */
+#define HIST_SYNC_OFFSET 128
 
 /* Return a failed status of a helper. */
 #define HIST_TRY(expr)                                                                      \
@@ -287,13 +297,61 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
   if (RUNS && r.count) tg.add(r.bin, r.count);
 }
 
-/* Adds a block's shared counters ([bin][copy]) to the global counts. */
+/* The three words of the overwrite hand-over in the context's scratch: tickets drawn, the
+ * first block's "counts written" flag, blocks finished. Zero between launches. */
+struct hist_sync {
+  unsigned ticket, written, finished;
+};
+
+/* Adds a block's shared counters ([bin][copy], copies a power of two up to 32) to the
+ * global counts [first_bin, +bins), one thread per bin. Lane l reads the copies starting
+ * at copy l, so with 32 copies the 32 lanes of a warp read 32 different banks (in copy
+ * order every read would be a 32-way conflict: 8192 cycles per block for 256 bins, which
+ * all blocks spend at the same time at the end of the kernel). The sum of a bin's copies
+ * fits 32 bits: a block sees fewer than 2^32 elements per launch.
+ *
+ * With sync (the first launch over these bins), counts may hold anything: the first block
+ * to get here stores its sums into all of them (zeros included) and the others add theirs
+ * once it has, which saves a memset launch before the kernel. Nothing can deadlock: only
+ * blocks that are already running wait, and only on one that is running and waits on
+ * nothing. The last block to finish returns the hand-over's words to zero. */
 __device__ __forceinline__ void flush_counters(const uint32_t *sh, size_t bins, int copies,
-                                               size_t first_bin, unsigned long long *counts) {
-  for (size_t b = threadIdx.x; b < bins; b += blockDim.x) {
-    unsigned long long s = 0;
-    for (int c = 0; c < copies; c++) s += sh[b * (size_t)copies + (size_t)c];
-    if (s) atomicAdd(counts + first_bin + b, s);
+                                               size_t first_bin, unsigned long long *counts,
+                                               hist_sync *sync) {
+  __shared__ bool writer;
+  if (sync) {
+    if (threadIdx.x == 0) writer = atomicAdd(&sync->ticket, 1u) == 0;
+    __syncthreads();
+    if (!writer) {
+      if (threadIdx.x == 0) {
+        while (atomicAdd(&sync->written, 0u) == 0) __nanosleep(100);
+        __threadfence(); /* the writer's stores are seen before this block's adds */
+      }
+      __syncthreads();
+    }
+  }
+  const bool store = sync && writer;
+  const int lane = threadIdx.x % PP_WARP;
+  for (size_t b = threadIdx.x; b < bins; b += HIST_THREADS) {
+    const uint32_t *bin = sh + b * (size_t)copies;
+    uint32_t s = 0;
+    for (int c = 0; c < copies; c++) s += bin[(c + lane) & (copies - 1)];
+    if (store)
+      counts[first_bin + b] = s;
+    else if (s)
+      atomicAdd(counts + first_bin + b, (unsigned long long)s);
+  }
+  if (!sync) return;
+  if (store) {
+    __threadfence(); /* every thread's stores are visible device-wide before the flag */
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(&sync->written, 1u);
+  }
+  /* every block has drawn its ticket and seen the flag before the last one finishes */
+  if (threadIdx.x == 0 && atomicAdd(&sync->finished, 1u) == gridDim.x - 1) {
+    sync->ticket = 0;
+    sync->written = 0;
+    sync->finished = 0;
   }
 }
 
@@ -317,7 +375,7 @@ static int copies_for(size_t bins) {
 template <typename T, typename Rule>
 __global__ void __launch_bounds__(HIST_THREADS)
 hist_shared_kernel(const T *in, size_t n, size_t head, Rule rule, int copies, bool staged,
-                   size_t first, size_t wbins, unsigned long long *counts) {
+                   size_t first, size_t wbins, unsigned long long *counts, hist_sync *sync) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint32_t *sh = reinterpret_cast<uint32_t *>(smem);
   const size_t bins = wbins, words = (size_t)copies * bins;
@@ -335,7 +393,7 @@ hist_shared_kernel(const T *in, size_t n, size_t head, Rule rule, int copies, bo
     count_input<false>(in, n, head, r, tg);
   }
   __syncthreads();
-  flush_counters(sh, bins, copies, first, counts);
+  flush_counters(sh, bins, copies, first, counts, sync);
 }
 
 /* Distributed: block `rank` of each cluster owns bins [rank*slice, rank*slice + slice). */
@@ -355,7 +413,7 @@ hist_cluster_kernel(const T *in, size_t n, size_t head, Rule rule, int slice_shi
   const size_t first = (size_t)cluster.block_rank() * slice;
   if (first < rule.bins) {
     const size_t mine = rule.bins - first < slice ? rule.bins - first : slice;
-    flush_counters(sh, mine, 1, first, counts);
+    flush_counters(sh, mine, 1, first, counts, NULL);
   }
 }
 
@@ -391,43 +449,76 @@ static size_t head_elems(const T *in, size_t n) {
   return h < n ? h : n;
 }
 
+/* What a kernel needs before its launch on one device at one dynamic shared memory size:
+ * the size allowed (cudaFuncSetAttribute) and how many blocks an SM holds. Asking the
+ * runtime costs microseconds of host time that the GPU waits through (it sits between the
+ * caller's previous work and this launch), so each kernel keeps the answer for the last
+ * (device, size) it was launched with: a static launch_cache in the template that
+ * launches it. */
+struct launch_cache {
+  std::atomic<uint64_t> key; /* (device + 1) << 40 | smem << 8 | blocks per SM; 0: empty */
+};
+
+template <typename Kernel>
+static pp_status blocks_per_sm(pp_context *ctx, const char *fn, Kernel k, size_t smem,
+                               launch_cache *cache, int *per_sm) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  const uint64_t tag = ((uint64_t)(st->device + 1) << 40) | ((uint64_t)smem << 8);
+  const uint64_t v = cache->key.load(std::memory_order_acquire);
+  if ((v & ~(uint64_t)0xff) == tag) {
+    *per_sm = (int)(v & 0xff);
+    return PP_OK;
+  }
+  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+              fn);
+  int b = 0;
+  PP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, HIST_THREADS, smem), fn);
+  b = b < 1 ? 1 : b > 255 ? 255 : b;
+  cache->key.store(tag | (uint64_t)b, std::memory_order_release);
+  *per_sm = b;
+  return PP_OK;
+}
+
 /* Blocks for n elements: enough to fill the GPU (resident blocks per SM x SMs), no more
  * than there are vectors to share out. */
 template <typename Kernel>
 static pp_status grid_for(pp_context *ctx, const char *fn, Kernel k, size_t smem, size_t work,
-                          unsigned multiple, unsigned *grid) {
+                          launch_cache *cache, unsigned *grid) {
   pp_cuda_state *st = pp_cuda(ctx);
-  int per_sm = 0;
-  PP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, HIST_THREADS, smem),
-              fn);
-  if (per_sm < 1) per_sm = 1;
+  int per_sm = 1;
+  HIST_TRY(blocks_per_sm(ctx, fn, k, smem, cache, &per_sm));
   size_t g = (size_t)per_sm * (size_t)st->sm_count;
   const size_t need = pp_ceil_div(work ? work : 1, (size_t)HIST_THREADS * HIST_UNROLL);
-  if (need < g) g = need;
-  g = pp_ceil_div(g, multiple) * multiple;
-  *grid = (unsigned)g;
+  *grid = (unsigned)(need < g ? need : g);
   return PP_OK;
+}
+
+/* The hand-over words of a launch that overwrites the counts (the first launch of a
+ * pass; later launches of a pass over more than launch_limit elements pass NULL and add). */
+static hist_sync *sync_words(pp_context *ctx) {
+  return reinterpret_cast<hist_sync *>((char *)pp_cuda(ctx)->scratch + HIST_SYNC_OFFSET);
 }
 
 /* Elements one launch may count: a block must see fewer than 2^32 of them. */
 static size_t launch_limit(unsigned grid) { return (size_t)grid << 31; }
 
-/* Counts the bins [first, first + wbins) in one pass over the input. */
+/* Counts the bins [first, first + wbins) in one pass over the input; the first launch
+ * overwrites them. */
 template <typename T, typename Rule>
 static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
                              int copies, bool staged, size_t first, size_t wbins,
                              unsigned long long *counts) {
+  static launch_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
   const size_t smem = ((size_t)copies * wbins * 4 + 15) / 16 * 16 + rule_smem_bytes(rule, staged);
   auto k = hist_shared_kernel<T, Rule>;
-  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-              fn);
   unsigned grid = 1;
-  HIST_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, 1, &grid));
+  HIST_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, &cache, &grid));
   for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
     const size_t m = n - off < lim ? n - off : lim;
     k<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head_elems(in + off, m), rule, copies,
-                                                staged, first, wbins, counts);
+                                                staged, first, wbins, counts,
+                                                off == 0 ? sync_words(ctx) : NULL);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   return PP_OK;
@@ -436,10 +527,11 @@ static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_
 template <typename T, typename Rule>
 static pp_status hist_global(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
                              unsigned long long *counts) {
+  static launch_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
   auto k = hist_global_kernel<T, Rule>;
   unsigned grid = 1;
-  HIST_TRY(grid_for(ctx, fn, k, 0, n * sizeof(T) / 16, 1, &grid));
+  HIST_TRY(grid_for(ctx, fn, k, 0, n * sizeof(T) / 16, &cache, &grid));
   k<<<grid, HIST_THREADS, 0, st->stream>>>(in, n, head_elems(in, n), rule, counts);
   PP_CUDA_LAUNCHED(ctx, fn);
   return PP_OK;
@@ -498,7 +590,8 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   unsigned long long *c = (unsigned long long *)counts;
   const size_t bins = rule.bins;
   PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
-  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
+  if (n == 0)
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
   if (n == 0) return PP_OK;
   hist_device d;
   HIST_TRY(device_limits(ctx, fn, &d));
@@ -522,6 +615,8 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
                            bins - first < window ? bins - first : window, c));
     return PP_OK;
   }
+  /* clusters and global atomics add into the counts */
+  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
   /* the smallest cluster whose slices fit the target, else the largest one at the
    * opt-in limit (one block per SM) */
   for (unsigned size = 2; size <= HIST_MAX_CLUSTER; size *= 2) {
@@ -574,7 +669,7 @@ pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, s
 template <int C>
 __global__ void __launch_bounds__(HIST_THREADS)
 hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
-                       unsigned long long *counts) {
+                       unsigned long long *counts, hist_sync *sync) {
   __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
   const int bins = C * 256;
   for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
@@ -613,7 +708,7 @@ hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
   const size_t done = head + nvec * 16;
   if (tid < n - done) tg.add(((done + tid) % C) * 256 + pixels[done + tid], 1);
   __syncthreads();
-  flush_counters(sh, (size_t)bins, copies, 0, counts);
+  flush_counters(sh, (size_t)bins, copies, 0, counts, sync);
 }
 
 /* Pitched image: rows are counted in 16-byte chunks aligned to the address: chunk k of
@@ -623,7 +718,7 @@ template <int C>
 __global__ void __launch_bounds__(HIST_THREADS)
 hist_image_rows_kernel(const uint8_t *pixels, size_t row_bytes, size_t pitch,
                        size_t chunks_per_row, size_t chunks, int copies,
-                       unsigned long long *counts) {
+                       unsigned long long *counts, hist_sync *sync) {
   __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
   const int bins = C * 256;
   for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
@@ -658,7 +753,7 @@ hist_image_rows_kernel(const uint8_t *pixels, size_t row_bytes, size_t pitch,
       if (valid >> j & 1u) tg.add((size_t)((phase + j) % C) * 256 + v.b[j], 1);
   }
   __syncthreads();
-  flush_counters(sh, (size_t)bins, copies, 0, counts);
+  flush_counters(sh, (size_t)bins, copies, 0, counts, sync);
 }
 
 template <int C>
@@ -669,30 +764,33 @@ static pp_status image_launch(pp_context *ctx, const uint8_t *pixels, size_t row
   const int copies = copies_for((size_t)C * 256);
   unsigned grid = 1;
   if (height == 1 || pitch == row_bytes) { /* one contiguous run of bytes */
+    static launch_cache cache;
     const size_t n = row_bytes * height;
     auto k = hist_image_flat_kernel<C>;
-    HIST_TRY(grid_for(ctx, fn, k, 0, n / 16, 1, &grid));
+    HIST_TRY(grid_for(ctx, fn, k, 0, n / 16, &cache, &grid));
     /* a block's counters stay below 2^32: pieces of at most grid * 2^31 bytes, cut at
      * multiples of 48 so that every piece starts on channel 0 */
     const size_t piece = ((size_t)grid << 31) / 48 * 48;
     for (size_t off = 0; off < n; off += piece) {
       const size_t m = n - off < piece ? n - off : piece;
       k<<<grid, HIST_THREADS, 0, st->stream>>>(pixels + off, m, head_elems(pixels + off, m), copies,
-                                               counts);
+                                               counts, off == 0 ? sync_words(ctx) : NULL);
       PP_CUDA_LAUNCHED(ctx, fn);
     }
     return PP_OK;
   }
+  static launch_cache cache;
   const size_t per_row = (row_bytes + 15) / 16 + 1;
   auto k = hist_image_rows_kernel<C>;
-  HIST_TRY(grid_for(ctx, fn, k, 0, height * per_row, 1, &grid));
+  HIST_TRY(grid_for(ctx, fn, k, 0, height * per_row, &cache, &grid));
   /* at most 2^27 chunks of 16 bytes per block and launch */
   size_t rows_per_launch = ((size_t)grid << 27) / per_row;
   if (rows_per_launch == 0) rows_per_launch = 1;
   for (size_t r0 = 0; r0 < height; r0 += rows_per_launch) {
     const size_t h = height - r0 < rows_per_launch ? height - r0 : rows_per_launch;
     k<<<grid, HIST_THREADS, 0, st->stream>>>(pixels + r0 * pitch, row_bytes, pitch, per_row,
-                                             h * per_row, copies, counts);
+                                             h * per_row, copies, counts,
+                                             r0 == 0 ? sync_words(ctx) : NULL);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   return PP_OK;
@@ -705,9 +803,11 @@ pp_status pp_cuda_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t
   pp_cuda_state *st = pp_cuda(ctx);
   unsigned long long *c = (unsigned long long *)counts;
   PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
-  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, (size_t)channels * 256 * sizeof(uint64_t), st->stream),
-              fn);
   const size_t row_bytes = width * (size_t)channels;
+  /* the kernels overwrite the counts, unless there are none to launch */
+  if (row_bytes == 0 || height == 0)
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, (size_t)channels * 256 * sizeof(uint64_t),
+                                     st->stream), fn);
   if (row_bytes == 0 || height == 0) return PP_OK;
   switch (channels) {
   case 1: return image_launch<1>(ctx, pixels, row_bytes, height, pitch_bytes, c);
