@@ -1,8 +1,12 @@
 /* sort.cu — pp_sort on the GPU: a stable LSD radix sort with 8-bit digits, one sweep of
  * the keys per digit (Adinets & Merrill, "Onesweep", 2022).
  *
- * Keys are sorted as unsigned images (sort.cuh: floats, signed, descending), computed
- * afresh from the stored bits whenever a digit is needed; the stored bits are what moves.
+ * Keys are sorted as unsigned images (sort.cuh: floats, signed, descending). When no key
+ * is -0.0 or NaN (the histogram kernel checks), the images are a bijection of the keys: the
+ * first digit pass then writes images, the passes between read and write images, and the
+ * last one writes the stored bits back, so a float's image (~9 instructions) is computed
+ * once per key and not once per key and pass. Otherwise every pass computes the image
+ * afresh from the stored bits, which are what moves.
  *
  * Small n (at most SMALL_TILE keys): one block, one launch. The keys stay in registers
  * and shared memory through all passes; passes whose digit is the same for every key are
@@ -39,6 +43,10 @@
 #ifndef PP_SORT_THREADS
 #define PP_SORT_THREADS 384 /* onesweep block; at least 256: one thread per digit */
 #endif
+/* Items per thread, per key and value width. 4-byte keys: 22 was 2% faster than 18 at 2^28
+ * (H100) but cuts the grid at 2^20 (124 tiles for 264 block slots, one wave, where a
+ * larger tile is a longer wave); 16 was 4% slower. u32 pairs: 13, 15, 17 within 1%; 19 6%
+ * slower. */
 #ifndef PP_SORT_ITEMS_K32
 #define PP_SORT_ITEMS_K32 18 /* 4-byte keys only */
 #endif
@@ -46,7 +54,7 @@
 #define PP_SORT_ITEMS_K32_V32 15 /* 4-byte keys, 4-byte values */
 #endif
 #ifndef PP_SORT_ITEMS_K64
-#define PP_SORT_ITEMS_K64 12 /* 8-byte keys only */
+#define PP_SORT_ITEMS_K64 13 /* 8-byte keys only: the largest tile in 48 KB of static shared */
 #endif
 #ifndef PP_SORT_ITEMS_WIDE
 #define PP_SORT_ITEMS_WIDE 12 /* any pair with an 8-byte member */
@@ -60,19 +68,6 @@
  * ballots cost ~32 simple instructions per key. */
 #ifndef PP_SORT_MATCH_ANY
 #define PP_SORT_MATCH_ANY 0
-#endif
-/* 1: count a tile's digits before ranking it and publish the counts first (CUB's order);
- * 0: rank first and take the counts from the ranking. Not measured against each other
- * yet: scripts/sort_variants.sh times both. */
-#ifndef PP_SORT_EARLY_COUNTS
-#define PP_SORT_EARLY_COUNTS 0
-#endif
-/* 1: a block takes its next tile's index when it starts the current one, hiding the
- * atomic's latency; but a block that stalls then also holds up a tile that later tiles'
- * look-backs wait for (the scan measured a similar prefetch slower). 0: take it when
- * the current tile is done. To be measured (scripts/sort_variants.sh). */
-#ifndef PP_SORT_PREFETCH_TILE
-#define PP_SORT_PREFETCH_TILE 0
 #endif
 #ifndef PP_SORT_SMALL_THREADS
 #define PP_SORT_SMALL_THREADS 512
@@ -105,6 +100,7 @@ static constexpr int onesweep_items(int key_bytes, int value_bytes) {
 }
 
 enum pass_mode { MODE_SKIP = 0, MODE_SORT = 1, MODE_COPY = 2 };
+enum pass_images { IMAGES_IN = 1, IMAGES_OUT = 2 }; /* the pass reads / writes images */
 
 /* What the histogram kernel leaves for the passes; zeroed by a memset before it runs. */
 struct sort_header {
@@ -113,14 +109,17 @@ struct sort_header {
   unsigned mode[8];                     /* per pass: pass_mode */
   unsigned src[8];                      /* per pass: 0 reads buffer 0, 1 reads buffer 1 */
   unsigned sbuf[8];                     /* per sort pass: which status buffer */
+  unsigned images[8];                   /* per sort pass: IMAGES_IN | IMAGES_OUT */
+  unsigned special;                     /* some key is -0.0 or NaN: images never stored */
   unsigned done;                        /* histogram blocks finished */
 };
 
 /* ---- warp and tile ranking ------------------------------------------------------------- */
 
-template <typename U>
+/* IMG: the key is already an image (a pass between the first and the last). */
+template <bool IMG, typename U>
 __device__ __forceinline__ unsigned radix_digit(U key, pp_key_order<U> order, int shift) {
-  return (unsigned)(pp_key_image(key, order) >> shift) & (RADIX - 1);
+  return (unsigned)((IMG ? key : pp_key_image(key, order)) >> shift) & (RADIX - 1);
 }
 
 /* The lanes of the warp holding the same digit. */
@@ -155,14 +154,13 @@ __device__ __forceinline__ unsigned tile_index(int warp, int i, int lane) {
 }
 
 /* Ranks the thread's items among the keys of its warp with the same digit, in index order,
- * starting from the warp's counters (its row of whist): lanes with equal digits find each other (warp_peers),
- * the lowest of them adds their number to the warp's counter for the digit and hands the
- * old value to the others, who add the number of peers in lower lanes. Atomic updates of
- * one counter are ordered, and the shuffle makes item i's update precede item i+1's, so
- * the ranks follow index order (stability). Items at index >= valid are padding: digit 255
- * and the highest indices, so they rank after every real key. packed[i] = (rank << 8) |
- * digit (rank < 2^24). */
-template <typename U, int ITEMS>
+ * starting from the warp's counters (its row of whist): lanes with equal digits find each
+ * other (warp_peers), all read the warp's counter for the digit, the lowest of them adds
+ * their number to it, and each adds the number of peers in lower lanes. Item i's update
+ * precedes item i+1's read, so the ranks follow index order (stability). Items at index
+ * >= valid are padding: digit 255 and the highest indices, so they rank after every real
+ * key. packed[i] = (rank << 8) | digit (rank < 2^24). */
+template <bool IMG, typename U, int ITEMS>
 __device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned valid,
                                                 pp_key_order<U> order, int shift,
                                                 unsigned (&packed)[ITEMS],
@@ -172,13 +170,18 @@ __device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned 
   unsigned *counters = whist[warp];
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
-    const unsigned d =
-        tile_index<ITEMS>(warp, i, lane) < valid ? radix_digit(key[i], order, shift) : RADIX - 1;
+    /* a select, not a branch around the digit: padding is only ever in the last tile */
+    unsigned d = radix_digit<IMG>(key[i], order, shift);
+    d = tile_index<ITEMS>(warp, i, lane) < valid ? d : RADIX - 1;
     const unsigned peers = warp_peers(d);
-    const int leader = __ffs(peers) - 1;
-    unsigned old = 0;
-    if (lane == leader) old = atomicAdd(counters + d, (unsigned)__popc(peers));
-    old = __shfl_sync(FULL_MASK, old, leader);
+    /* a plain read and a write by the lowest peer, not an atomic add by it and a shuffle
+       of the result (0.7% slower for u32 keys at 2^28 on the H100, 4% for u32 pairs). The
+       warp syncs order the read before the write and the write before the next item's
+       read; only this warp touches its counters. */
+    const unsigned old = counters[d];
+    __syncwarp();
+    if ((peers & below) == 0) counters[d] = old + (unsigned)__popc(peers);
+    __syncwarp();
     packed[i] = ((old + (unsigned)__popc(peers & below)) << 8) | d;
   }
 }
@@ -205,12 +208,12 @@ __device__ __forceinline__ unsigned warp_counts_to_bases(unsigned (*whist)[RADIX
  * (rank_warp_items, counters from zero), then, for thread d < 256, whist[w][d] becomes
  * the count of digit d in warps before w, and the return value is the tile's count of
  * digit d. whist must be zero on entry; every thread must call this. */
-template <typename U, int THREADS, int ITEMS>
+template <bool IMG, typename U, int THREADS, int ITEMS>
 __device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
                                                     pp_key_order<U> order, int shift,
                                                     unsigned (&packed)[ITEMS],
                                                     unsigned (*whist)[RADIX]) {
-  rank_warp_items<U, ITEMS>(key, valid, order, shift, packed, whist);
+  rank_warp_items<IMG>(key, valid, order, shift, packed, whist);
   __syncthreads();
   return warp_counts_to_bases<THREADS>(whist);
 }
@@ -232,48 +235,6 @@ __device__ __forceinline__ unsigned rank_tile_finish(unsigned count, unsigned (&
     const unsigned d = packed[i] & (RADIX - 1);
     packed[i] = ((s_first[d] + whist[warp][d] + (packed[i] >> 8)) << 8) | d;
   }
-  return first;
-}
-
-/* The early-count order (PP_SORT_EARLY_COUNTS, as CUB's onesweep ranks): count first, so
- * the tile's counts are published before its keys are ranked and later tiles' look-backs
- * wait less; the ranking then starts each warp's counters at the final bases, so it
- * yields positions in the sorted tile directly (no second pass over the items).
- * Part 1: per-warp digit counts (one shared add per key, no return value), turned into
- * per-warp bases as above; returns, for thread d < 256, the tile's count of d. whist must
- * be zero on entry; every thread must call this. */
-template <typename U, int THREADS, int ITEMS>
-__device__ __forceinline__ unsigned count_tile_early(const U (&key)[ITEMS], unsigned valid,
-                                                     pp_key_order<U> order, int shift,
-                                                     unsigned (*whist)[RADIX]) {
-  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
-  unsigned *mine = whist[warp];
-#pragma unroll
-  for (int i = 0; i < ITEMS; i++)
-    atomicAdd(mine + (tile_index<ITEMS>(warp, i, lane) < valid ? radix_digit(key[i], order, shift)
-                                                                : RADIX - 1),
-              1u);
-  __syncthreads();
-  return warp_counts_to_bases<THREADS>(whist);
-}
-
-/* Part 2: digit d's first position (the block scan, returned for thread d < 256) added
- * to every warp's base for d, then the ranking from those bases: packed[i] = (position in
- * the sorted tile << 8) | digit. The caller must __syncthreads() before reusing whist. */
-template <typename U, int THREADS, int ITEMS>
-__device__ __forceinline__ unsigned rank_tile_early(unsigned count, const U (&key)[ITEMS],
-                                                    unsigned valid, pp_key_order<U> order,
-                                                    int shift, unsigned (&packed)[ITEMS],
-                                                    unsigned (*whist)[RADIX], unsigned *s_scan) {
-  constexpr int WARPS = THREADS / PP_WARP;
-  const int tid = threadIdx.x;
-  const unsigned first = pp_block_exclusive_sum256<THREADS>(count, s_scan);
-  if (tid < RADIX) {
-#pragma unroll 4
-    for (int w = 0; w < WARPS; w++) whist[w][tid] += first;
-  }
-  __syncthreads();
-  rank_warp_items<U, ITEMS>(key, valid, order, shift, packed, whist);
   return first;
 }
 
@@ -349,7 +310,7 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
     for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     unsigned rank[ITEMS];
-    const unsigned count = rank_tile_count<U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
+    const unsigned count = rank_tile_count<false, U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
     rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
     __syncthreads(); /* whist is read; xk overwrites it */
 #pragma unroll
@@ -382,9 +343,9 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
 /* Count one 16-byte vector of keys into the block's histograms. Sorted or constant input
  * puts whole warps on one counter, and same-address shared atomics serialise; when every
  * valid key of the warp has the same digit, one lane adds them all. Must be called by the
- * whole warp. */
+ * whole warp. Returns whether a valid key of this lane is pp_key_special. */
 template <typename U>
-__device__ __forceinline__ void count_vector(uint4 raw, bool ok, unsigned (*hist)[RADIX],
+__device__ __forceinline__ bool count_vector(uint4 raw, bool ok, unsigned (*hist)[RADIX],
                                              pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U), VEC = 16 / (int)sizeof(U);
   union {
@@ -393,8 +354,12 @@ __device__ __forceinline__ void count_vector(uint4 raw, bool ok, unsigned (*hist
   } u;
   u.raw = raw;
   U img[VEC];
+  bool special = false;
 #pragma unroll
-  for (int e = 0; e < VEC; e++) img[e] = pp_key_image(u.k[e], order);
+  for (int e = 0; e < VEC; e++) {
+    img[e] = pp_key_image(u.k[e], order);
+    special |= pp_key_special(u.k[e], order);
+  }
   const unsigned valid = __ballot_sync(FULL_MASK, ok);
   const int leader = __ffs(valid) - 1;
   const int lane = threadIdx.x % PP_WARP;
@@ -415,20 +380,22 @@ __device__ __forceinline__ void count_vector(uint4 raw, bool ok, unsigned (*hist
       for (int e = 0; e < VEC; e++) atomicAdd(&hist[p][d[e]], 1u);
     }
   }
+  return ok && special;
 }
 
 template <typename U>
-__device__ __forceinline__ void count_key(U key, unsigned (*hist)[RADIX], pp_key_order<U> order) {
+__device__ __forceinline__ bool count_key(U key, unsigned (*hist)[RADIX], pp_key_order<U> order) {
   const U img = pp_key_image(key, order);
 #pragma unroll
   for (int p = 0; p < (int)sizeof(U); p++) atomicAdd(&hist[p][(unsigned)(img >> (8 * p)) & (RADIX - 1)], 1u);
+  return pp_key_special(key, order);
 }
 
 /* Each block counts one contiguous range of 16-byte vectors (the unaligned head and the
  * tail go to block 0) into shared histograms, adds them to the header's 64-bit counts,
- * and zeroes look-back status buffer 0. The last block to finish turns the counts into
- * first positions and writes the plan. Per-block counts stay below 2^32: the host gives
- * no block more than 2^31 keys. */
+ * notes in the header whether it saw a pp_key_special key, and zeroes look-back status
+ * buffer 0. The last block to finish turns the counts into first positions and writes the
+ * plan. Per-block counts stay below 2^32: the host gives no block more than 2^31 keys. */
 template <typename U, int THREADS, int UNROLL>
 __global__ void __launch_bounds__(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
@@ -444,12 +411,13 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
     status0[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
 
+  bool special = false;
   size_t head = ((16 - (reinterpret_cast<uintptr_t>(keys) & 15)) & 15) / sizeof(U);
   if (head > n) head = n;
   const size_t nvec = (n - head) / VEC, tail = head + nvec * VEC;
   if (blockIdx.x == 0) {
-    for (size_t i = tid; i < head; i += THREADS) count_key(keys[i], s_hist, order);
-    for (size_t i = tail + tid; i < n; i += THREADS) count_key(keys[i], s_hist, order);
+    for (size_t i = tid; i < head; i += THREADS) special |= count_key(keys[i], s_hist, order);
+    for (size_t i = tail + tid; i < n; i += THREADS) special |= count_key(keys[i], s_hist, order);
   }
   const uint4 *body = reinterpret_cast<const uint4 *>(keys + head);
   const size_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
@@ -466,9 +434,9 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
       if (base + (size_t)u * THREADS < end)
-        count_vector<U>(r[u], base + (size_t)u * THREADS + lane < end, s_hist, order);
+        special |= count_vector<U>(r[u], base + (size_t)u * THREADS + lane < end, s_hist, order);
   }
-  __syncthreads();
+  if (__syncthreads_or(special) && tid == 0) atomicOr(&hdr->special, 1u);
   for (int i = tid; i < P * RADIX; i += THREADS) {
     const unsigned c = (&s_hist[0][0])[i];
     if (c) atomicAdd(&hdr->offsets[i / RADIX][i % RADIX], (unsigned long long)c);
@@ -489,6 +457,9 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   if (tid == 0) {
     int active = 0;
     for (int p = 0; p < P; p++) active += !s_trivial[p];
+    /* images between passes: written by every sort pass but the last, read by every one
+       but the first; not when some key's image would not give its bits back */
+    const bool images = __ldcg(&hdr->special) == 0;
     /* with an odd number of sort passes the data would end in scratch: copy once more
        in the place of a skipped pass (P > 1 and odd => one was skipped) */
     bool copy_once = P > 1 && (active & 1);
@@ -496,8 +467,11 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
     for (int p = 0; p < P; p++) {
       hdr->src[p] = parity;
       hdr->sbuf[p] = sorts & 1;
+      hdr->images[p] = 0;
       if (!s_trivial[p]) {
         hdr->mode[p] = MODE_SORT;
+        if (images)
+          hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | ((int)sorts < active - 1 ? IMAGES_OUT : 0);
         parity ^= 1;
         sorts++;
       } else if (copy_once) {
@@ -574,6 +548,22 @@ __device__ __forceinline__ S look_back(const S *column, unsigned tile) {
   }
 }
 
+/* Each key to its slot of the sorted tile in shared memory, with its digit. CONV: 0 as it
+ * is, 1 stored bits to image (the first of several passes), 2 image to stored bits (the
+ * last). */
+template <int CONV, typename U, int ITEMS>
+__device__ __forceinline__ void keys_to_shared(const U (&key)[ITEMS], const unsigned (&rank)[ITEMS],
+                                               U *xk, unsigned char *s_digit, pp_key_order<U> order) {
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    U k = key[i];
+    if (CONV == 1) k = pp_key_image(k, order);
+    if (CONV == 2) k = pp_key_from_image(k, order);
+    xk[rank[i] >> 8] = k;
+    s_digit[rank[i] >> 8] = (unsigned char)rank[i];
+  }
+}
+
 /* One digit position. buffers[0] holds the keys when the sort starts; the plan says
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. */
@@ -587,11 +577,9 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
   static_assert(THREADS >= RADIX && THREADS % PP_WARP == 0, "one thread per digit");
   __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
-  __shared__ unsigned long long s_base[RADIX]; /* global position of tile slot 0 per digit */
-  __shared__ unsigned char s_digit[TILE];      /* digit of each slot of the sorted tile */
-#if !PP_SORT_EARLY_COUNTS
+  __shared__ S s_base[RADIX];             /* global position of tile slot 0 per digit */
+  __shared__ unsigned char s_digit[TILE]; /* digit of each slot of the sorted tile */
   __shared__ unsigned s_first[RADIX];
-#endif
   __shared__ unsigned s_scan[8];
   __shared__ unsigned s_tile;
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
@@ -613,30 +601,17 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   S *status_next = status1 == nullptr ? nullptr : hdr->sbuf[pass] ? status0 : status1;
   const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
   const int shift = pass * 8;
-  const unsigned long long digit_first = tid < RADIX ? hdr->offsets[pass][tid] : 0ull;
+  const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
+  const unsigned images = hdr->images[pass];
+  const bool img_in = images & IMAGES_IN;
 
-#if PP_SORT_PREFETCH_TILE
-  /* Thread 0 asks for the block's next tile while the current one is worked on, so the
-     atomic's round trip (hundreds of cycles) is off the tile's critical path. Still free of
-     deadlock: a tile waits only on lower tiles, and a block holding a tile as its next one
-     is working on a lower tile, which it finishes without waiting on any higher one. */
-  unsigned next_tile = 0;
-  if (tid == 0) next_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-#endif
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
-#if PP_SORT_PREFETCH_TILE
-    if (tid == 0) s_tile = next_tile;
-#else
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-#endif
     for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
-#if PP_SORT_PREFETCH_TILE
-    if (tid == 0) next_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-#endif
     const size_t start = (size_t)tile * TILE;
     const unsigned valid = n - start < (size_t)TILE ? (unsigned)(n - start) : (unsigned)TILE;
 
@@ -647,11 +622,9 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     const U *tile_keys = ks + start + idx0;
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) key[i] = idx0 + i * PP_WARP < valid ? tile_keys[i * PP_WARP] : (U)0;
-#if PP_SORT_EARLY_COUNTS
-    const unsigned count = count_tile_early<U, THREADS, ITEMS>(key, valid, order, shift, whist);
-#else
-    const unsigned count = rank_tile_count<U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
-#endif
+    const unsigned count =
+        img_in ? rank_tile_count<true, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
+               : rank_tile_count<false, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
 
     /* publish this tile's counts as early as possible: later tiles are waiting for them */
     S *slot = status + (size_t)tile * RADIX + tid;
@@ -659,18 +632,15 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
       pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
       if (status_next) status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
     }
-#if PP_SORT_EARLY_COUNTS
-    const unsigned first =
-        rank_tile_early<U, THREADS, ITEMS>(count, key, valid, order, shift, rank, whist, s_scan);
-#else
     const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
-#endif
     __syncthreads(); /* whist is read; xk overwrites it */
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-      xk[rank[i] >> 8] = key[i];
-      s_digit[rank[i] >> 8] = (unsigned char)rank[i];
-    }
+    /* the keys go out in the form the next pass reads: images or the stored bits */
+    if (images == 0 || images == (IMAGES_IN | IMAGES_OUT))
+      keys_to_shared<0>(key, rank, xk, s_digit, order);
+    else if (images == IMAGES_OUT)
+      keys_to_shared<1>(key, rank, xk, s_digit, order);
+    else
+      keys_to_shared<2>(key, rank, xk, s_digit, order);
     V val[ITEMS];
     if constexpr (HAS_V) { /* in flight during the look-back */
       const V *tile_vals = vs + start + idx0;
@@ -688,14 +658,14 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
         pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
       }
       /* modular arithmetic: adding the slot index (>= first for this digit) is exact */
-      s_base[tid] = digit_first + (unsigned long long)before - first;
+      s_base[tid] = (S)(digit_first + before - (S)first);
     }
     __syncthreads();
 
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) {
       const unsigned j = (unsigned)(k * THREADS + tid);
-      if (j < valid) kd[s_base[s_digit[j]] + j] = xk[j];
+      if (j < valid) kd[(S)(s_base[s_digit[j]] + j)] = xk[j];
     }
     if constexpr (HAS_V) {
       __syncthreads(); /* the keys are read; xv overwrites them */
@@ -705,7 +675,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
 #pragma unroll
       for (int k = 0; k < ITEMS; k++) {
         const unsigned j = (unsigned)(k * THREADS + tid);
-        if (j < valid) vd[s_base[s_digit[j]] + j] = xv[j];
+        if (j < valid) vd[(S)(s_base[s_digit[j]] + j)] = xv[j];
       }
     }
   }

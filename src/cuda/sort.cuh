@@ -12,7 +12,9 @@
  *   descending: the image inverted, which reverses the order and keeps ties as ties, so a
  *             stable sort stays stable.
  * Only the image is compared; the stored bits are moved untouched (a -0.0 stays -0.0, a
- * NaN keeps its payload).
+ * NaN keeps its payload). Without -0.0 and NaNs the image is a bijection (pp_key_special
+ * finds the keys where it is not), so a sort may keep images between its passes and turn
+ * them back into the stored bits once (pp_key_from_image).
  */
 #ifndef PP_CUDA_SORT_CUH
 #define PP_CUDA_SORT_CUH
@@ -66,6 +68,33 @@ __device__ __forceinline__ U pp_key_image(U raw, pp_key_order<U> o) {
     }
   }
   return (U)(raw ^ o.flip);
+}
+
+/* True for the keys whose image does not give back their bits: -0.0 (it takes +0.0's
+ * image) and NaNs (they all take the largest). Only floats have such keys. */
+template <typename U>
+__device__ __forceinline__ bool pp_key_special(U raw, pp_key_order<U> o) {
+  if constexpr (sizeof(U) >= 4) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    return o.kind == PP_KEY_FLOAT && (raw == SIGN || (U)(raw & (U)~SIGN) > EXP);
+  } else {
+    (void)raw;
+    (void)o;
+    return false;
+  }
+}
+
+/* The stored bits of an image, for keys that are not pp_key_special. */
+template <typename U>
+__device__ __forceinline__ U pp_key_from_image(U img, pp_key_order<U> o) {
+  U k = (U)(img ^ o.flip);
+  if constexpr (sizeof(U) >= 4) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    if (o.kind == PP_KEY_SIGNED) k ^= SIGN;
+    else if (o.kind == PP_KEY_FLOAT) k = (k & SIGN) ? (U)(k ^ SIGN) : (U)~k; /* sign set: was >= +0.0 */
+  }
+  return k;
 }
 
 /* ---- look-back status words ------------------------------------------------------------
