@@ -386,14 +386,10 @@ static const pp_sort_algo all_algos[] = {PP_SORT_AUTO, PP_SORT_RADIX, PP_SORT_ME
 static const char *const algo_names[] = {"auto", "radix", "merge", "sample", "quick"};
 #define N_ALGOS (sizeof all_algos / sizeof all_algos[0])
 static unsigned g_algo_mask = (1u << N_ALGOS) - 1;
-static long g_unsupported[N_ALGOS];
 /* PARPRIM_TEST_SORT_THIN: run one in g_thin generated cases, leave out the huge ones */
 static unsigned g_thin = 1;
 static unsigned long g_case;
 
-/* QUICK may still answer PP_ERR_UNSUPPORTED while issue 5's quicksort is being written;
- * then the call must leave the arrays untouched and say so. Every other algorithm must sort. */
-static int may_be_unsupported(pp_sort_algo a) { return a == PP_SORT_QUICK; }
 
 static void read_test_env(void) {
   const char *e = getenv("PARPRIM_TEST_SORT_ALGOS");
@@ -441,19 +437,6 @@ static int check_sort_algo(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord,
   pp_status s = pp_sort(ctx, t, placed_ptr(&pk), vs ? placed_ptr(&pv) : NULL, vs, n, op);
   g_sorts++;
   int ok;
-  if (s == PP_ERR_UNSUPPORTED && may_be_unsupported(algo) && n >= 2) {
-    g_unsupported[ai]++;
-    int gk = placed_fetch(ctx, &pk), gv = placed_fetch(ctx, &pv);
-    ok = CHECK(gk && gv && th_names(pp_last_error(ctx), "pp_sort") &&
-                   memcmp(pk.host + pk.lead, keys, n * es) == 0 &&
-                   (!vs || memcmp(pv.host + pv.lead, vals, n * vs) == 0),
-               "pp_sort %s %s vs=%zu n=%zu %s algo %s unsupported: arrays must be untouched and "
-               "the message name pp_sort (\"%s\")",
-               pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], pp_last_error(ctx));
-    placed_free(ctx, &pk);
-    placed_free(ctx, &pv);
-    return ok;
-  }
   ok = CHECK(s == PP_OK, "pp_sort %s %s vs=%zu n=%zu %s algo %s (%s): %s: %s", pp_dtype_string(t),
              oname(ord), vs, n, what, algo_names[ai], mbuf, pp_status_string(s), pp_last_error(ctx));
   if (ok) {
@@ -656,7 +639,6 @@ static void test_sort_exact(pp_context *ctx) {
       memcpy(v, vals, sizeof v);
       pp_sort_opts opts = {(pp_order)o, all_algos[ai]};
       pp_status s = pp_sort(ctx, PP_F32, k, v, 4, 8, &opts);
-      if (s == PP_ERR_UNSUPPORTED && may_be_unsupported(all_algos[ai])) continue;
       const uint32_t *want = o ? want_desc : want_asc;
       int same = s == PP_OK;
       for (int i = 0; i < 8 && same; i++)
@@ -675,7 +657,6 @@ static void test_sort_exact(pp_context *ctx) {
     uint64_t v64[6] = {10, 11, 12, 13, 14, 15};
     pp_sort_opts desc = {PP_DESCENDING, algo}, asc = {PP_ASCENDING, algo};
     pp_status s = pp_sort(ctx, PP_I64, k64, v64, 8, 6, &desc);
-    if (s == PP_ERR_UNSUPPORTED && may_be_unsupported(algo)) continue;
     CHECK(s == PP_OK && k64[0] == INT64_MAX && k64[1] == 5 && v64[1] == 10 && k64[2] == 5 &&
               v64[2] == 14 && k64[3] == 0 && k64[4] == -1 && k64[5] == INT64_MIN,
           "pp_sort i64 desc {5, MIN, -1, MAX, 5, 0} algo %s: %s, got %" PRId64 " %" PRId64
@@ -955,10 +936,5 @@ int main(int argc, char **argv) {
     test_merge_ties(ctx);
   }
   printf("%ld sorts, %ld merges checked\n", g_sorts, g_merges);
-  for (size_t ai = 0; ai < N_ALGOS; ai++)
-    if (g_unsupported[ai])
-      printf("algo %s: not implemented on this backend yet, %ld sorts checked only for leaving "
-             "the arrays untouched\n",
-             algo_names[ai], g_unsupported[ai]);
   return th_finish(ctx);
 }
