@@ -190,33 +190,8 @@ __device__ __forceinline__ T msort_block_exclusive_scan(T v, T *warp_sums, T *to
  * their bits) is sorted on the images themselves: one compare per comparison instead of
  * recomputing two images, and one register per key instead of two. */
 
-/* -0.0 (it takes +0.0's image) or a NaN (all take the largest). */
-template <typename U>
-__device__ __forceinline__ bool msort_key_special(U raw, pp_key_order<U> o) {
-  if constexpr (sizeof(U) >= 4) {
-    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
-    return o.kind == PP_KEY_FLOAT && (raw == SIGN || (U)(raw & (U)~SIGN) > EXP);
-  } else {
-    (void)raw;
-    (void)o;
-    return false;
-  }
-}
-
-/* The bits of a key that is not msort_key_special, from its image. */
-template <typename U>
-__device__ __forceinline__ U msort_key_from_image(U img, pp_key_order<U> o) {
-  U k = (U)(img ^ o.flip);
-  if constexpr (sizeof(U) >= 4) {
-    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-    if (o.kind == PP_KEY_SIGNED)
-      k ^= SIGN;
-    else if (o.kind == PP_KEY_FLOAT)
-      k = (k & SIGN) ? (U)(k ^ SIGN) : (U)~k; /* sign set: the key was >= +0.0 */
-  }
-  return k;
-}
+/* pp_key_special and pp_key_from_image (sort.cuh) tell which keys that is and give the
+ * keys back. */
 
 /* What a comparison sees: the stored value itself when it is an image (IMG), else the
  * image of the key stored. */
@@ -358,7 +333,7 @@ __device__ __forceinline__ void msort_block_sort(U *sk, uint16_t *spos, int vali
   for (int i = 0; i < ITEMS; i++) {
     const int p = base + i;
     key[i] = p < valid ? sk[p] : (U)0;
-    special |= p < valid && msort_key_special(key[i], o);
+    special |= p < valid && pp_key_special(key[i], o);
     pos[i] = p;
   }
   int cnt = valid - base;

@@ -49,7 +49,7 @@ __device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *sr
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < ITEMS; i++)
-    if (i < cnt) sk[base + i] = images ? msort_key_from_image(key[i], o) : key[i];
+    if (i < cnt) sk[base + i] = images ? pp_key_from_image(key[i], o) : key[i];
   __syncthreads();
 #pragma unroll
   for (int it = 0; it < ITEMS; it++) {
