@@ -4,6 +4,8 @@
 
 #include "../core/internal.h"
 
+#include <string.h>
+
 /* Below this many elements, waking threads costs more than it saves. */
 #define PP_CPU_PARALLEL_MIN 65536
 
@@ -14,6 +16,27 @@ int pp_cpu_threads(void);
  * n % parts one longer; written so that no product can overflow. */
 static inline size_t pp_cpu_part_begin(size_t n, size_t t, size_t parts) {
   return (n / parts) * t + (t < n % parts ? t : n % parts);
+}
+
+/* Elements of 1, 4 or 8 bytes at index i of an array that may be unaligned (the sorts
+ * take the caller's pointers as they come); memcpy compiles to one plain load or store. */
+static inline uint8_t pp_cpu_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
+static inline void pp_cpu_st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
+static inline uint32_t pp_cpu_ld_u32(const void *p, size_t i) {
+  uint32_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void pp_cpu_st_u32(void *p, size_t i, uint32_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
+}
+static inline uint64_t pp_cpu_ld_u64(const void *p, size_t i) {
+  uint64_t v;
+  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
+  return v;
+}
+static inline void pp_cpu_st_u64(void *p, size_t i, uint64_t v) {
+  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
 }
 
 /* Order keys (sort.c, topk.c): an unsigned image of a key's bits whose unsigned order is

@@ -58,24 +58,6 @@
 
 /* ---- bits of elements ---------------------------------------------------------------- */
 
-static inline uint8_t ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
-static inline void st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
-static inline uint32_t ld_u32(const void *p, size_t i) {
-  uint32_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void st_u32(void *p, size_t i, uint32_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
-static inline uint64_t ld_u64(const void *p, size_t i) {
-  uint64_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void st_u64(void *p, size_t i, uint64_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
 
 /* After a pass from (ks, vs) into (kd, vd): the destination becomes the next source. */
 static inline void swap_buffers(void **ks, void **kd, void **vs, void **vd) {
@@ -113,21 +95,21 @@ typedef struct sort_job {
                                         size_t lo, size_t mid, size_t hi, KT flip) {        \
     size_t i = lo, j = mid, o = lo;                                                         \
     while (i < mid && j < hi) {                                                             \
-      KT x = ld_##W(ks, i), y = ld_##W(ks, j);                                              \
+      KT x = pp_cpu_ld_##W(ks, i), y = pp_cpu_ld_##W(ks, j);                                              \
       bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                            \
-      st_##W(kd, o, take_b ? y : x);                                                        \
-      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, take_b ? j : i));                               \
+      pp_cpu_st_##W(kd, o, take_b ? y : x);                                                        \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, take_b ? j : i));                               \
       o++;                                                                                  \
       i += !take_b;                                                                         \
       j += take_b;                                                                          \
     }                                                                                       \
     for (; i < mid; i++, o++) {                                                             \
-      st_##W(kd, o, ld_##W(ks, i));                                                         \
-      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                            \
+      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, i));                                                         \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                            \
     }                                                                                       \
     for (; j < hi; j++, o++) {                                                              \
-      st_##W(kd, o, ld_##W(ks, j));                                                         \
-      if (HAS_V) st_##VW(vd, o, ld_##VW(vs, j));                                            \
+      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, j));                                                         \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, j));                                            \
     }                                                                                       \
   }                                                                                         \
                                                                                             \
@@ -137,16 +119,16 @@ typedef struct sort_job {
     for (size_t lo = 0; lo < n; lo += SORT_RUN) {                                           \
       size_t hi = n - lo < SORT_RUN ? n : lo + SORT_RUN;                                    \
       for (size_t i = lo + 1; i < hi; i++) {                                                \
-        KT k = ld_##W(keys, i);                                                             \
-        VT v = HAS_V ? ld_##VW(vals, i) : 0;                                                \
+        KT k = pp_cpu_ld_##W(keys, i);                                                             \
+        VT v = HAS_V ? pp_cpu_ld_##VW(vals, i) : 0;                                                \
         KT ok = (KT)(OKEY(k) ^ flip);                                                       \
         size_t j = i;                                                                       \
-        for (; j > lo && (KT)(OKEY(ld_##W(keys, j - 1)) ^ flip) > ok; j--) {                \
-          st_##W(keys, j, ld_##W(keys, j - 1));                                             \
-          if (HAS_V) st_##VW(vals, j, ld_##VW(vals, j - 1));                                \
+        for (; j > lo && (KT)(OKEY(pp_cpu_ld_##W(keys, j - 1)) ^ flip) > ok; j--) {                \
+          pp_cpu_st_##W(keys, j, pp_cpu_ld_##W(keys, j - 1));                                             \
+          if (HAS_V) pp_cpu_st_##VW(vals, j, pp_cpu_ld_##VW(vals, j - 1));                                \
         }                                                                                   \
-        st_##W(keys, j, k);                                                                 \
-        if (HAS_V) st_##VW(vals, j, v);                                                     \
+        pp_cpu_st_##W(keys, j, k);                                                                 \
+        if (HAS_V) pp_cpu_st_##VW(vals, j, v);                                                     \
       }                                                                                     \
     }                                                                                       \
     void *ks = keys, *vs = vals, *kd = job->kbuf, *vd = job->vbuf;                          \
@@ -173,10 +155,10 @@ typedef struct sort_job {
     size_t *const h = job->hist;                                                            \
     memset(h, 0, DIGITS * RADIX * sizeof *h);                                               \
     for (size_t i = 0; i < n; i++) {                                                        \
-      KT o = (KT)(OKEY(ld_##W(job->keys, i)) ^ flip);                                       \
+      KT o = (KT)(OKEY(pp_cpu_ld_##W(job->keys, i)) ^ flip);                                       \
       for (int q = 0; q < DIGITS; q++) h[q * RADIX + ((o >> (q * (BITS))) & (RADIX - 1))]++; \
     }                                                                                       \
-    const KT o0 = (KT)(OKEY(ld_##W(job->keys, 0)) ^ flip);                                  \
+    const KT o0 = (KT)(OKEY(pp_cpu_ld_##W(job->keys, 0)) ^ flip);                                  \
     void *ks = job->keys, *vs = job->vals, *kd = job->kbuf, *vd = job->vbuf;                \
     for (int q = 0; q < DIGITS; q++) {                                                      \
       const int s = q * (BITS);                                                             \
@@ -189,10 +171,10 @@ typedef struct sort_job {
         sum += x;                                                                           \
       }                                                                                     \
       for (size_t i = 0; i < n; i++) {                                                      \
-        KT k = ld_##W(ks, i);                                                               \
+        KT k = pp_cpu_ld_##W(ks, i);                                                               \
         size_t o = c[((KT)(OKEY(k) ^ flip) >> s) & (RADIX - 1)]++;                          \
-        st_##W(kd, o, k);                                                                   \
-        if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                          \
+        pp_cpu_st_##W(kd, o, k);                                                                   \
+        if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                          \
       }                                                                                     \
       swap_buffers(&ks, &kd, &vs, &vd);                                                    \
     }                                                                                       \
@@ -206,9 +188,9 @@ typedef struct sort_job {
     enum { RADIX = 1 << (BITS), KEY_BITS = 8 * (int)sizeof(KT) };                           \
     const size_t n = job->n;                                                                \
     void *const keys = job->keys, *const vals = job->vals;                                  \
-    KT first = OKEY(ld_##W(keys, 0)), diff = 0;                                             \
+    KT first = OKEY(pp_cpu_ld_##W(keys, 0)), diff = 0;                                             \
     _Pragma("omp parallel for reduction(| : diff) schedule(static) num_threads(job->threads)") \
-    for (size_t i = 0; i < n; i++) diff |= (KT)(OKEY(ld_##W(keys, i)) ^ first);             \
+    for (size_t i = 0; i < n; i++) diff |= (KT)(OKEY(pp_cpu_ld_##W(keys, i)) ^ first);             \
     int shift[KEY_BITS], passes = 0;                                                        \
     for (int s = 0; s < KEY_BITS; s += (BITS))                                              \
       if ((diff >> s) & (RADIX - 1)) shift[passes++] = s;                                   \
@@ -223,7 +205,7 @@ typedef struct sort_job {
         const int s = shift[p];                                                             \
         memset(h, 0, RADIX * sizeof *h);                                                    \
         for (size_t i = lo; i < hi; i++)                                                    \
-          h[((KT)(OKEY(ld_##W(ks, i)) ^ flip) >> s) & (RADIX - 1)]++;                      \
+          h[((KT)(OKEY(pp_cpu_ld_##W(ks, i)) ^ flip) >> s) & (RADIX - 1)]++;                      \
         _Pragma("omp barrier")                                                              \
         /* this thread's offset for digit d: every key with a smaller digit, then digit d  \
          * in the parts before it; each thread sums for itself, saving a barrier */         \
@@ -239,10 +221,10 @@ typedef struct sort_job {
           sum += all;                                                                       \
         }                                                                                   \
         for (size_t i = lo; i < hi; i++) {                                                  \
-          KT k = ld_##W(ks, i);                                                             \
+          KT k = pp_cpu_ld_##W(ks, i);                                                             \
           size_t o = off[((KT)(OKEY(k) ^ flip) >> s) & (RADIX - 1)]++;                      \
-          st_##W(kd, o, k);                                                                 \
-          if (HAS_V) st_##VW(vd, o, ld_##VW(vs, i));                                        \
+          pp_cpu_st_##W(kd, o, k);                                                                 \
+          if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                        \
         }                                                                                   \
         /* the next pass reads what every thread wrote, and rewrites the histograms the     \
          * others have read */                                                              \
@@ -279,7 +261,7 @@ typedef struct sort_job {
     size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;                                  \
     while (lo < hi) {                                                                       \
       size_t mid = lo + (hi - lo) / 2;                                                      \
-      if ((KT)(OKEY(ld_##W(a, mid)) ^ flip) <= (KT)(OKEY(ld_##W(b, d - 1 - mid)) ^ flip))   \
+      if ((KT)(OKEY(pp_cpu_ld_##W(a, mid)) ^ flip) <= (KT)(OKEY(pp_cpu_ld_##W(b, d - 1 - mid)) ^ flip))   \
         lo = mid + 1;                                                                       \
       else                                                                                  \
         hi = mid;                                                                           \
@@ -301,9 +283,9 @@ typedef struct sort_job {
       size_t i = i0, j = d0 - i0, o = d0;                                                   \
       const size_t j1 = d1 - i1;                                                            \
       while (i < i1 && j < j1) {                                                            \
-        KT x = ld_##W(a, i), y = ld_##W(b, j);                                              \
+        KT x = pp_cpu_ld_##W(a, i), y = pp_cpu_ld_##W(b, j);                                              \
         bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                          \
-        st_##W(out, o++, take_b ? y : x);                                                   \
+        pp_cpu_st_##W(out, o++, take_b ? y : x);                                                   \
         i += !take_b;                                                                       \
         j += take_b;                                                                        \
       }                                                                                     \

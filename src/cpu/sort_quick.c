@@ -38,24 +38,6 @@ typedef struct qk_job {
   int max_depth;
 } qk_job;
 
-static inline uint8_t qk_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
-static inline void qk_st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
-static inline uint32_t qk_ld_u32(const void *p, size_t i) {
-  uint32_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void qk_st_u32(void *p, size_t i, uint32_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
-static inline uint64_t qk_ld_u64(const void *p, size_t i) {
-  uint64_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void qk_st_u64(void *p, size_t i, uint64_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
 
 static inline uint64_t qk_mix(uint64_t z) {
   z += UINT64_C(0x9E3779B97F4A7C15);
@@ -77,22 +59,22 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
  * (u32 and HAS_V 0 for keys only, so every value line is dead code). */
 #define PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V)                           \
   static inline KT qk_key_##NAME##_##SUF(const void *k, size_t i, KT flip) {                \
-    return (KT)(OKEY(qk_ld_##W(k, i)) ^ flip);                                              \
+    return (KT)(OKEY(pp_cpu_ld_##W(k, i)) ^ flip);                                              \
   }                                                                                         \
                                                                                             \
   /* Stable insertion sort of [lo, hi) in place. */                                         \
   static void qk_insertion_##NAME##_##SUF(void *k, void *v, size_t lo, size_t hi, KT flip) { \
     for (size_t i = lo + 1; i < hi; i++) {                                                  \
-      const KT x = qk_ld_##W(k, i);                                                         \
-      const VT y = HAS_V ? qk_ld_##VW(v, i) : 0;                                            \
+      const KT x = pp_cpu_ld_##W(k, i);                                                         \
+      const VT y = HAS_V ? pp_cpu_ld_##VW(v, i) : 0;                                            \
       const KT ox = (KT)(OKEY(x) ^ flip);                                                   \
       size_t j = i;                                                                         \
       for (; j > lo && qk_key_##NAME##_##SUF(k, j - 1, flip) > ox; j--) {                   \
-        qk_st_##W(k, j, qk_ld_##W(k, j - 1));                                               \
-        if (HAS_V) qk_st_##VW(v, j, qk_ld_##VW(v, j - 1));                                  \
+        pp_cpu_st_##W(k, j, pp_cpu_ld_##W(k, j - 1));                                               \
+        if (HAS_V) pp_cpu_st_##VW(v, j, pp_cpu_ld_##VW(v, j - 1));                                  \
       }                                                                                     \
-      qk_st_##W(k, j, x);                                                                   \
-      if (HAS_V) qk_st_##VW(v, j, y);                                                       \
+      pp_cpu_st_##W(k, j, x);                                                                   \
+      if (HAS_V) pp_cpu_st_##VW(v, j, y);                                                       \
     }                                                                                       \
   }                                                                                         \
                                                                                             \
@@ -114,8 +96,8 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
           const bool take_b = i >= mid || (j < end && qk_key_##NAME##_##SUF(sk, j, flip) <  \
                                                           qk_key_##NAME##_##SUF(sk, i, flip)); \
           const size_t from = take_b ? j : i;                                               \
-          qk_st_##W(dk, o, qk_ld_##W(sk, from));                                            \
-          if (HAS_V) qk_st_##VW(dv, o, qk_ld_##VW(sv, from));                               \
+          pp_cpu_st_##W(dk, o, pp_cpu_ld_##W(sk, from));                                            \
+          if (HAS_V) pp_cpu_st_##VW(dv, o, pp_cpu_ld_##VW(sv, from));                               \
           o++;                                                                              \
           i += !take_b;                                                                     \
           j += take_b;                                                                      \
@@ -148,11 +130,11 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
                                         size_t a, size_t b, KT piv, KT flip, size_t at_lt,  \
                                         size_t at_eq, size_t at_gt) {                       \
     for (size_t i = a; i < b; i++) {                                                        \
-      const KT x = qk_ld_##W(sk, i);                                                        \
+      const KT x = pp_cpu_ld_##W(sk, i);                                                        \
       const KT o = (KT)(OKEY(x) ^ flip);                                                    \
       const size_t to = o < piv ? at_lt++ : o == piv ? at_eq++ : at_gt++;                   \
-      qk_st_##W(dk, to, x);                                                                 \
-      if (HAS_V) qk_st_##VW(dv, to, qk_ld_##VW(sv, i));                                     \
+      pp_cpu_st_##W(dk, to, x);                                                                 \
+      if (HAS_V) pp_cpu_st_##VW(dv, to, pp_cpu_ld_##VW(sv, i));                                     \
     }                                                                                       \
   }                                                                                         \
                                                                                             \

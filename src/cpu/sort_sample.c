@@ -80,7 +80,7 @@ typedef struct ssc_job {
     const size_t n = j->n, s = j->samples;                                                     \
     for (size_t i = 0; i < s; i++) {                                                           \
       const size_t lo = pp_cpu_part_begin(n, i, s), hi = pp_cpu_part_begin(n, i + 1, s);      \
-      smp[i] = (KT)(OKEY(ss_ld_##W(j->k, lo + ssc_hash(i) % (hi - lo))) ^ flip);               \
+      smp[i] = (KT)(OKEY(pp_cpu_ld_##W(j->k, lo + ssc_hash(i) % (hi - lo))) ^ flip);               \
     }                                                                                          \
     qsort(smp, s, sizeof(KT), ssc_cmp_##KT);                                                   \
     for (size_t i = 0; i + 1 < j->buckets; i++) sp[i] = smp[(i + 1) * s / j->buckets];         \
@@ -104,7 +104,7 @@ typedef struct ssc_job {
       size_t *cnt = j->counts + t * nb;                                                        \
       memset(cnt, 0, nb * sizeof *cnt);                                                        \
       for (size_t i = lo; i < hi; i++)                                                         \
-        cnt[ssc_bucket_##NAME((KT)(OKEY(ss_ld_##W(j->k, i)) ^ flip), sp, ns)]++;               \
+        cnt[ssc_bucket_##NAME((KT)(OKEY(pp_cpu_ld_##W(j->k, i)) ^ flip), sp, ns)]++;               \
       _Pragma("omp barrier")                                                                   \
       /* this part's first place in bucket b: all keys of the buckets before b, then those \
        * of b in the parts before this one; each thread sums for itself */                    \
@@ -122,10 +122,10 @@ typedef struct ssc_job {
       }                                                                                        \
       if (t == 0) j->starts[nb] = sum;                                                         \
       for (size_t i = lo; i < hi; i++) {                                                       \
-        const KT key = ss_ld_##W(j->k, i);                                                     \
+        const KT key = pp_cpu_ld_##W(j->k, i);                                                     \
         const size_t o = off[ssc_bucket_##NAME((KT)(OKEY(key) ^ flip), sp, ns)]++;             \
-        ss_st_##W(j->kb, o, key);                                                              \
-        if (HAS_V) ss_st_##VW(j->vb, o, ss_ld_##VW(j->v, i));                                  \
+        pp_cpu_st_##W(j->kb, o, key);                                                              \
+        if (HAS_V) pp_cpu_st_##VW(j->vb, o, pp_cpu_ld_##VW(j->v, i));                                  \
       }                                                                                        \
       _Pragma("omp barrier")                                                                   \
       _Pragma("omp for schedule(dynamic, 1)")                                                  \

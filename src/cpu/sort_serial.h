@@ -31,24 +31,6 @@
  * stay cheaper than a merge pass. */
 #define SS_RUN 16
 
-static inline uint8_t ss_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
-static inline void ss_st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
-static inline uint32_t ss_ld_u32(const void *p, size_t i) {
-  uint32_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void ss_st_u32(void *p, size_t i, uint32_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
-static inline uint64_t ss_ld_u64(const void *p, size_t i) {
-  uint64_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void ss_st_u64(void *p, size_t i, uint64_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
 
 /* Merge passes a range of len keys needs after the insertion-sorted runs. */
 static inline int ss_passes(size_t len) {
@@ -65,8 +47,8 @@ static inline int ss_passes(size_t len) {
     while (a < b) {                                                                            \
       const size_t m = a + (b - a) / 2;                                                        \
       /* the left key goes first unless the right one is strictly smaller */                  \
-      if ((KT)(OKEY(ss_ld_##W(ks, lo + m)) ^ flip) <=                                          \
-          (KT)(OKEY(ss_ld_##W(ks, mid + d - 1 - m)) ^ flip))                                   \
+      if ((KT)(OKEY(pp_cpu_ld_##W(ks, lo + m)) ^ flip) <=                                          \
+          (KT)(OKEY(pp_cpu_ld_##W(ks, mid + d - 1 - m)) ^ flip))                                   \
         a = m + 1;                                                                             \
       else                                                                                     \
         b = m;                                                                                 \
@@ -80,21 +62,21 @@ static inline int ss_passes(size_t len) {
                                           size_t i, size_t mid, size_t j, size_t hi, size_t o, \
                                           size_t o_end, KT flip) {                             \
     while (o < o_end && i < mid && j < hi) {                                                   \
-      const KT x = ss_ld_##W(ks, i), y = ss_ld_##W(ks, j);                                     \
+      const KT x = pp_cpu_ld_##W(ks, i), y = pp_cpu_ld_##W(ks, j);                                     \
       const int take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                          \
-      ss_st_##W(kd, o, take_b ? y : x);                                                        \
-      if (HAS_V) ss_st_##VW(vd, o, ss_ld_##VW(vs, take_b ? j : i));                            \
+      pp_cpu_st_##W(kd, o, take_b ? y : x);                                                        \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, take_b ? j : i));                            \
       o++;                                                                                     \
       i += !take_b;                                                                            \
       j += take_b;                                                                             \
     }                                                                                          \
     for (; o < o_end && i < mid; i++, o++) {                                                   \
-      ss_st_##W(kd, o, ss_ld_##W(ks, i));                                                      \
-      if (HAS_V) ss_st_##VW(vd, o, ss_ld_##VW(vs, i));                                         \
+      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, i));                                                      \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                         \
     }                                                                                          \
     for (; o < o_end && j < hi; j++, o++) {                                                    \
-      ss_st_##W(kd, o, ss_ld_##W(ks, j));                                                      \
-      if (HAS_V) ss_st_##VW(vd, o, ss_ld_##VW(vs, j));                                         \
+      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, j));                                                      \
+      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, j));                                         \
     }                                                                                          \
   }                                                                                            \
                                                                                                \
@@ -114,16 +96,16 @@ static inline int ss_passes(size_t len) {
                                                                                                \
   static inline void ss_insertion_##NAME##_##SUF(void *k, void *v, size_t lo, size_t hi, KT flip) {   \
     for (size_t i = lo + 1; i < hi; i++) {                                                     \
-      const KT key = ss_ld_##W(k, i);                                                          \
-      const VT val = HAS_V ? ss_ld_##VW(v, i) : 0;                                             \
+      const KT key = pp_cpu_ld_##W(k, i);                                                          \
+      const VT val = HAS_V ? pp_cpu_ld_##VW(v, i) : 0;                                             \
       const KT ok = (KT)(OKEY(key) ^ flip);                                                    \
       size_t j = i;                                                                            \
-      for (; j > lo && (KT)(OKEY(ss_ld_##W(k, j - 1)) ^ flip) > ok; j--) {                     \
-        ss_st_##W(k, j, ss_ld_##W(k, j - 1));                                                  \
-        if (HAS_V) ss_st_##VW(v, j, ss_ld_##VW(v, j - 1));                                     \
+      for (; j > lo && (KT)(OKEY(pp_cpu_ld_##W(k, j - 1)) ^ flip) > ok; j--) {                     \
+        pp_cpu_st_##W(k, j, pp_cpu_ld_##W(k, j - 1));                                                  \
+        if (HAS_V) pp_cpu_st_##VW(v, j, pp_cpu_ld_##VW(v, j - 1));                                     \
       }                                                                                        \
-      ss_st_##W(k, j, key);                                                                    \
-      if (HAS_V) ss_st_##VW(v, j, val);                                                        \
+      pp_cpu_st_##W(k, j, key);                                                                    \
+      if (HAS_V) pp_cpu_st_##VW(v, j, val);                                                        \
     }                                                                                          \
   }                                                                                            \
                                                                                                \
