@@ -18,6 +18,18 @@ static inline size_t pp_cpu_part_begin(size_t n, size_t t, size_t parts) {
   return (n / parts) * t + (t < n % parts ? t : n % parts);
 }
 
+/* x rounded up to whole 64-byte cache lines: where a sub-buffer of one scratch block starts. */
+#define PP_CPU_ALIGN64(x) (((x) + 63) & ~(size_t)63)
+
+/* Threads for n elements when each thread should get at least min_part of them: one below
+ * PP_CPU_PARALLEL_MIN. */
+static inline int pp_cpu_threads_for(size_t n, size_t min_part) {
+  if (n < PP_CPU_PARALLEL_MIN) return 1;
+  const size_t most = n / min_part;
+  const int threads = pp_cpu_threads();
+  return (size_t)threads > most ? (int)most : threads;
+}
+
 /* Elements of 1, 4 or 8 bytes at index i of an array that may be unaligned (the sorts
  * take the caller's pointers as they come); memcpy compiles to one plain load or store. */
 static inline uint8_t pp_cpu_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }

@@ -25,16 +25,15 @@
  * come from one read, since they do not depend on the order of the keys.
  *
  * Below SORT_SMALL keys the passes' fixed cost (a 256-entry prefix sum per digit)
- * dominates, so a serial merge sort (insertion-sorted runs merged bottom up) runs
- * instead. u8 keys without values are counted, not sorted: the counts are the result.
+ * dominates, so the serial merge sort of sort_serial.h (insertion-sorted runs merged
+ * bottom up) runs instead. u8 keys without values are counted, not sorted: the counts are the result.
  *
  * Element bits are read and written through memcpy: the arrays are the caller's floats or
  * integers, read here only as unsigned words of their width.
  */
-#include "cpu.h"
+#include "sort_serial.h"
 
 #include <omp.h>
-#include <string.h>
 
 /* Below this many keys of KT, a serial merge sort: a radix pass costs a 256-entry prefix
  * sum per digit, as much as the keys themselves for a few hundred keys. Measured: one
@@ -43,9 +42,6 @@
 /* Fewest keys a thread of the radix sort gets: each thread sums every thread's histogram
  * in every pass, which must stay small beside its part of the keys. */
 #define SORT_MIN_PART 16384
-/* Runs insertion sort makes before the merge passes; short enough that its quadratic
- * moves stay cheaper than a merge pass. */
-#define SORT_RUN 16
 
 /* Digit width. 11-bit digits would make 32-bit keys three passes instead of four but
  * scatter to 2048 places at once; measured on 2^24 u32 (2-core Xeon), keys alone went 9%
@@ -55,19 +51,6 @@
 /* Histograms allocated: one per thread, and at least one per digit of a 64-bit key for the
  * one-thread sort, which counts every digit in one read. */
 #define HIST_MIN_SLOTS 8
-
-/* ---- bits of elements ---------------------------------------------------------------- */
-
-
-/* After a pass from (ks, vs) into (kd, vd): the destination becomes the next source. */
-static inline void swap_buffers(void **ks, void **kd, void **vs, void **vd) {
-  void *t = *ks;
-  *ks = *kd;
-  *kd = t;
-  t = *vs;
-  *vs = *vd;
-  *vd = t;
-}
 
 /* ---- the work of one call ------------------------------------------------------------ */
 
@@ -82,70 +65,12 @@ typedef struct sort_job {
 
 /* Scratch is laid out as histograms, key buffer, value buffer, each starting on its own
  * cache line so that threads writing the ends of two regions do not share a line. */
-#define ALIGN_UP(x) (((x) + 63) & ~(size_t)63)
 
 /* ---- one key type, one value width --------------------------------------------------- *
  * W: the unsigned word of the key (u8, u32, u64); KT its C type; OKEY its order key;
  * BITS the digit width; VW the value word (u32 or u64; for keys only, u32 and HAS_V 0, so
  * every value line is dead code). */
 #define PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, SUF, VW, VT, HAS_V)                      \
-  /* Stable merge of src[lo, mid) and src[mid, hi) into dst[lo, hi): b's key goes first   \
-   * only when strictly smaller. */                                                        \
-  static void merge_runs_##NAME##_##SUF(const void *ks, const void *vs, void *kd, void *vd, \
-                                        size_t lo, size_t mid, size_t hi, KT flip) {        \
-    size_t i = lo, j = mid, o = lo;                                                         \
-    while (i < mid && j < hi) {                                                             \
-      KT x = pp_cpu_ld_##W(ks, i), y = pp_cpu_ld_##W(ks, j);                                              \
-      bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                            \
-      pp_cpu_st_##W(kd, o, take_b ? y : x);                                                        \
-      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, take_b ? j : i));                               \
-      o++;                                                                                  \
-      i += !take_b;                                                                         \
-      j += take_b;                                                                          \
-    }                                                                                       \
-    for (; i < mid; i++, o++) {                                                             \
-      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, i));                                                         \
-      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                            \
-    }                                                                                       \
-    for (; j < hi; j++, o++) {                                                              \
-      pp_cpu_st_##W(kd, o, pp_cpu_ld_##W(ks, j));                                                         \
-      if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, j));                                            \
-    }                                                                                       \
-  }                                                                                         \
-                                                                                            \
-  static void small_sort_##NAME##_##SUF(const sort_job *job, KT flip) {                     \
-    size_t n = job->n;                                                                      \
-    void *keys = job->keys, *vals = job->vals;                                              \
-    for (size_t lo = 0; lo < n; lo += SORT_RUN) {                                           \
-      size_t hi = n - lo < SORT_RUN ? n : lo + SORT_RUN;                                    \
-      for (size_t i = lo + 1; i < hi; i++) {                                                \
-        KT k = pp_cpu_ld_##W(keys, i);                                                             \
-        VT v = HAS_V ? pp_cpu_ld_##VW(vals, i) : 0;                                                \
-        KT ok = (KT)(OKEY(k) ^ flip);                                                       \
-        size_t j = i;                                                                       \
-        for (; j > lo && (KT)(OKEY(pp_cpu_ld_##W(keys, j - 1)) ^ flip) > ok; j--) {                \
-          pp_cpu_st_##W(keys, j, pp_cpu_ld_##W(keys, j - 1));                                             \
-          if (HAS_V) pp_cpu_st_##VW(vals, j, pp_cpu_ld_##VW(vals, j - 1));                                \
-        }                                                                                   \
-        pp_cpu_st_##W(keys, j, k);                                                                 \
-        if (HAS_V) pp_cpu_st_##VW(vals, j, v);                                                     \
-      }                                                                                     \
-    }                                                                                       \
-    void *ks = keys, *vs = vals, *kd = job->kbuf, *vd = job->vbuf;                          \
-    for (size_t w = SORT_RUN; w < n; w *= 2) {                                              \
-      for (size_t lo = 0; lo < n; lo += 2 * w) {                                            \
-        size_t mid = n - lo < w ? n : lo + w;                                               \
-        size_t hi = n - mid < w ? n : mid + w;                                              \
-        merge_runs_##NAME##_##SUF(ks, vs, kd, vd, lo, mid, hi, flip);                       \
-      }                                                                                     \
-      swap_buffers(&ks, &kd, &vs, &vd);                                                    \
-    }                                                                                       \
-    if (ks != keys) {                                                                       \
-      memcpy(keys, ks, n * sizeof(KT));                                                     \
-      if (HAS_V) memcpy(vals, vs, n * sizeof(VT));                                          \
-    }                                                                                       \
-  }                                                                                         \
-                                                                                            \
   /* One thread: a digit's counts do not depend on where the keys are, so one read counts   \
    * every digit at once, and a digit whose count for one value is n is a pass to skip. */ \
   static void radix_serial_##NAME##_##SUF(const sort_job *job, KT flip) {                   \
@@ -176,7 +101,7 @@ typedef struct sort_job {
         pp_cpu_st_##W(kd, o, k);                                                                   \
         if (HAS_V) pp_cpu_st_##VW(vd, o, pp_cpu_ld_##VW(vs, i));                                          \
       }                                                                                     \
-      swap_buffers(&ks, &kd, &vs, &vd);                                                    \
+      ss_swap_buffers(&ks, &kd, &vs, &vd);                                                    \
     }                                                                                       \
     if (ks != job->keys) {                                                                  \
       memcpy(job->keys, ks, n * sizeof(KT));                                                \
@@ -229,7 +154,7 @@ typedef struct sort_job {
         /* the next pass reads what every thread wrote, and rewrites the histograms the     \
          * others have read */                                                              \
         _Pragma("omp barrier")                                                              \
-        swap_buffers(&ks, &kd, &vs, &vd);                                                  \
+        ss_swap_buffers(&ks, &kd, &vs, &vd);                                                  \
       }                                                                                     \
       if (passes & 1) {                                                                     \
         memcpy((unsigned char *)keys + lo * sizeof(KT),                                     \
@@ -244,7 +169,7 @@ typedef struct sort_job {
   static void sort_##NAME##_##SUF(const sort_job *job) {                                    \
     KT flip = job->desc ? (KT)~(KT)0 : (KT)0;                                               \
     if (job->n < SORT_SMALL(KT))                                                            \
-      small_sort_##NAME##_##SUF(job, flip);                                                 \
+      ss_sort_##NAME##_##SUF(job->keys, job->vals, job->kbuf, job->vbuf, 0, job->n, 0, flip); \
     else if (job->threads == 1)                                                             \
       radix_serial_##NAME##_##SUF(job, flip);                                               \
     else                                                                                    \
@@ -301,6 +226,10 @@ typedef struct sort_job {
   }
 
 #define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY, BITS)                                           \
+  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                      \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                               \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                               \
   PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, k, u32, uint32_t, 0)                         \
   PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v4, u32, uint32_t, 1)                        \
   PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v8, u64, uint64_t, 1)                        \
@@ -366,12 +295,7 @@ pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
   case PP_SORT_RADIX: break;
   }
   const bool desc = order == PP_DESCENDING;
-  int threads = 1;
-  if (n >= PP_CPU_PARALLEL_MIN) {
-    size_t most = n / SORT_MIN_PART;
-    threads = pp_cpu_threads();
-    if ((size_t)threads > most) threads = (int)most;
-  }
+  const int threads = pp_cpu_threads_for(n, SORT_MIN_PART);
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
   const size_t slots = threads > HIST_MIN_SLOTS ? (size_t)threads : HIST_MIN_SLOTS;
   const size_t hist_bytes = slots * RADIX_MAX * sizeof(size_t);
@@ -379,7 +303,7 @@ pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
   /* core has checked that n * ks and n * vs fit; their sum with the histograms may not */
   const bool counting = key_t == PP_U8 && !values;
   const size_t kneed = counting ? 0 : n * ks;
-  size_t kb = ALIGN_UP(kneed), vb = ALIGN_UP(n * vs), total = hist_bytes;
+  size_t kb = PP_CPU_ALIGN64(kneed), vb = PP_CPU_ALIGN64(n * vs), total = hist_bytes;
   if (kb < kneed || vb < n * vs || kb > SIZE_MAX - total || vb > SIZE_MAX - total - kb)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY,
                    "pp_sort: scratch for %zu elements does not fit in size_t", n);

@@ -49,9 +49,7 @@
           if (a < b)                                                                           \
             ss_merge_slice_##NAME##_##SUF(ks, vs, kd, vd, lo, mid, hi, a - lo, b - lo, flip);  \
         }                                                                                      \
-        void *x = ks;                                                                          \
-        ks = kd, kd = x;                                                                       \
-        x = vs, vs = vd, vd = x;                                                               \
+        ss_swap_buffers(&ks, &kd, &vs, &vd);                                                   \
       }                                                                                        \
     }                                                                                          \
   }
@@ -83,27 +81,15 @@ static const ms_fn ms_table[][3] = {
     {ms_sort_f64_k, ms_sort_f64_v4, ms_sort_f64_v8},
 };
 
-#define MS_ALIGN(x) (((x) + 63) & ~(size_t)63)
-
 pp_status pp_cpu_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                             size_t value_size, size_t n, pp_order order) {
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
-  int threads = 1;
-  if (n >= PP_CPU_PARALLEL_MIN) {
-    const size_t most = n / MS_MIN_PART;
-    threads = pp_cpu_threads();
-    if ((size_t)threads > most) threads = (int)most;
-  }
-  /* core has checked that n * ks and n * vs fit; their sum may not */
-  const size_t kb = MS_ALIGN(n * ks);
-  if (kb < n * ks || n * vs > SIZE_MAX - kb)
-    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: scratch for %zu elements does not fit in size_t", n);
-  void *scratch = NULL;
-  if (ctx->ops->temp_alloc(ctx, &scratch, kb + n * vs) != PP_OK)
-    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: cannot allocate %zu bytes of scratch", kb + n * vs);
-  ms_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](keys, values, scratch,
-                                                 vs ? (unsigned char *)scratch + kb : NULL, n,
-                                                 threads, order == PP_DESCENDING);
-  ctx->ops->temp_free(ctx, scratch);
+  const int threads = pp_cpu_threads_for(n, MS_MIN_PART);
+  void *kbuf = NULL, *vbuf = NULL;
+  const pp_status st = ss_scratch(ctx, n, ks, vs, &kbuf, &vbuf);
+  if (st != PP_OK) return st;
+  ms_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](keys, values, kbuf, vbuf, n, threads,
+                                                 order == PP_DESCENDING);
+  ctx->ops->temp_free(ctx, kbuf);
   return PP_OK;
 }

@@ -20,17 +20,15 @@
  * Element bits are read and written through memcpy: the arrays are the caller's floats or
  * integers, read here only as unsigned words of their width.
  */
-#include "cpu.h"
+#include "sort_serial.h"
 
 #include <omp.h>
-#include <string.h>
 
 #define QK_CPU_SMALL 32         /* insertion sort at or below this many keys */
 #define QK_CPU_TASK_MIN 8192    /* a part this large is sorted by its own task */
 #define QK_CPU_PAR_MIN 262144   /* a segment this large is partitioned by several tasks */
 #define QK_CPU_CHUNK 65536      /* keys per partition task */
 #define QK_CPU_MAX_CHUNKS 256
-#define QK_CPU_MERGE_RUN 16     /* insertion-sorted runs of the depth-limit merge sort */
 
 typedef struct qk_job {
   void *k[2], *v[2]; /* buffer 0: the caller's arrays; 1: scratch (v NULL: keys only) */
@@ -60,52 +58,6 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
 #define PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V)                           \
   static inline KT qk_key_##NAME##_##SUF(const void *k, size_t i, KT flip) {                \
     return (KT)(OKEY(pp_cpu_ld_##W(k, i)) ^ flip);                                              \
-  }                                                                                         \
-                                                                                            \
-  /* Stable insertion sort of [lo, hi) in place. */                                         \
-  static void qk_insertion_##NAME##_##SUF(void *k, void *v, size_t lo, size_t hi, KT flip) { \
-    for (size_t i = lo + 1; i < hi; i++) {                                                  \
-      const KT x = pp_cpu_ld_##W(k, i);                                                         \
-      const VT y = HAS_V ? pp_cpu_ld_##VW(v, i) : 0;                                            \
-      const KT ox = (KT)(OKEY(x) ^ flip);                                                   \
-      size_t j = i;                                                                         \
-      for (; j > lo && qk_key_##NAME##_##SUF(k, j - 1, flip) > ox; j--) {                   \
-        pp_cpu_st_##W(k, j, pp_cpu_ld_##W(k, j - 1));                                               \
-        if (HAS_V) pp_cpu_st_##VW(v, j, pp_cpu_ld_##VW(v, j - 1));                                  \
-      }                                                                                     \
-      pp_cpu_st_##W(k, j, x);                                                                   \
-      if (HAS_V) pp_cpu_st_##VW(v, j, y);                                                       \
-    }                                                                                       \
-  }                                                                                         \
-                                                                                            \
-  /* The depth-limit fallback: a stable bottom-up merge sort of [lo, hi), which is in the   \
-   * caller's buffer, with the same range of the scratch buffer as the other half. */       \
-  static void qk_mergesort_##NAME##_##SUF(const qk_job *job, size_t lo, size_t hi, KT flip) { \
-    for (size_t r = lo; r < hi; r += QK_CPU_MERGE_RUN) {                                    \
-      const size_t e = hi - r < QK_CPU_MERGE_RUN ? hi : r + QK_CPU_MERGE_RUN;               \
-      qk_insertion_##NAME##_##SUF(job->k[0], job->v[0], r, e, flip);                        \
-    }                                                                                       \
-    int cur = 0;                                                                            \
-    for (size_t w = QK_CPU_MERGE_RUN; w < hi - lo; w *= 2) {                                \
-      const void *sk = job->k[cur], *sv = job->v[cur];                                      \
-      void *dk = job->k[cur ^ 1], *dv = job->v[cur ^ 1];                                    \
-      for (size_t a = lo; a < hi; a += 2 * w) {                                             \
-        const size_t mid = hi - a < w ? hi : a + w, end = hi - mid < w ? hi : mid + w;      \
-        size_t i = a, j = mid, o = a;                                                       \
-        while (o < end) {                                                                   \
-          const bool take_b = i >= mid || (j < end && qk_key_##NAME##_##SUF(sk, j, flip) <  \
-                                                          qk_key_##NAME##_##SUF(sk, i, flip)); \
-          const size_t from = take_b ? j : i;                                               \
-          pp_cpu_st_##W(dk, o, pp_cpu_ld_##W(sk, from));                                            \
-          if (HAS_V) pp_cpu_st_##VW(dv, o, pp_cpu_ld_##VW(sv, from));                               \
-          o++;                                                                              \
-          i += !take_b;                                                                     \
-          j += take_b;                                                                      \
-        }                                                                                   \
-      }                                                                                     \
-      cur ^= 1;                                                                             \
-    }                                                                                       \
-    if (cur) qk_copy_back(job, lo, hi, sizeof(KT), sizeof(VT));                             \
   }                                                                                         \
                                                                                             \
   static inline KT qk_median3_##NAME##_##SUF(KT a, KT b, KT c) {                            \
@@ -146,9 +98,9 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
     if (n <= QK_CPU_SMALL || depth >= job->max_depth) {                                     \
       if (b) qk_copy_back(job, lo, hi, sizeof(KT), sizeof(VT));                             \
       if (n <= QK_CPU_SMALL)                                                                \
-        qk_insertion_##NAME##_##SUF(job->k[0], job->v[0], lo, hi, flip);                    \
-      else                                                                                  \
-        qk_mergesort_##NAME##_##SUF(job, lo, hi, flip);                                     \
+        ss_insertion_##NAME##_##SUF(job->k[0], job->v[0], lo, hi, flip);                    \
+      else /* sort_serial.h's stable merge sort, ending in the caller's buffer */           \
+        ss_sort_##NAME##_##SUF(job->k[0], job->v[0], job->k[1], job->v[1], lo, hi, 0, flip);  \
       return;                                                                               \
     }                                                                                       \
     const void *sk = job->k[b], *sv = job->v[b];                                            \
@@ -220,6 +172,10 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
   }
 
 #define PP_CPU_QUICK_TYPE(NAME, W, KT, OKEY)                                                \
+  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                      \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                               \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                               \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                              \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                             \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
@@ -245,22 +201,15 @@ static const quick_fn quick_table[][3] = {
 pp_status pp_cpu_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                             size_t value_size, size_t n, pp_order order) {
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
-  /* core has checked that n * ks and n * vs fit; their sum may not */
-  const size_t kb = (n * ks + 63) & ~(size_t)63;
-  if (kb < n * ks || n * vs > SIZE_MAX - kb)
-    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY,
-                   "pp_sort: scratch for %zu elements does not fit in size_t", n);
-  void *scratch = NULL;
-  if (ctx->ops->temp_alloc(ctx, &scratch, kb + n * vs) != PP_OK)
-    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: cannot allocate %zu bytes of scratch",
-                   kb + n * vs);
+  void *kbuf = NULL, *vbuf = NULL;
+  const pp_status st = ss_scratch(ctx, n, ks, vs, &kbuf, &vbuf);
+  if (st != PP_OK) return st;
   /* a depth that balanced splits never reach: 2 log2(n) + 8 */
   int lg = 0;
   while (lg < 64 && ((size_t)1 << lg) < n) lg++;
-  qk_job job = {{keys, scratch}, {values, values ? (unsigned char *)scratch + kb : NULL},
-                order == PP_DESCENDING, 2 * lg + 8};
+  qk_job job = {{keys, kbuf}, {values, vbuf}, order == PP_DESCENDING, 2 * lg + 8};
   const int threads = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
   quick_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](&job, n, threads);
-  ctx->ops->temp_free(ctx, scratch);
+  ctx->ops->temp_free(ctx, kbuf);
   return PP_OK;
 }

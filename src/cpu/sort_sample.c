@@ -169,8 +169,6 @@ static const ssc_fn ssc_table[][3] = {
     {ssc_sort_f64_k, ssc_sort_f64_v4, ssc_sort_f64_v8},
 };
 
-#define SSC_ALIGN(x) (((x) + 63) & ~(size_t)63)
-
 pp_status pp_cpu_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                              size_t value_size, size_t n, pp_order order) {
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
@@ -180,17 +178,13 @@ pp_status pp_cpu_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *
     j.buckets = b < 2 ? 2 : b > SSC_MAX_SPLITTERS + 1 ? SSC_MAX_SPLITTERS + 1 : b;
     j.samples = j.buckets * SSC_OVERSAMPLE < n ? j.buckets * SSC_OVERSAMPLE : n;
   }
-  if (n >= PP_CPU_PARALLEL_MIN) {
-    const size_t most = n / SSC_MIN_PART;
-    j.threads = pp_cpu_threads();
-    if ((size_t)j.threads > most) j.threads = (int)most;
-  }
+  j.threads = pp_cpu_threads_for(n, SSC_MIN_PART);
   /* scratch: keys, values, samples, counts, starts (n * ks and n * vs were checked by
      core; small terms cannot overflow once the first two fit) */
   const size_t nb = 2 * j.buckets - 1;
-  const size_t kb = SSC_ALIGN(n * ks);
-  const size_t vb = SSC_ALIGN(n * vs);
-  const size_t small = SSC_ALIGN(j.samples * 8) + SSC_ALIGN((size_t)j.threads * nb * sizeof(size_t)) +
+  const size_t kb = PP_CPU_ALIGN64(n * ks);
+  const size_t vb = PP_CPU_ALIGN64(n * vs);
+  const size_t small = PP_CPU_ALIGN64(j.samples * 8) + PP_CPU_ALIGN64((size_t)j.threads * nb * sizeof(size_t)) +
                        (nb + 1) * sizeof(size_t);
   if (kb < n * ks || vb < n * vs || vb > SIZE_MAX - kb || small > SIZE_MAX - kb - vb)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: scratch for %zu elements does not fit in size_t", n);
@@ -202,8 +196,8 @@ pp_status pp_cpu_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *
   j.kb = p;
   j.vb = vs ? p + kb : NULL;
   j.sample_buf = p + kb + vb;
-  j.counts = (size_t *)(p + kb + vb + SSC_ALIGN(j.samples * 8));
-  j.starts = j.counts + SSC_ALIGN((size_t)j.threads * nb * sizeof(size_t)) / sizeof(size_t);
+  j.counts = (size_t *)(p + kb + vb + PP_CPU_ALIGN64(j.samples * 8));
+  j.starts = j.counts + PP_CPU_ALIGN64((size_t)j.threads * nb * sizeof(size_t)) / sizeof(size_t);
   ssc_table[key_t][vs == 0 ? 0 : vs == 4 ? 1 : 2](&j);
   ctx->ops->temp_free(ctx, scratch);
   return PP_OK;

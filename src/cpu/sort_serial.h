@@ -32,6 +32,35 @@
 #define SS_RUN 16
 
 
+/* Scratch of the caller's arrays' shape for a sort that ping-pongs between them: a copy of
+ * n keys of ks bytes at *kbuf and, when vs > 0, of n values at *vbuf (else NULL), in one
+ * block that the caller frees with temp_free(ctx, *kbuf). Core has checked that n * ks and
+ * n * vs fit in size_t; their sum may not. */
+static inline pp_status ss_scratch(pp_context *ctx, size_t n, size_t ks, size_t vs, void **kbuf,
+                                   void **vbuf) {
+  const size_t kb = PP_CPU_ALIGN64(n * ks);
+  if (kb < n * ks || n * vs > SIZE_MAX - kb)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY,
+                   "pp_sort: scratch for %zu elements does not fit in size_t", n);
+  void *scratch = NULL;
+  if (ctx->ops->temp_alloc(ctx, &scratch, kb + n * vs) != PP_OK)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: cannot allocate %zu bytes of scratch",
+                   kb + n * vs);
+  *kbuf = scratch;
+  *vbuf = vs ? (unsigned char *)scratch + kb : NULL;
+  return PP_OK;
+}
+
+/* After a pass from (ks, vs) into (kd, vd): the destination becomes the next source. */
+static inline void ss_swap_buffers(void **ks, void **kd, void **vs, void **vd) {
+  void *t = *ks;
+  *ks = *kd;
+  *kd = t;
+  t = *vs;
+  *vs = *vd;
+  *vd = t;
+}
+
 /* Merge passes a range of len keys needs after the insertion-sorted runs. */
 static inline int ss_passes(size_t len) {
   int p = 0;
@@ -132,9 +161,7 @@ static inline int ss_passes(size_t len) {
         const size_t m = hi - a < w ? hi : a + w, e = hi - m < w ? hi : m + w;                 \
         ss_merge_##NAME##_##SUF(ks, vs, kd, vd, a, m, e, flip);                                \
       }                                                                                        \
-      void *t = ks;                                                                            \
-      ks = kd, kd = t;                                                                         \
-      t = vs, vs = vd, vd = t;                                                                 \
+      ss_swap_buffers(&ks, &kd, &vs, &vd);                                                     \
     }                                                                                          \
   }
 
