@@ -390,7 +390,6 @@ static unsigned g_algo_mask = (1u << N_ALGOS) - 1;
 static unsigned g_thin = 1;
 static unsigned long g_case;
 
-
 static void read_test_env(void) {
   const char *e = getenv("PARPRIM_TEST_SORT_ALGOS");
   if (e && *e) {
@@ -419,8 +418,7 @@ static size_t first_diff(const void *got, const void *want, size_t n, size_t es)
 }
 
 /* Sorts a copy of keys (and values) with one algorithm and compares the result with
- * want_k / want_v bit for bit. Returns 1 when it matched (or the algorithm may still be
- * missing and said so without touching the arrays). */
+ * want_k / want_v bit for bit. Returns 1 when it matched. */
 static int check_sort_algo(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, size_t ai,
                            const void *keys, const void *vals, const void *want_k,
                            const void *want_v, size_t n, unsigned mem, const char *what) {
@@ -436,9 +434,9 @@ static int check_sort_algo(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord,
   th_poison_error(ctx);
   pp_status s = pp_sort(ctx, t, placed_ptr(&pk), vs ? placed_ptr(&pv) : NULL, vs, n, op);
   g_sorts++;
-  int ok;
-  ok = CHECK(s == PP_OK, "pp_sort %s %s vs=%zu n=%zu %s algo %s (%s): %s: %s", pp_dtype_string(t),
-             oname(ord), vs, n, what, algo_names[ai], mbuf, pp_status_string(s), pp_last_error(ctx));
+  int ok = CHECK(s == PP_OK, "pp_sort %s %s vs=%zu n=%zu %s algo %s (%s): %s: %s",
+                 pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], mbuf,
+                 pp_status_string(s), pp_last_error(ctx));
   if (ok) {
     int gk = placed_fetch(ctx, &pk), gv = placed_fetch(ctx, &pv);
     ok &= CHECK(gk && gv, "pp_sort %s %s vs=%zu n=%zu %s algo %s (%s): wrote outside the %s array",
