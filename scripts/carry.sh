@@ -3,8 +3,9 @@
 # (a full build there takes minutes of scarce device time; here it costs nothing but waiting).
 #   [CARRY=.carry] scripts/carry.sh [BUILD_DIR] [target ...]
 # Builds BUILD_DIR (default build-gpu) with the tools and tests linked to the shared library,
-# then copies the library, the programs and the ctest files into $CARRY/bd (ignored by git),
-# small enough for the device tool's `carry`. On the GPU machine, scripts/device.sh (run with
+# then packs the library, the programs and the ctest files as $CARRY/bd.tgz (ignored by git;
+# compressed because the library and the parprim program together exceed the 64 MiB that
+# the device tool's `carry` takes). On the GPU machine, scripts/device.sh (run with
 # the same CARRY) finds $CARRY/bd and uses it instead of building: pass carry: ["$CARRY"].
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ else
   cmake --build "$BD" -j2
 fi
 
-rm -rf "$C/bd" && mkdir -p "$C/bd"
+rm -rf "$C" && mkdir -p "$C/bd"
 cp -a "$BD"/libparprim.so* "$C/bd"/
 for f in "$BD"/parprim "$BD"/test_*; do
   [ -x "$f" ] && [ -f "$f" ] && cp -a "$f" "$C/bd"/
@@ -32,4 +33,6 @@ done
 cp "$BD"/CTestTestfile.cmake "$C/bd"/
 realpath "$BD" > "$C/bd"/ORIGIN
 realpath . > "$C/bd"/ORIGIN_REPO
-echo "packed $(du -sh "$C" | cut -f1) into $C (from $(cat "$C/bd"/ORIGIN))"
+origin=$(cat "$C/bd"/ORIGIN)
+tar -C "$C" -czf "$C/bd.tgz" bd && rm -rf "$C/bd"
+echo "packed $(du -sh "$C" | cut -f1) into $C/bd.tgz (from $origin)"

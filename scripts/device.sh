@@ -11,7 +11,7 @@
 #   ncu:NAME:REGEX:COUNT:ARGS  ncu --set full on COUNT kernels matching REGEX while running
 #                        parprim ARGS ('+' for spaces), e.g. ncu:red:reduce:2:bench+reduce+--n+2^20+--reps+1
 #   run:CMD              any command (with '+' for spaces), e.g. run:$B/parprim+info
-# With a build packed by scripts/carry.sh in $CARRY/bd (CARRY defaults to .carry; pass
+# With a build packed by scripts/carry.sh in $CARRY/bd.tgz or $CARRY/bd (CARRY defaults to .carry; pass
 # carry: ["$CARRY"] to the run), nothing is built there.
 # usage: scripts/device.sh test bench:reduce,scan memcheck:test_sort
 set -uo pipefail
@@ -30,6 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
   > "$LOGS/gpu.txt" 2>&1
 cat "$LOGS/gpu.txt"
 C=${CARRY:-.carry}
+[ -f "$C/bd.tgz" ] && [ ! -d "$C/bd" ] && tar -C "$C" -xzf "$C/bd.tgz"
 if [ -f "$C/bd/ORIGIN" ]; then
   # a build made elsewhere by scripts/carry.sh: put it where its absolute paths (RPATH,
   # CTestTestfile) point, through links, and use it as is
