@@ -1,31 +1,44 @@
 /* sort_block.cuh — what the merge sort (sort_merge.cu) and the sample sort (sort_sample.cu)
- * share: the tile sizes, a stable block-level sort of one tile in shared memory, and the
+ * share: the tile sizes, the key order with the key kind known at compile time, a stable
+ * block-level sort of one tile in shared memory, the serial merge step, and the
  * "segmented merge sort" that both end with. Private to those two files.
  *
- * Keys are compared by their unsigned image (sort.cuh: API.md's float order, descending
- * inverted); the stored bits are what moves.
+ * Key order. sort.cuh's: keys are ordered by their unsigned image (API.md's float order,
+ * descending inverted); the stored bits are what moves. Every kernel resolves the key kind
+ * and the direction once (MSORT_WITH_KIND) and runs a body compiled for them, so a
+ * comparison is one to three instructions and never a branch on the kind.
  *
  * Block sort. A block of MSORT_THREADS threads sorts a tile of up to THREADS * ITEMS keys:
  * the tile is staged in shared memory, each thread takes ITEMS consecutive keys and sorts
- * them in registers by odd-even transposition (adjacent swaps of strictly greater images
- * only, so it is stable), then log2(THREADS) rounds merge pairs of neighbouring runs: each
- * thread finds where its ITEMS outputs start by a merge-path binary search in shared memory
- * and merges them serially, ties taken from the left run (stable). ITEMS is odd, so the
- * threads' strided accesses ITEMS keys apart fall in distinct banks. Pairs carry the
- * key's position in the tile (16 bits) instead of the value; values are gathered once at
- * the end.
+ * them in registers (a sorting network where equal keys are equal bits, else odd-even
+ * transposition: adjacent swaps of strictly greater keys only, so it is stable), then
+ * log2(THREADS) rounds merge pairs of neighbouring runs: each thread finds where its ITEMS
+ * outputs start by a merge-path binary search in shared memory and merges them serially,
+ * ties taken from the left run (stable). ITEMS is odd, so the threads' strided accesses
+ * ITEMS keys apart fall in distinct banks. A tile without -0.0 and NaN (every tile of
+ * integer keys) is sorted on the keys' images, whose compare is one instruction; other
+ * tiles compare the keys themselves (msort_le). Pairs carry the key's position in the tile
+ * (16 bits) instead of the value; values are gathered once at the end.
+ *
+ * Serial merge step (msort_merge_steps). Branch-free: the step takes the left or the
+ * right key with selects and loads the next key of the side it took from one computed
+ * address, so the lanes of a warp never diverge and each step is one shared-memory load.
+ * That load may read one slot past either run (a value it then ignores): a merge tile has
+ * one readable slot after it; the block sort reads b's last key again instead.
  *
  * Segmented merge sort. The arrays hold segments (the whole array for the merge sort, the
- * buckets for the sample sort) to be sorted each on its own. A segment is cut into tiles
- * of the block-sort size T, each sorted by one block (chunk pass); then round r merges
- * neighbouring runs of T << r keys within each segment, one output tile of T per block:
- * a partition kernel finds where each tile's output starts in its two runs (merge path,
- * binary search in global memory), and the merge kernel loads the tile's slices of both
- * runs into shared memory with coalesced loads, merges as in the block sort, and writes
- * the tile back through shared memory. A segment of L keys needs ceil(log2(ceil(L / T)))
- * rounds; it ping-pongs between the caller's arrays (buffer 0) and scratch (buffer 1),
- * starting in the buffer that makes it end in buffer 0. Segments are listed by rounds,
- * most first, so the tiles still merging in round r are a prefix of the tile list.
+ * buckets for the sample sort) to be sorted each on its own. A segment is cut into chunks
+ * of the block-sort size C, each sorted by one block (chunk pass); then round r merges
+ * neighbouring runs of C << r keys within each segment, one output tile of T = C / 2 per
+ * block (half the threads of the block sort: more blocks per SM overlap one block's loads
+ * with another's merging): a partition kernel finds where each tile's output starts in
+ * its two runs (merge path, binary search in global memory), and the merge kernel loads
+ * the tile's slices of both runs into shared memory with coalesced loads, merges as in the
+ * block sort, and writes the tile back through shared memory. A segment of L keys needs
+ * ceil(log2(ceil(L / C))) rounds; it ping-pongs between the caller's arrays (buffer 0) and
+ * scratch (buffer 1), starting in the buffer that makes it end in buffer 0. Segments are
+ * listed by rounds, most first, so the tiles still merging in round r are a prefix of the
+ * tile list.
  */
 #ifndef PP_CUDA_SORT_BLOCK_CUH
 #define PP_CUDA_SORT_BLOCK_CUH
@@ -34,34 +47,48 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+#include <utility>
+
 /* ---- tiles ----------------------------------------------------------------------------- */
 
-#define MSORT_THREADS 512
+#define MSORT_THREADS 512       /* block sort (chunk pass) */
+#define MSORT_MERGE_THREADS 256 /* merge rounds: a tile is half a chunk */
+#define MSORT_CHUNK_LOG2 1      /* log2(chunk / merge tile) */
 #define MSORT_MAX_ROUNDS 48 /* tiles < 2^32 need at most 32 */
 #define MSORT_FULL_MASK 0xffffffffu
 
 /* Keys per thread of the block sort and of the merge tiles: odd (bank-conflict-free strided
- * accesses), and small enough that the tile's shared memory stays within the 48 KB of
- * static shared memory: keys plus 16-bit positions in the block sort, keys or values in
- * the merge. 17 x 512 = 8704 four-byte keys make 2^28 keys 30841 tiles, 15 merge rounds
- * (CUB's merge sort tile, 256 x 17, needs 16). */
+ * accesses). Every merge round moves the whole array through memory, so the chunk is as
+ * large as two blocks per SM allow in registers (64 each) and shared memory: 33 x 512 =
+ * 16896 four-byte keys make 2^28 keys 15888 chunks, 14 merge rounds (CUB's merge sort,
+ * 17 x 256, needs 16). One- and eight-byte keys take 17 (one-byte keys are staged through
+ * registers); pairs keep keys, positions and values: smaller tiles. */
 __host__ __device__ constexpr int msort_items(int key_bytes, int value_bytes) {
-  return value_bytes == 0 ? (key_bytes <= 4 ? 17 : 9) : (key_bytes <= 4 && value_bytes == 4 ? 11 : 9);
+  return value_bytes == 0 ? (key_bytes == 4 ? 33 : 17) : (key_bytes <= 4 && value_bytes == 4 ? 11 : 9);
 }
 
+__host__ __device__ constexpr size_t msort_round16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* Shared memory is dynamic (the tiles exceed the 48 KB of static shared memory). */
 template <typename U, typename V, bool HAS_V>
 struct msort_cfg {
   static constexpr int ITEMS = msort_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
-  static constexpr int TILE = MSORT_THREADS * ITEMS;
-  /* block sort: keys, then the 16-bit positions (pairs); later the values */
-  static constexpr size_t SORT_SMEM_KEYS = (size_t)TILE * sizeof(U) + (HAS_V ? (size_t)TILE * 2 : 0);
-  static constexpr size_t SORT_SMEM_VALS = HAS_V ? (size_t)TILE * sizeof(V) : 0;
+  static constexpr int CHUNK = MSORT_THREADS * ITEMS;      /* block sort */
+  static constexpr int TILE = MSORT_MERGE_THREADS * ITEMS; /* merge output tile */
+  /* block sort: keys, then the 16-bit positions (pairs); later the values in the same space */
+  static constexpr size_t SORT_KEYS_BYTES = msort_round16((size_t)CHUNK * sizeof(U));
+  static constexpr size_t SORT_SMEM_KEYS = SORT_KEYS_BYTES + (HAS_V ? (size_t)CHUNK * 2 : 0);
+  static constexpr size_t SORT_SMEM_VALS = HAS_V ? (size_t)CHUNK * sizeof(V) : 0;
   static constexpr size_t SORT_SMEM = SORT_SMEM_KEYS > SORT_SMEM_VALS ? SORT_SMEM_KEYS : SORT_SMEM_VALS;
-  /* merge: keys, later the values, in the same space */
+  /* merge: keys and the readable slot, later the values, in the same space */
   static constexpr size_t MERGE_SMEM =
-      (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
-  static_assert(TILE <= 65536, "positions in a tile are 16-bit");
-  static_assert(SORT_SMEM <= 48 * 1024 - 512 && MERGE_SMEM <= 48 * 1024 - 512, "static shared memory");
+      msort_round16(((size_t)TILE + 1) * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U)));
+  static_assert(CHUNK == TILE << MSORT_CHUNK_LOG2, "a chunk is 2^MSORT_CHUNK_LOG2 merge tiles");
+  static_assert(CHUNK <= 65536, "positions in a chunk are 16-bit");
+  static_assert(SORT_SMEM <= 112 * 1024 && MERGE_SMEM <= 56 * 1024, "2 block sorts, 4 merges per SM");
+  static_assert((size_t)TILE * sizeof(U) % 16 == 0 && (!HAS_V || (size_t)TILE * sizeof(V) % 16 == 0),
+                "a full tile (and chunk) is whole 16-byte vectors");
 };
 
 /* ---- segments ---------------------------------------------------------------------------- */
@@ -69,16 +96,17 @@ struct msort_cfg {
 struct msort_seg {
   unsigned long long start; /* first key of the segment in the arrays */
   unsigned long long len;
-  unsigned first_tile; /* tiles of the segments listed before it */
-  unsigned rounds;     /* merge rounds it needs */
-  unsigned copy_only;  /* 1: already in order (all keys equal): its tiles are copied */
-  unsigned pad_;
+  unsigned first_tile;  /* merge tiles of the segments listed before it */
+  unsigned first_chunk; /* chunks of the segments listed before it */
+  unsigned rounds;      /* merge rounds it needs */
+  unsigned copy_only;   /* 1: already in order (all keys equal): its chunks are copied */
 };
 
 struct msort_plan {
   unsigned count;                    /* segments */
-  unsigned tiles;                    /* tiles of all segments */
-  unsigned active[MSORT_MAX_ROUNDS]; /* tiles of the segments with rounds > r */
+  unsigned tiles;                    /* merge tiles of all segments */
+  unsigned chunks;                   /* chunks of all segments */
+  unsigned active[MSORT_MAX_ROUNDS]; /* merge tiles of the segments with rounds > r */
 };
 
 /* What the segmented merge sort is asked to do. k0/v0 are the caller's arrays (where the
@@ -93,7 +121,7 @@ struct msort_job {
   const msort_plan *plan;
   const msort_seg *segs;
   unsigned long long *splits;
-  size_t max_tiles;   /* upper bound of plan->tiles, for grid sizes */
+  size_t max_tiles;   /* upper bound of plan->tiles (and chunks), for grid sizes */
   unsigned rounds;    /* merge rounds launched: upper bound of every segment's rounds */
   pp_key_order<U> order;
 };
@@ -102,9 +130,186 @@ struct msort_job {
  * uint64_t} (V unused when !HAS_V). */
 template <typename U, typename V, bool HAS_V>
 pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job);
-/* Sorts n <= msort_cfg<U, V, HAS_V>::TILE keys in place with one block. */
+/* Sorts n <= msort_cfg<U, V, HAS_V>::CHUNK keys in place with one block. */
 template <typename U, typename V, bool HAS_V>
 pp_status msort_one_tile(pp_context *ctx, U *keys, V *values, unsigned n, pp_key_order<U> order);
+/* Lets kernel use smem bytes of dynamic shared memory, the most shared memory the SM can
+ * have (the tiles need it for two blocks per SM). */
+pp_status msort_allow_smem(pp_context *ctx, const void *kernel, size_t smem);
+
+/* ---- key order, the key kind known at compile time ----------------------------------------- */
+
+/* KIND below is a pp_key_kind, plus MSORT_DESC for descending order. */
+#define MSORT_DESC 4
+
+/* Runs the statement(s) given with `constexpr int KIND` set to o's key kind and direction;
+ * one-byte keys are unsigned. The branch is uniform: one per kernel, not per compare. */
+#define MSORT_WITH_KIND(U, o, ...)                                                             \
+  do {                                                                                         \
+    const bool msort_desc_ = (o).flip != 0;                                                    \
+    if constexpr (sizeof(U) < 4) {                                                             \
+      MSORT_KIND_CASE_(PP_KEY_UNSIGNED, __VA_ARGS__);                                          \
+    } else if ((o).kind == PP_KEY_FLOAT) {                                                     \
+      MSORT_KIND_CASE_(PP_KEY_FLOAT, __VA_ARGS__);                                             \
+    } else if ((o).kind == PP_KEY_SIGNED) {                                                    \
+      MSORT_KIND_CASE_(PP_KEY_SIGNED, __VA_ARGS__);                                            \
+    } else {                                                                                   \
+      MSORT_KIND_CASE_(PP_KEY_UNSIGNED, __VA_ARGS__);                                          \
+    }                                                                                          \
+  } while (0)
+#define MSORT_KIND_CASE_(K, ...)                                                               \
+  if (msort_desc_) {                                                                           \
+    constexpr int KIND = (K) | MSORT_DESC;                                                     \
+    __VA_ARGS__;                                                                               \
+  } else {                                                                                     \
+    constexpr int KIND = (K);                                                                  \
+    __VA_ARGS__;                                                                               \
+  }
+
+template <typename U>
+__device__ __forceinline__ U msort_all_ones() {
+  return (U)~(U)0;
+}
+
+/* The base kind (pp_key_kind) of KIND, and whether it is descending; one-byte keys are
+ * unsigned whatever KIND says. */
+template <int KIND, typename U>
+__host__ __device__ constexpr int msort_base() {
+  return sizeof(U) < 4 ? (int)PP_KEY_UNSIGNED : (KIND & 3);
+}
+template <int KIND>
+__host__ __device__ constexpr bool msort_is_desc() {
+  return (KIND & MSORT_DESC) != 0;
+}
+
+/* pp_key_image (sort.cuh) for a kind and direction known at compile time (o is not read). */
+template <int KIND, typename U>
+__device__ __forceinline__ U msort_image(U raw, pp_key_order<U> o) {
+  (void)o;
+  constexpr int K = msort_base<KIND, U>();
+  if constexpr (K == PP_KEY_SIGNED) {
+    raw ^= (U)1 << (sizeof(U) * 8 - 1);
+  } else if constexpr (K == PP_KEY_FLOAT) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    const U mag = raw & (U)~SIGN;
+    U k = (raw & SIGN) ? (U)~raw : (U)(raw | SIGN);
+    k = mag == 0 ? SIGN : k;      /* -0.0 -> +0.0 */
+    k = mag > EXP ? (U)~(U)0 : k; /* NaN -> above +inf */
+    raw = k;
+  }
+  return msort_is_desc<KIND>() ? (U)~raw : raw;
+}
+
+/* pp_key_special: -0.0 or NaN, the keys whose image does not give back their bits. */
+template <int KIND, typename U>
+__device__ __forceinline__ bool msort_special(U raw) {
+  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    return raw == SIGN || (U)(raw & (U)~SIGN) > EXP;
+  } else {
+    (void)raw;
+    return false;
+  }
+}
+
+/* pp_key_from_image: the bits of a key that is not special, from its image. */
+template <int KIND, typename U>
+__device__ __forceinline__ U msort_from_image(U img, pp_key_order<U> o) {
+  (void)o;
+  constexpr int K = msort_base<KIND, U>();
+  U k = msort_is_desc<KIND>() ? (U)~img : img;
+  if constexpr (K == PP_KEY_SIGNED) {
+    k ^= (U)1 << (sizeof(U) * 8 - 1);
+  } else if constexpr (K == PP_KEY_FLOAT) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    k = (k & SIGN) ? (U)(k ^ SIGN) : (U)~k; /* sign set: the key was >= +0.0 */
+  }
+  return k;
+}
+
+/* image(x) <= image(y), on the stored bits, the way the hardware compares: integers as
+ * they are (signed or not), floats with a float compare, which already treats -0.0 as
+ * +0.0, plus one test that puts NaN last (all NaNs equal). Descending swaps the operands. */
+template <int KIND, typename U>
+__device__ __forceinline__ bool msort_le(U x, U y, pp_key_order<U> o) {
+  (void)o;
+  constexpr int K = msort_base<KIND, U>();
+  const U p = msort_is_desc<KIND>() ? y : x, q = msort_is_desc<KIND>() ? x : y;
+  if constexpr (K == PP_KEY_FLOAT) {
+    if constexpr (sizeof(U) == 4) {
+      const float fp = __uint_as_float((unsigned)p), fq = __uint_as_float((unsigned)q);
+      return (fp <= fq) | (fq != fq);
+    } else {
+      const double fp = __longlong_as_double((long long)p), fq = __longlong_as_double((long long)q);
+      return (fp <= fq) | (fq != fq);
+    }
+  } else if constexpr (K == PP_KEY_SIGNED) {
+    typedef typename std::make_signed<U>::type S;
+    return (S)p <= (S)q;
+  } else {
+    return p <= q;
+  }
+}
+
+/* A key after which no key comes (msort_le(x, pad) for every x): the padding of a tile
+ * sorted on the keys themselves. Floats: NaN ascending, -inf descending (no float has the
+ * image that would follow it); integers: the key whose image is all ones. */
+template <int KIND, typename U>
+__device__ __forceinline__ U msort_pad(pp_key_order<U> o) {
+  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+    return msort_is_desc<KIND>() ? (U)(SIGN | EXP) : (U)~SIGN;
+  } else {
+    return msort_from_image<KIND>(msort_all_ones<U>(), o);
+  }
+}
+
+/* Batcher's odd-even merge sort network for N inputs (any N, Knuth 5.3.4): N = 33 takes
+ * 246 comparators where odd-even transposition takes 528. Not stable: used where equal
+ * keys are equal bits (images of a tile without special keys, no positions). */
+template <int N>
+struct msort_network {
+  static constexpr int build(int *a, int *b) {
+    int c = 0;
+    for (int p = 1; p < N; p *= 2)
+      for (int k = p; k >= 1; k /= 2)
+        for (int j = k % p; j <= N - 1 - k; j += 2 * k)
+          for (int i = 0; i <= (k - 1 < N - j - k - 1 ? k - 1 : N - j - k - 1); i++)
+            if ((i + j) / (p * 2) == (i + j + k) / (p * 2)) {
+              if (a) {
+                a[c] = i + j;
+                b[c] = i + j + k;
+              }
+              c++;
+            }
+    return c;
+  }
+  static constexpr int COUNT = build(nullptr, nullptr);
+  struct pairs {
+    int a[COUNT > 0 ? COUNT : 1], b[COUNT > 0 ? COUNT : 1];
+  };
+  static constexpr pairs make() {
+    pairs p{};
+    build(p.a, p.b);
+    return p;
+  }
+  static constexpr pairs P = make();
+};
+
+template <int A, int B, typename U, int ITEMS>
+__device__ __forceinline__ void msort_exchange(U (&key)[ITEMS]) {
+  const U x = key[A], y = key[B];
+  key[A] = x < y ? x : y;
+  key[B] = x < y ? y : x;
+}
+
+template <typename U, int ITEMS, int... C>
+__device__ __forceinline__ void msort_network_sort(U (&key)[ITEMS], std::integer_sequence<int, C...>) {
+  (msort_exchange<msort_network<ITEMS>::P.a[C], msort_network<ITEMS>::P.b[C]>(key), ...);
+}
 
 /* ---- block-level building blocks -------------------------------------------------------- */
 
@@ -114,29 +319,39 @@ __host__ __device__ inline unsigned msort_ceil_log2(unsigned long long x) {
   return r;
 }
 
-template <typename U>
-__device__ __forceinline__ U msort_all_ones() {
-  return (U)~(U)0;
-}
-
 /* Global to shared memory without a register in between (cp.async, sm_80+): the thread's
- * ITEMS loads are all in flight at once, and the registers stay free for the merge. 4- and
- * 8-byte elements; 1-byte keys go through registers. The caller waits (msort_stage_wait)
- * and then passes a barrier. */
+ * ITEMS loads are all in flight at once, and the registers stay free for the merge. 4-,
+ * 8- and 16-byte elements; 1-byte keys go through registers. The caller waits
+ * (msort_stage_wait) and then passes a barrier. */
 template <typename T>
 __device__ __forceinline__ void msort_copy_async(T *smem_dst, const T *src) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async copies 4, 8 or 16 bytes");
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16, "cp.async copies 4, 8 or 16 bytes");
   const unsigned s = (unsigned)__cvta_generic_to_shared(smem_dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T))
-               : "memory");
+  if constexpr (sizeof(T) == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"((int)sizeof(T))
+                 : "memory");
 }
 __device__ __forceinline__ void msort_stage_wait() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
-/* sh[i] = i < la ? a[i] : bm[i] for i < len, striped over the block (coalesced). */
+/* sh[i] = i < la ? a[i] : bm[i] for i < len, striped over the block (coalesced). A whole
+ * tile from one 16-byte aligned source moves 16 bytes per copy. sh is 16-byte aligned. */
 template <typename T, int THREADS, int ITEMS>
 __device__ __forceinline__ void msort_stage(T *sh, const T *a, const T *bm, int la, int len) {
+  constexpr int TILE = THREADS * ITEMS;
   const int tid = threadIdx.x;
-  if constexpr (sizeof(T) >= 4) {
+  if (len == TILE && la == len && ((uintptr_t)a & 15) == 0) {
+    constexpr int VECS = (int)(TILE * sizeof(T) / 16);
+    const uint4 *src = reinterpret_cast<const uint4 *>(a);
+    uint4 *dst = reinterpret_cast<uint4 *>(sh);
+#pragma unroll
+    for (int i = 0; i < (VECS + THREADS - 1) / THREADS; i++) {
+      const int v = i * THREADS + tid;
+      if (VECS % THREADS == 0 || v < VECS) msort_copy_async(dst + v, src + v);
+    }
+    msort_stage_wait();
+  } else if constexpr (sizeof(T) >= 4) {
 #pragma unroll
     for (int it = 0; it < ITEMS; it++) {
       const int i = it * THREADS + tid;
@@ -154,6 +369,30 @@ __device__ __forceinline__ void msort_stage(T *sh, const T *a, const T *bm, int 
     for (int it = 0; it < ITEMS; it++) {
       const int i = it * THREADS + tid;
       if (i < len) sh[i] = x[it];
+    }
+  }
+}
+
+/* dst[i] = sh[i] for i < len, striped over the block; a whole tile to a 16-byte aligned
+ * destination is stored 16 bytes per thread and instruction. sh is 16-byte aligned. */
+template <typename T, int THREADS, int ITEMS>
+__device__ __forceinline__ void msort_store(T *dst, const T *sh, int len) {
+  constexpr int TILE = THREADS * ITEMS;
+  const int tid = threadIdx.x;
+  if (len == TILE && ((uintptr_t)dst & 15) == 0) {
+    constexpr int VECS = (int)(TILE * sizeof(T) / 16);
+    const uint4 *src = reinterpret_cast<const uint4 *>(sh);
+    uint4 *out = reinterpret_cast<uint4 *>(dst);
+#pragma unroll
+    for (int i = 0; i < (VECS + THREADS - 1) / THREADS; i++) {
+      const int v = i * THREADS + tid;
+      if (VECS % THREADS == 0 || v < VECS) out[v] = src[v];
+    }
+  } else {
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int i = it * THREADS + tid;
+      if (i < len) dst[i] = sh[i];
     }
   }
 }
@@ -185,35 +424,28 @@ __device__ __forceinline__ T msort_block_exclusive_scan(T v, T *warp_sums, T *to
   return before + x - v;
 }
 
-/* ---- images kept instead of keys ---------------------------------------------------------
- * A tile whose keys hold no -0.0 and no NaN (the only keys whose image does not give back
- * their bits) is sorted on the images themselves: one compare per comparison instead of
- * recomputing two images, and one register per key instead of two. */
+/* ---- merging ------------------------------------------------------------------------------
+ * IMG: the keys compared are images (one unsigned compare); else stored keys (msort_le). */
 
-/* pp_key_special and pp_key_from_image (sort.cuh) tell which keys that is and give the
- * keys back. */
-
-/* What a comparison sees: the stored value itself when it is an image (IMG), else the
- * image of the key stored. */
-template <bool IMG, typename U>
-__device__ __forceinline__ U msort_cmp(U x, pp_key_order<U> o) {
+template <bool IMG, int KIND, typename U>
+__device__ __forceinline__ bool msort_cmp_le(U x, U y, pp_key_order<U> o) {
   if constexpr (IMG) {
     (void)o;
-    return x;
+    return x <= y;
   } else {
-    return pp_key_image(x, o);
+    return msort_le<KIND>(x, y, o);
   }
 }
 
 /* Merge path in shared memory: the number of keys of a[0, la) among the first d outputs of
  * the stable merge of a and b (ties from a). */
-template <bool IMG, typename U>
+template <bool IMG, int KIND, typename U>
 __device__ __forceinline__ int msort_split_shared(const U *a, int la, const U *b, int lb, int d,
                                                   pp_key_order<U> o) {
   int lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
   while (lo < hi) {
     const int mid = (lo + hi) >> 1;
-    if (msort_cmp<IMG>(a[mid], o) <= msort_cmp<IMG>(b[d - 1 - mid], o))
+    if (msort_cmp_le<IMG, KIND>(a[mid], b[d - 1 - mid], o))
       lo = mid + 1;
     else
       hi = mid;
@@ -221,51 +453,71 @@ __device__ __forceinline__ int msort_split_shared(const U *a, int la, const U *b
   return lo;
 }
 
-/* Merges up to ITEMS outputs serially from a[ia, la) and b[ib, lb) (shared memory); cnt
- * outputs are produced. pos[i] receives the output's position in the staged tile (a at
- * [0, ..), b at b_off + ..) when WANT_POS. */
-template <bool IMG, typename U, int ITEMS, bool WANT_POS>
-__device__ __forceinline__ void msort_serial_merge(const U *a, int ia, int la, const U *b, int ib,
-                                                   int lb, int b_off, int cnt, pp_key_order<U> o,
-                                                   U (&key)[ITEMS], int (&pos)[ITEMS]) {
-  U ka = ia < la ? a[ia] : (U)0, kb = ib < lb ? b[ib] : (U)0;
-  U ga = msort_cmp<IMG>(ka, o), gb = msort_cmp<IMG>(kb, o);
+/* ITEMS steps (all when FULL, else the first cnt) of the stable merge of a = s[ia, ae) and
+ * b = s[ib, be), ties from a; pos[i] gets the index in s of output i when WANT_POS. The
+ * caller guarantees that the steps run out of neither run together and that s[ae] is
+ * readable, and s[be] unless IN_B: then the load after b's last key reads b's last key
+ * again (one instruction more), so that nothing past b is touched. */
+template <bool IMG, int KIND, bool WANT_POS, bool FULL, bool IN_B, typename U, int ITEMS>
+__device__ __forceinline__ void msort_merge_steps(const U *s, int ia, int ae, int ib, int be, int cnt,
+                                                  pp_key_order<U> o, U (&key)[ITEMS],
+                                                  int (&pos)[ITEMS]) {
+  const int b_last = be - 1;
+  U ka = s[ia], kb = s[IN_B ? min(ib, b_last) : ib];
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
-    if (i < cnt) {
-      const bool take_a = ib >= lb || (ia < la && ga <= gb);
-      key[i] = take_a ? ka : kb;
-      if (WANT_POS) pos[i] = take_a ? ia : b_off + ib;
-      if (take_a) {
-        ia++;
-        ka = ia < la ? a[ia] : (U)0;
-        ga = msort_cmp<IMG>(ka, o);
-      } else {
-        ib++;
-        kb = ib < lb ? b[ib] : (U)0;
-        gb = msort_cmp<IMG>(kb, o);
-      }
+    if (FULL || i < cnt) {
+      /* bitwise, not short-circuit: no branch per step */
+      const bool take_b = (ib < be) & ((ia >= ae) | !msort_cmp_le<IMG, KIND>(ka, kb, o));
+      key[i] = take_b ? kb : ka;
+      if (WANT_POS) pos[i] = take_b ? ib : ia;
+      ia += !take_b;
+      ib += take_b;
+      const U x = s[take_b ? (IN_B ? min(ib, b_last) : ib) : ia];
+      ka = take_b ? ka : x;
+      kb = take_b ? x : kb;
     }
   }
 }
 
+/* msort_merge_steps for cnt <= ITEMS outputs: threads with a full ITEMS (all but the last
+ * of a merge) run them without a count check. */
+template <bool IMG, int KIND, bool WANT_POS, bool IN_B, typename U, int ITEMS>
+__device__ __forceinline__ void msort_serial_merge(const U *s, int ia, int ae, int ib, int be, int cnt,
+                                                   pp_key_order<U> o, U (&key)[ITEMS],
+                                                   int (&pos)[ITEMS]) {
+  if (cnt == ITEMS)
+    msort_merge_steps<IMG, KIND, WANT_POS, true, IN_B>(s, ia, ae, ib, be, cnt, o, key, pos);
+  else
+    msort_merge_steps<IMG, KIND, WANT_POS, false, IN_B>(s, ia, ae, ib, be, cnt, o, key, pos);
+}
+
 /* The block sort's rounds: runs of ITEMS keys, one per thread, in key[] (images when IMG),
- * cnt of them valid, merged pairwise through sk until the tile is one run. */
-template <bool IMG, typename U, int THREADS, int ITEMS, bool WANT_POS>
+ * cnt of them valid, merged pairwise through sk until the tile is one run. While a pair of
+ * runs belongs to one warp (the first five rounds), the warps go through the rounds on
+ * their own: warp barriers, and no read outside the warp's keys (IN_B). */
+template <bool IMG, int KIND, typename U, int THREADS, int ITEMS, bool WANT_POS>
 __device__ __forceinline__ void msort_block_rounds(U *sk, uint16_t *spos, int valid,
                                                    pp_key_order<U> o, U (&key)[ITEMS],
                                                    int (&pos)[ITEMS], int *cnt_io) {
   const int tid = threadIdx.x, base = tid * ITEMS;
   int cnt = *cnt_io;
   for (int span = 1; span < THREADS && span * ITEMS < valid; span *= 2) {
-    __syncthreads(); /* the previous round's reads are done */
+    const bool in_warp = 2 * span <= PP_WARP; /* uniform */
+    if (in_warp) /* the previous round's reads are done */
+      __syncwarp();
+    else
+      __syncthreads();
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
       if (i < cnt) {
         sk[base + i] = key[i];
         if (WANT_POS) spos[base + i] = (uint16_t)pos[i];
       }
-    __syncthreads();
+    if (in_warp)
+      __syncwarp();
+    else
+      __syncthreads();
     const int g0 = tid & ~(2 * span - 1); /* first thread of the pair of runs */
     const int ps = g0 * ITEMS, run = span * ITEMS;
     int la = valid - ps, lb = valid - ps - run;
@@ -275,41 +527,43 @@ __device__ __forceinline__ void msort_block_rounds(U *sk, uint16_t *spos, int va
     cnt = la + lb - d;
     cnt = cnt < 0 ? 0 : cnt > ITEMS ? ITEMS : cnt;
     if (cnt > 0) {
-      const U *a = sk + ps, *b = sk + ps + run;
-      const int ia = msort_split_shared<IMG>(a, la, b, lb, d, o);
+      const int ia = msort_split_shared<IMG, KIND>(sk + ps, la, sk + ps + run, lb, d, o);
       int sp[ITEMS];
-      msort_serial_merge<IMG, U, ITEMS, WANT_POS>(a, ia, la, b, d - ia, lb, run, cnt, o, key, sp);
+      msort_serial_merge<IMG, KIND, WANT_POS, true>(sk, ps + ia, ps + la, ps + run + d - ia, ps + run + lb,
+                                                    cnt, o, key, sp);
       if (WANT_POS) {
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
-          if (i < cnt) pos[i] = spos[ps + sp[i]];
+          if (i < cnt) pos[i] = spos[sp[i]];
       }
     }
   }
   *cnt_io = cnt;
 }
 
-/* Odd-even transposition sort of the thread's ITEMS keys by g (adjacent swaps of strictly
- * greater images only: stable); key and pos move along when given (RAW, WANT_POS). */
-template <bool RAW, bool WANT_POS, typename U, int ITEMS>
-__device__ __forceinline__ void msort_thread_sort(U (&g)[ITEMS], U (&key)[ITEMS], int (&pos)[ITEMS]) {
+/* Sorts the thread's ITEMS keys, stably where it matters: images without positions by the
+ * sorting network, else by odd-even transposition (adjacent swaps of strictly greater
+ * keys only); pos moves along when WANT_POS. */
+template <bool IMG, int KIND, bool WANT_POS, typename U, int ITEMS>
+__device__ __forceinline__ void msort_thread_sort(U (&key)[ITEMS], int (&pos)[ITEMS], pp_key_order<U> o) {
+  if constexpr (IMG && !WANT_POS) {
+    (void)pos;
+    (void)o;
+    msort_network_sort(key, std::make_integer_sequence<int, msort_network<ITEMS>::COUNT>());
+  } else {
 #pragma unroll
-  for (int r = 0; r < ITEMS; r++) {
+    for (int r = 0; r < ITEMS; r++) {
 #pragma unroll
-    for (int j = r & 1; j + 1 < ITEMS; j += 2) {
-      if (g[j] > g[j + 1]) {
-        const U x = g[j];
-        g[j] = g[j + 1];
-        g[j + 1] = x;
-        if (RAW) {
-          const U k = key[j];
+      for (int j = r & 1; j + 1 < ITEMS; j += 2) {
+        if (!msort_cmp_le<IMG, KIND>(key[j], key[j + 1], o)) {
+          const U x = key[j];
           key[j] = key[j + 1];
-          key[j + 1] = k;
-        }
-        if (WANT_POS) {
-          const int q = pos[j];
-          pos[j] = pos[j + 1];
-          pos[j + 1] = q;
+          key[j + 1] = x;
+          if (WANT_POS) {
+            const int q = pos[j];
+            pos[j] = pos[j + 1];
+            pos[j + 1] = q;
+          }
         }
       }
     }
@@ -317,13 +571,14 @@ __device__ __forceinline__ void msort_thread_sort(U (&g)[ITEMS], U (&key)[ITEMS]
 }
 
 /* The block sort. On entry sk[0, valid) holds the tile's keys in input order (and the
- * caller has passed a barrier after writing them). On return the thread holds outputs
- * tid*ITEMS + i of the sorted tile for i < *cnt in key[i] — the keys' images if *images,
- * else the keys — and (WANT_POS) the input position of each in pos[i]; sk and spos may be
- * overwritten at once after a barrier. spos (WANT_POS only) has room for THREADS*ITEMS
- * 16-bit entries. Padding after the last key takes the largest image: being last in input
- * order too, the stable sort keeps it behind every key. */
-template <typename U, int THREADS, int ITEMS, bool WANT_POS>
+ * caller has passed a barrier after writing them); sk has THREADS*ITEMS entries. On
+ * return the thread holds outputs tid*ITEMS + i of the sorted tile for i < *cnt in key[i] —
+ * the keys' images if *images, else the keys — and (WANT_POS) the input position of each
+ * in pos[i]; sk and spos may be overwritten at once after a barrier. spos (WANT_POS only)
+ * has room for THREADS*ITEMS 16-bit entries. Padding after the last key comes after every
+ * key (the largest image, or msort_pad): being last in input order too, the stable sort
+ * keeps it behind every key. */
+template <int KIND, typename U, int THREADS, int ITEMS, bool WANT_POS>
 __device__ __forceinline__ void msort_block_sort(U *sk, uint16_t *spos, int valid,
                                                  pp_key_order<U> o, U (&key)[ITEMS],
                                                  int (&pos)[ITEMS], int *cnt_out, bool *images) {
@@ -333,23 +588,26 @@ __device__ __forceinline__ void msort_block_sort(U *sk, uint16_t *spos, int vali
   for (int i = 0; i < ITEMS; i++) {
     const int p = base + i;
     key[i] = p < valid ? sk[p] : (U)0;
-    special |= p < valid && pp_key_special(key[i], o);
+    special |= p < valid && msort_special<KIND>(key[i]);
     pos[i] = p;
   }
   int cnt = valid - base;
   cnt = cnt < 0 ? 0 : cnt > ITEMS ? ITEMS : cnt;
-  if (__syncthreads_or(special)) {
-    U img[ITEMS];
+  bool raw = false;
+  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) raw = __syncthreads_or(special);
+  if (raw) {
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++) img[i] = base + i < valid ? pp_key_image(key[i], o) : msort_all_ones<U>();
-    msort_thread_sort<true, WANT_POS>(img, key, pos);
-    msort_block_rounds<false, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+    for (int i = 0; i < ITEMS; i++)
+      if (base + i >= valid) key[i] = msort_pad<KIND>(o);
+    msort_thread_sort<false, KIND, WANT_POS>(key, pos, o);
+    msort_block_rounds<false, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
     *images = false;
   } else {
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++) key[i] = base + i < valid ? pp_key_image(key[i], o) : msort_all_ones<U>();
-    msort_thread_sort<false, WANT_POS>(key, key, pos);
-    msort_block_rounds<true, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+    for (int i = 0; i < ITEMS; i++)
+      key[i] = base + i < valid ? msort_image<KIND>(key[i], o) : msort_all_ones<U>();
+    msort_thread_sort<true, KIND, WANT_POS>(key, pos, o);
+    msort_block_rounds<true, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
     *images = true;
   }
   *cnt_out = cnt;

@@ -2,41 +2,51 @@
  * and the segmented merge sort that the sample sort (sort_sample.cu) ends with.
  *
  * The merge sort is the segmented merge sort (sort_block.cuh) of one segment, the whole
- * array: one block sorts each tile of T keys in shared memory, then ceil(log2(n / T))
+ * array: one block sorts each chunk of C keys in shared memory, then ceil(log2(n / C))
  * rounds merge neighbouring sorted runs with merge path (Green, McColl & Bader, 2012), one
  * output tile per block. Keys ping-pong between the caller's array and one scratch array;
  * the chunk pass writes to the one that makes the last round end in the caller's array, so
- * no copy back is needed. n <= T is one block and one launch, with no scratch.
+ * no copy back is needed. n <= C is one block and one launch, with no scratch.
  *
- * Kernels: msort_chunk_kernel (block sort of every tile), and per round
+ * Kernels: msort_chunk_kernel (block sort of every chunk), and per round
  * msort_split_kernel (where each output tile starts in its two input runs: one thread per
  * tile, binary search in global memory) and msort_merge_kernel (one tile: slices of both
  * runs into shared memory with coalesced loads, each thread's start by binary search in
- * shared memory, ITEMS outputs merged serially, written back through shared memory). The
- * chunk and merge kernels are persistent (a grid of a few blocks per SM walks the tiles),
- * so that rounds in which few segments still merge (the sample sort's buckets) cost a
- * short launch rather than a grid of blocks with nothing to do.
+ * shared memory, ITEMS outputs merged serially and branch-free, written back through
+ * shared memory, 16 bytes per store where the output is aligned). Every round moves the
+ * whole array twice through memory, so the chunk is as large as shared memory and
+ * registers allow for two blocks per SM: fewer rounds. The chunk and merge kernels are
+ * persistent (a
+ * grid of a few blocks per SM walks the tiles), so that rounds in which few segments still
+ * merge (the sample sort's buckets) cost a short launch rather than a grid of blocks with
+ * nothing to do.
  */
 #include "sort_block.cuh"
 
-/* Blocks per SM the registers must allow. Keys-only merges of 4-byte keys keep 3 x 512
- * threads resident (42 registers), for more loads in flight; the rest ask for 2. */
+/* Blocks per SM the registers must allow. The block sort of 512 threads: two (64 registers)
+ * for keys; pairs carry keys and positions (two per item) and get the registers of one
+ * block rather than spill. The merge of 256 threads: four (64 registers) for four-byte keys,
+ * so that some block is always loading; three (85) for the rest, which need more. */
+template <typename U, typename V, bool HAS_V>
+__host__ __device__ constexpr int msort_chunk_min_blocks() {
+  return HAS_V ? 1 : 2;
+}
 template <typename U, typename V, bool HAS_V>
 __host__ __device__ constexpr int msort_merge_min_blocks() {
-  return !HAS_V && sizeof(U) == 4 ? 3 : 2;
+  return !HAS_V && sizeof(U) == 4 ? 4 : 3;
 }
 #define MSORT_SPLIT_THREADS 256
 
 /* ---- one tile: block sort from global to global -------------------------------------------- */
 
 /* Sorts src[0, valid) into dst[0, valid) (dst may be src: every load precedes every store). */
-template <typename U, typename V, bool HAS_V>
+template <int KIND, typename U, typename V, bool HAS_V>
 __device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *src_v, V *dst_v,
                                            int valid, pp_key_order<U> o, unsigned char *smem) {
   typedef msort_cfg<U, V, HAS_V> C;
   constexpr int ITEMS = C::ITEMS, THREADS = MSORT_THREADS;
   U *sk = reinterpret_cast<U *>(smem);
-  uint16_t *spos = reinterpret_cast<uint16_t *>(smem + (size_t)C::TILE * sizeof(U));
+  uint16_t *spos = reinterpret_cast<uint16_t *>(smem + C::SORT_KEYS_BYTES);
   V *sv = reinterpret_cast<V *>(smem);
   const int tid = threadIdx.x, base = tid * ITEMS;
   msort_stage<U, THREADS, ITEMS>(sk, src_k, src_k, valid, valid);
@@ -45,17 +55,13 @@ __device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *sr
   int pos[ITEMS];
   int cnt;
   bool images;
-  msort_block_sort<U, THREADS, ITEMS, HAS_V>(sk, spos, valid, o, key, pos, &cnt, &images);
+  msort_block_sort<KIND, U, THREADS, ITEMS, HAS_V>(sk, spos, valid, o, key, pos, &cnt, &images);
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < ITEMS; i++)
-    if (i < cnt) sk[base + i] = images ? pp_key_from_image(key[i], o) : key[i];
+    if (i < cnt) sk[base + i] = images ? msort_from_image<KIND>(key[i], o) : key[i];
   __syncthreads();
-#pragma unroll
-  for (int it = 0; it < ITEMS; it++) {
-    const int x = it * THREADS + tid;
-    if (x < valid) dst_k[x] = sk[x];
-  }
+  msort_store<U, THREADS, ITEMS>(dst_k, sk, valid);
   if constexpr (HAS_V) {
     __syncthreads(); /* the keys are read; the values take their place */
     msort_stage<V, THREADS, ITEMS>(sv, src_v, src_v, valid, valid);
@@ -69,29 +75,27 @@ __device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *sr
     for (int i = 0; i < ITEMS; i++)
       if (i < cnt) sv[base + i] = val[i];
     __syncthreads();
-#pragma unroll
-    for (int it = 0; it < ITEMS; it++) {
-      const int x = it * THREADS + tid;
-      if (x < valid) dst_v[x] = sv[x];
-    }
+    msort_store<V, THREADS, ITEMS>(dst_v, sv, valid);
   }
 }
 
 template <typename U, typename V, bool HAS_V>
-__global__ void __launch_bounds__(MSORT_THREADS)
+__global__ void __launch_bounds__(MSORT_THREADS, 1)
 msort_one_tile_kernel(U *keys, V *values, int n, pp_key_order<U> o) {
-  __shared__ __align__(16) unsigned char smem[msort_cfg<U, V, HAS_V>::SORT_SMEM];
-  msort_tile<U, V, HAS_V>(keys, keys, values, values, n, o, smem);
+  extern __shared__ __align__(16) unsigned char smem[];
+  MSORT_WITH_KIND(U, o, msort_tile<KIND, U, V, HAS_V>(keys, keys, values, values, n, o, smem));
 }
 
 /* ---- the segmented merge sort ---------------------------------------------------------------- */
 
-/* The segment holding tile t: the last one whose first tile is <= t (no segment is empty). */
+/* The segment holding merge tile t (CHUNK: chunk t): the last one whose first tile (chunk)
+ * is <= t (no segment is empty). */
+template <bool CHUNK>
 __device__ __forceinline__ unsigned msort_find_seg(const msort_seg *segs, unsigned count, unsigned t) {
   unsigned lo = 0, hi = count - 1;
   while (lo < hi) {
     const unsigned mid = (lo + hi + 1) / 2;
-    if (segs[mid].first_tile <= t)
+    if ((CHUNK ? segs[mid].first_chunk : segs[mid].first_tile) <= t)
       lo = mid;
     else
       hi = mid - 1;
@@ -99,21 +103,20 @@ __device__ __forceinline__ unsigned msort_find_seg(const msort_seg *segs, unsign
   return lo;
 }
 
-template <typename U, typename V, bool HAS_V>
-__global__ void __launch_bounds__(MSORT_THREADS, 2)
-msort_chunk_kernel(U *k0, U *k1, V *v0, V *v1, int src, const msort_plan *plan,
-                   const msort_seg *segs, pp_key_order<U> o) {
+template <int KIND, typename U, typename V, bool HAS_V>
+__device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int src,
+                                                 const msort_plan *plan, const msort_seg *segs,
+                                                 pp_key_order<U> o, unsigned char *smem) {
   typedef msort_cfg<U, V, HAS_V> C;
-  __shared__ __align__(16) unsigned char smem[C::SORT_SMEM];
-  const unsigned tiles = plan->tiles, count = plan->count;
+  const unsigned chunks = plan->chunks, count = plan->count;
   const U *ks = src ? k1 : k0;
   const V *vs = src ? v1 : v0;
-  for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-    __syncthreads(); /* the previous tile is done with shared memory */
-    const msort_seg *sg = segs + msort_find_seg(segs, count, t);
-    const unsigned long long first = (unsigned long long)(t - sg->first_tile) * C::TILE;
+  for (unsigned t = blockIdx.x; t < chunks; t += gridDim.x) {
+    __syncthreads(); /* the previous chunk is done with shared memory */
+    const msort_seg *sg = segs + msort_find_seg<true>(segs, count, t);
+    const unsigned long long first = (unsigned long long)(t - sg->first_chunk) * C::CHUNK;
     const unsigned long long off = sg->start + first, rest = sg->len - first;
-    const int valid = rest < (unsigned long long)C::TILE ? (int)rest : C::TILE;
+    const int valid = rest < (unsigned long long)C::CHUNK ? (int)rest : C::CHUNK;
     if (sg->copy_only) { /* in order already: only moved to the caller's arrays */
       if (src) {
         for (int x = threadIdx.x; x < valid; x += MSORT_THREADS) {
@@ -126,15 +129,24 @@ msort_chunk_kernel(U *k0, U *k1, V *v0, V *v1, int src, const msort_plan *plan,
     /* the buffer from which its rounds end in buffer 0 */
     U *kd = (sg->rounds & 1) ? k1 : k0;
     V *vd = (sg->rounds & 1) ? v1 : v0;
-    msort_tile<U, V, HAS_V>(ks + off, kd + off, HAS_V ? vs + off : nullptr, HAS_V ? vd + off : nullptr,
-                            valid, o, smem);
+    msort_tile<KIND, U, V, HAS_V>(ks + off, kd + off, HAS_V ? vs + off : nullptr,
+                                  HAS_V ? vd + off : nullptr, valid, o, smem);
   }
 }
 
-/* Output tile t of round r: its segment, its pair of runs [ps, ps + la) and [ps + la,
- * ps + la + lb) (relative to the segment's start), its first output q (same), and its
- * outputs' indices [d0, d1) within the pair. A pair spans 2^(r+1) tiles, so it starts at
- * the tile index with the low r+1 bits cleared (r < 32: a segment has < 2^32 tiles). */
+template <typename U, typename V, bool HAS_V>
+__global__ void __launch_bounds__(MSORT_THREADS, (msort_chunk_min_blocks<U, V, HAS_V>()))
+msort_chunk_kernel(U *k0, U *k1, V *v0, V *v1, int src, const msort_plan *plan,
+                   const msort_seg *segs, pp_key_order<U> o) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  MSORT_WITH_KIND(U, o, msort_chunk_body<KIND, U, V, HAS_V>(k0, k1, v0, v1, src, plan, segs, o, smem));
+}
+
+/* Output tile t when runs of tile << r keys merge: its segment, its pair of runs [ps, ps +
+ * la) and [ps + la, ps + la + lb) (relative to the segment's start), its first output q
+ * (same), and its outputs' indices [d0, d1) within the pair. A pair spans 2^(r+1) tiles, so
+ * it starts at the tile index with the low r+1 bits cleared (r < 32: a segment has < 2^32
+ * tiles). Merge round r has runs of chunk << r = tile << (r + MSORT_CHUNK_LOG2) keys. */
 struct msort_tile_pos {
   unsigned long long seg_start, ps, la, lb, d0, d1, q;
   unsigned rounds;
@@ -142,7 +154,7 @@ struct msort_tile_pos {
 
 __device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, unsigned count,
                                                        unsigned t, unsigned r, unsigned tile) {
-  const msort_seg *sg = segs + msort_find_seg(segs, count, t);
+  const msort_seg *sg = segs + msort_find_seg<false>(segs, count, t);
   msort_tile_pos p;
   const unsigned k = t - sg->first_tile, kp = k & ~((2u << r) - 1u);
   const unsigned long long len = sg->len, w = (unsigned long long)tile << r;
@@ -159,7 +171,7 @@ __device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, un
 }
 
 /* Merge path in global memory: the number of a's keys among the first d outputs. */
-template <typename U>
+template <int KIND, typename U>
 __device__ __forceinline__ unsigned long long msort_split_global(const U *a, unsigned long long la,
                                                                  const U *b, unsigned long long lb,
                                                                  unsigned long long d,
@@ -167,7 +179,7 @@ __device__ __forceinline__ unsigned long long msort_split_global(const U *a, uns
   unsigned long long lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
   while (lo < hi) {
     const unsigned long long mid = lo + (hi - lo) / 2;
-    if (pp_key_image(a[mid], o) <= pp_key_image(b[d - 1 - mid], o))
+    if (msort_le<KIND>(a[mid], b[d - 1 - mid], o))
       lo = mid + 1;
     else
       hi = mid;
@@ -182,29 +194,32 @@ msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort
   const unsigned active = plan->active[r], count = plan->count;
   for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
        t += gridDim.x * MSORT_SPLIT_THREADS) {
-    const msort_tile_pos p = msort_locate(segs, count, t, r, tile);
+    const msort_tile_pos p = msort_locate(segs, count, t, r + MSORT_CHUNK_LOG2, tile);
     const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
-    splits[t] = msort_split_global(a, p.la, a + p.la, p.lb, p.d0, o);
+    unsigned long long split;
+    MSORT_WITH_KIND(U, o, split = msort_split_global<KIND>(a, p.la, a + p.la, p.lb, p.d0, o));
+    splits[t] = split;
   }
 }
 
-template <typename U, typename V, bool HAS_V>
-__global__ void __launch_bounds__(MSORT_THREADS, (msort_merge_min_blocks<U, V, HAS_V>()))
-msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const msort_seg *segs,
-                   const unsigned long long *splits, unsigned r, pp_key_order<U> o) {
+template <int KIND, typename U, typename V, bool HAS_V>
+__device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan,
+                                                 const msort_seg *segs,
+                                                 const unsigned long long *splits, unsigned r,
+                                                 pp_key_order<U> o, unsigned char *smem) {
   typedef msort_cfg<U, V, HAS_V> C;
-  constexpr int ITEMS = C::ITEMS, THREADS = MSORT_THREADS;
-  __shared__ __align__(16) unsigned char smem[C::MERGE_SMEM];
+  constexpr int ITEMS = C::ITEMS, THREADS = MSORT_MERGE_THREADS;
   U *sk = reinterpret_cast<U *>(smem);
   V *sv = reinterpret_cast<V *>(smem);
   const int tid = threadIdx.x;
-  for (unsigned t = blockIdx.x; t < plan->active[r]; t += gridDim.x) {
+  const unsigned active = plan->active[r], count = plan->count;
+  for (unsigned t = blockIdx.x; t < active; t += gridDim.x) {
     __syncthreads(); /* the previous tile is done with shared memory */
     unsigned long long off_a, off_b, off_out;
     int la, len;
     bool from1;
     {
-      const msort_tile_pos p = msort_locate(segs, plan->count, t, r, C::TILE);
+      const msort_tile_pos p = msort_locate(segs, count, t, r + MSORT_CHUNK_LOG2, C::TILE);
       from1 = (p.rounds - r) & 1;
       const unsigned long long i0 = splits[t];
       /* the next tile is in the same pair unless this one ends it */
@@ -223,21 +238,17 @@ msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const mso
     __syncthreads();
     const int d = tid * ITEMS < len ? tid * ITEMS : len;
     const int cnt = len - d < ITEMS ? len - d : ITEMS;
-    const int ia = msort_split_shared<false>(sk, la, sk + la, lb, d, o);
+    const int ia = msort_split_shared<false, KIND>(sk, la, sk + la, lb, d, o);
     U key[ITEMS];
     int pos[ITEMS];
-    msort_serial_merge<false, U, ITEMS, HAS_V>(sk, ia, la, sk + la, d - ia, lb, la, cnt, o, key, pos);
+    /* a at [0, la), b at [la, len); sk[len] is readable */
+    msort_serial_merge<false, KIND, HAS_V, false>(sk, ia, la, la + d - ia, len, cnt, o, key, pos);
     __syncthreads(); /* every thread has read its inputs; the outputs take their place */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
       if (i < cnt) sk[d + i] = key[i];
     __syncthreads();
-    U *out = (from1 ? k0 : k1) + off_out;
-#pragma unroll
-    for (int it = 0; it < ITEMS; it++) {
-      const int i = it * THREADS + tid;
-      if (i < len) out[i] = sk[i];
-    }
+    msort_store<U, THREADS, ITEMS>((from1 ? k0 : k1) + off_out, sk, len);
     if constexpr (HAS_V) {
       const V *vs = from1 ? v1 : v0;
       __syncthreads(); /* the keys are read; the values take their place */
@@ -252,42 +263,56 @@ msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const mso
       for (int i = 0; i < ITEMS; i++)
         if (i < cnt) sv[d + i] = val[i];
       __syncthreads();
-      V *vout = (from1 ? v0 : v1) + off_out;
-#pragma unroll
-      for (int it = 0; it < ITEMS; it++) {
-        const int i = it * THREADS + tid;
-        if (i < len) vout[i] = sv[i];
-      }
+      msort_store<V, THREADS, ITEMS>((from1 ? v0 : v1) + off_out, sv, len);
     }
   }
 }
 
+template <typename U, typename V, bool HAS_V>
+__global__ void __launch_bounds__(MSORT_MERGE_THREADS, (msort_merge_min_blocks<U, V, HAS_V>()))
+msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const msort_seg *segs,
+                   const unsigned long long *splits, unsigned r, pp_key_order<U> o) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  MSORT_WITH_KIND(U, o, msort_merge_body<KIND, U, V, HAS_V>(k0, k1, v0, v1, plan, segs, splits, r, o, smem));
+}
+
 /* The plan of the plain merge sort: one segment, the whole array. */
 __global__ void msort_single_plan_kernel(msort_plan *plan, msort_seg *segs, unsigned long long n,
-                                         unsigned tiles, unsigned rounds) {
+                                         unsigned tiles, unsigned chunks, unsigned rounds) {
   const unsigned r = threadIdx.x;
   if (r < MSORT_MAX_ROUNDS) plan->active[r] = r < rounds ? tiles : 0u;
   if (r == 0) {
     plan->count = 1;
     plan->tiles = tiles;
+    plan->chunks = chunks;
     msort_seg s;
     s.start = 0;
     s.len = n;
     s.first_tile = 0;
+    s.first_chunk = 0;
     s.rounds = rounds;
     s.copy_only = 0;
-    s.pad_ = 0;
     segs[0] = s;
   }
 }
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
+pp_status msort_allow_smem(pp_context *ctx, const void *kernel, size_t smem) {
+  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+              "pp_sort");
+  PP_CUDA_TRY(ctx,
+              cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   (int)cudaSharedmemCarveoutMaxShared),
+              "pp_sort");
+  return PP_OK;
+}
+
 template <typename Kernel>
-static int msort_blocks_per_sm(Kernel kernel, int threads, int *cache) {
+static int msort_blocks_per_sm(Kernel kernel, int threads, size_t smem, int *cache) {
   int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
   if (per_sm == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess ||
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess ||
         per_sm < 1) {
       cudaGetLastError();
       per_sm = 1;
@@ -299,8 +324,11 @@ static int msort_blocks_per_sm(Kernel kernel, int threads, int *cache) {
 
 template <typename U, typename V, bool HAS_V>
 pp_status msort_one_tile(pp_context *ctx, U *keys, V *values, unsigned n, pp_key_order<U> order) {
-  msort_one_tile_kernel<U, V, HAS_V>
-      <<<1, MSORT_THREADS, 0, pp_cuda(ctx)->stream>>>(keys, values, (int)n, order);
+  constexpr size_t SMEM = msort_cfg<U, V, HAS_V>::SORT_SMEM;
+  auto kernel = msort_one_tile_kernel<U, V, HAS_V>;
+  pp_status s = msort_allow_smem(ctx, (const void *)kernel, SMEM);
+  if (s != PP_OK) return s;
+  kernel<<<1, MSORT_THREADS, SMEM, pp_cuda(ctx)->stream>>>(keys, values, (int)n, order);
   PP_CUDA_LAUNCHED(ctx, "pp_sort");
   return PP_OK;
 }
@@ -313,16 +341,20 @@ pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
   const size_t max_tiles = job.max_tiles ? job.max_tiles : 1;
 
   auto chunk = msort_chunk_kernel<U, V, HAS_V>;
+  pp_status s = msort_allow_smem(ctx, (const void *)chunk, C::SORT_SMEM);
+  if (s != PP_OK) return s;
   static int chunk_cache = 0;
-  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, MSORT_THREADS, &chunk_cache);
+  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, MSORT_THREADS, C::SORT_SMEM, &chunk_cache);
   grid = grid < max_tiles ? grid : max_tiles;
-  chunk<<<(unsigned)grid, MSORT_THREADS, 0, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.src,
-                                                          job.plan, job.segs, job.order);
+  chunk<<<(unsigned)grid, MSORT_THREADS, C::SORT_SMEM, st->stream>>>(job.k0, job.k1, job.v0, job.v1,
+                                                                     job.src, job.plan, job.segs, job.order);
   PP_CUDA_LAUNCHED(ctx, "pp_sort");
 
   auto merge = msort_merge_kernel<U, V, HAS_V>;
+  s = msort_allow_smem(ctx, (const void *)merge, C::MERGE_SMEM);
+  if (s != PP_OK) return s;
   static int merge_cache = 0;
-  size_t mgrid = sms * (size_t)msort_blocks_per_sm(merge, MSORT_THREADS, &merge_cache);
+  size_t mgrid = sms * (size_t)msort_blocks_per_sm(merge, MSORT_MERGE_THREADS, C::MERGE_SMEM, &merge_cache);
   mgrid = mgrid < max_tiles ? mgrid : max_tiles;
   size_t sgrid = (max_tiles + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
@@ -330,8 +362,8 @@ pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
     msort_split_kernel<U><<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
         job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, job.order);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
-    merge<<<(unsigned)mgrid, MSORT_THREADS, 0, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.plan,
-                                                             job.segs, job.splits, r, job.order);
+    merge<<<(unsigned)mgrid, MSORT_MERGE_THREADS, C::MERGE_SMEM, st->stream>>>(
+        job.k0, job.k1, job.v0, job.v1, job.plan, job.segs, job.splits, r, job.order);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
   return PP_OK;
@@ -342,11 +374,11 @@ static size_t msort_align(size_t x) { return (x + 255) & ~(size_t)255; }
 template <typename U, typename V, bool HAS_V>
 static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
   typedef msort_cfg<U, V, HAS_V> C;
-  if (n <= (size_t)C::TILE) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, order);
-  const size_t tiles = (n + C::TILE - 1) / C::TILE;
+  if (n <= (size_t)C::CHUNK) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, order);
+  const size_t tiles = (n + C::TILE - 1) / C::TILE, chunks = (n + C::CHUNK - 1) / C::CHUNK;
   if (tiles >= 0xffffffffu)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than the merge sort counts", n);
-  const unsigned rounds = msort_ceil_log2(tiles);
+  const unsigned rounds = msort_ceil_log2(chunks);
 
   /* scratch: the plan and its one segment, the splits, the keys' and values' second buffers
      (n * sizeof(U) and n * sizeof(V) were checked by the caller) */
@@ -376,7 +408,7 @@ static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   job.order = order;
   msort_single_plan_kernel<<<1, 64, 0, pp_cuda(ctx)->stream>>>(
       (msort_plan *)scratch, (msort_seg *)(scratch + off_segs), (unsigned long long)n,
-      (unsigned)tiles, rounds);
+      (unsigned)tiles, (unsigned)chunks, rounds);
   cudaError_t e = cudaGetLastError();
   s = e == cudaSuccess ? msort_segments<U, V, HAS_V>(ctx, job)
                        : pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);

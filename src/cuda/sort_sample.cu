@@ -3,7 +3,7 @@
  * scatter into buckets, sort each bucket), made device-wide and balanced.
  *
  *  1. ssort_splitter_kernel (one block): one sample from each of S strata of the array
- *     (S the block-sort tile, thousands: oversampling of ~17-34 per bucket), at a
+ *     (S the block-sort chunk, thousands: oversampling of 66 or more per bucket), at a
  *     pseudo-random place in its stratum, so sorted, periodic and skewed inputs are sampled
  *     evenly; block-sorted; B-1 splitters taken at regular quantiles of the samples.
  *  2. Buckets. A key goes to interval bucket 2i when s_i < key < s_(i+1), or to equality
@@ -24,8 +24,8 @@
  *  6. ssort_plan_kernel (one block): the buckets become the segments of the segmented
  *     merge sort (sort_block.cuh): every non-empty bucket, its rounds, listed by rounds.
  *     Equality buckets are only copied back.
- *  7. The segmented merge sort sorts each interval bucket: buckets of up to T keys in one
- *     block, larger ones (sampling is never exact) by merge rounds within the bucket.
+ *  7. The segmented merge sort sorts each interval bucket: buckets of up to a chunk in one
+ *     block sort, larger ones (sampling is never exact) by merge rounds within the bucket.
  * The merge rounds launched are an upper bound that holds for any input (one bucket of
  * all n keys); rounds in which no bucket merges any more find nothing to do. So the sort
  * never reads anything back to the host, and a bucket that sampling failed to split is
@@ -86,13 +86,11 @@ __device__ __forceinline__ unsigned ssort_hash(unsigned x) {
 
 /* ---- 1. splitters ------------------------------------------------------------------------ */
 
-template <typename U>
-__global__ void __launch_bounds__(MSORT_THREADS)
-ssort_splitter_kernel(const U *keys, unsigned long long n, int samples, unsigned splitters,
-                      U *sp_out, pp_key_order<U> o) {
-  typedef msort_cfg<U, uint32_t, false> C;
-  constexpr int ITEMS = C::ITEMS;
-  __shared__ U sk[C::TILE];
+template <int KIND, typename U>
+__device__ __forceinline__ void ssort_splitter_body(const U *keys, unsigned long long n, int samples,
+                                                    unsigned splitters, U *sp_out,
+                                                    pp_key_order<U> o, U *sk) {
+  constexpr int ITEMS = msort_cfg<U, uint32_t, false>::ITEMS;
   const int tid = threadIdx.x;
   for (int j = tid; j < samples; j += MSORT_THREADS) {
     const unsigned long long lo = (unsigned long long)j * n / (unsigned)samples;
@@ -104,27 +102,38 @@ ssort_splitter_kernel(const U *keys, unsigned long long n, int samples, unsigned
   int pos[ITEMS];
   int cnt;
   bool images;
-  msort_block_sort<U, MSORT_THREADS, ITEMS, false>(sk, nullptr, samples, o, key, pos, &cnt, &images);
+  msort_block_sort<KIND, U, MSORT_THREADS, ITEMS, false>(sk, nullptr, samples, o, key, pos, &cnt, &images);
   __syncthreads();
   /* the sorted samples' images */
 #pragma unroll
   for (int i = 0; i < ITEMS; i++)
-    if (i < cnt) sk[tid * ITEMS + i] = images ? key[i] : pp_key_image(key[i], o);
+    if (i < cnt) sk[tid * ITEMS + i] = images ? key[i] : msort_image<KIND>(key[i], o);
   __syncthreads();
   if (tid < 256)
     sp_out[tid] = (unsigned)tid < splitters ? sk[(size_t)(tid + 1) * (unsigned)samples / (splitters + 1)]
                                             : msort_all_ones<U>();
 }
 
+/* Dynamic shared memory: SSORT_SPLITTER_SMEM(U) bytes, the samples. */
+#define SSORT_SPLITTER_SMEM(U) ((size_t)msort_cfg<U, uint32_t, false>::CHUNK * sizeof(U))
+template <typename U>
+__global__ void __launch_bounds__(MSORT_THREADS)
+ssort_splitter_kernel(const U *keys, unsigned long long n, int samples, unsigned splitters,
+                      U *sp_out, pp_key_order<U> o) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  U *sk = reinterpret_cast<U *>(smem);
+  MSORT_WITH_KIND(U, o, ssort_splitter_body<KIND>(keys, n, samples, splitters, sp_out, o, sk));
+}
+
 /* ---- 3. counts ---------------------------------------------------------------------------- */
 
-template <typename U>
-__global__ void __launch_bounds__(SSORT_THREADS)
-ssort_count_kernel(const U *keys, unsigned long long n, unsigned long long tile_len,
-                   unsigned tiles, const U *sp_in, unsigned splitters,
-                   unsigned long long *counts, unsigned long long *totals, pp_key_order<U> o) {
-  __shared__ U sp[256];
-  __shared__ unsigned hist[SSORT_ID_SPACE];
+template <int KIND, typename U>
+__device__ __forceinline__ void ssort_count_body(const U *keys, unsigned long long n,
+                                                 unsigned long long tile_len, unsigned tiles,
+                                                 const U *sp_in, unsigned splitters,
+                                                 unsigned long long *counts,
+                                                 unsigned long long *totals, pp_key_order<U> o,
+                                                 U *sp, unsigned *hist) {
   const int tid = threadIdx.x, lane = tid % PP_WARP;
   sp[tid] = sp_in[tid];
   hist[tid] = 0;
@@ -143,7 +152,7 @@ ssort_count_kernel(const U *keys, unsigned long long n, unsigned long long tile_
 #pragma unroll
     for (int u = 0; u < SSORT_COUNT_UNROLL; u++) {
       const bool ok = base + (unsigned long long)(u * SSORT_THREADS + tid) < end;
-      const unsigned b = ssort_bucket(pp_key_image(k[u], o), sp, splitters);
+      const unsigned b = ssort_bucket(msort_image<KIND>(k[u], o), sp, splitters);
       /* sorted or few-distinct input puts a whole warp on one counter, and same-address
          shared atomics serialise: then one lane adds for all */
       const unsigned mask = __ballot_sync(MSORT_FULL_MASK, ok);
@@ -164,6 +173,17 @@ ssort_count_kernel(const U *keys, unsigned long long n, unsigned long long tile_
     counts[(size_t)b * tiles + t] = c;
     if (c) atomicAdd(&totals[b], (unsigned long long)c);
   }
+}
+
+template <typename U>
+__global__ void __launch_bounds__(SSORT_THREADS)
+ssort_count_kernel(const U *keys, unsigned long long n, unsigned long long tile_len,
+                   unsigned tiles, const U *sp_in, unsigned splitters,
+                   unsigned long long *counts, unsigned long long *totals, pp_key_order<U> o) {
+  __shared__ U sp[256];
+  __shared__ unsigned hist[SSORT_ID_SPACE];
+  MSORT_WITH_KIND(U, o, ssort_count_body<KIND>(keys, n, tile_len, tiles, sp_in, splitters, counts,
+                                               totals, o, sp, hist));
 }
 
 /* ---- 4. offsets --------------------------------------------------------------------------- */
@@ -303,20 +323,23 @@ ssort_scatter_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long 
 
 __global__ void __launch_bounds__(MSORT_THREADS)
 ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *totals, unsigned nb,
-                  unsigned tile, msort_plan *plan, msort_seg *segs) {
+                  unsigned tile, unsigned chunk, msort_plan *plan, msort_seg *segs) {
   static_assert(MSORT_THREADS >= SSORT_ID_SPACE, "one thread per bucket");
-  __shared__ int s_rounds[MSORT_THREADS];      /* per bucket; -1: empty */
-  __shared__ unsigned s_tiles[MSORT_THREADS];  /* per bucket */
-  __shared__ unsigned s_by_slot[MSORT_THREADS]; /* tiles, in list order */
+  __shared__ int s_rounds[MSORT_THREADS];       /* per bucket; -1: empty */
+  __shared__ unsigned s_tiles[MSORT_THREADS];   /* merge tiles per bucket */
+  __shared__ unsigned s_by_slot[MSORT_THREADS]; /* merge tiles, in list order */
+  __shared__ unsigned s_chunks_by_slot[MSORT_THREADS]; /* chunks, in list order */
   __shared__ unsigned s_ws[MSORT_THREADS / PP_WARP];
   const unsigned b = threadIdx.x;
   const unsigned long long len = b < nb ? totals[b] : 0ull;
   const unsigned tiles = (unsigned)((len + tile - 1) / tile);
+  const unsigned chunks = (unsigned)((len + chunk - 1) / chunk);
   const bool copy = b & 1; /* equality bucket */
-  const int rounds = !copy && tiles > 1 ? (int)msort_ceil_log2(tiles) : 0;
+  const int rounds = !copy && chunks > 1 ? (int)msort_ceil_log2(chunks) : 0;
   s_rounds[b] = len ? rounds : -1;
   s_tiles[b] = tiles;
   s_by_slot[b] = 0;
+  s_chunks_by_slot[b] = 0;
   __syncthreads();
   /* list position: more rounds first, then bucket order */
   unsigned slot = 0;
@@ -324,20 +347,26 @@ ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *to
     const int rj = s_rounds[j];
     slot += rj > rounds || (rj == rounds && j < b);
   }
-  if (len) s_by_slot[slot] = tiles;
+  if (len) {
+    s_by_slot[slot] = tiles;
+    s_chunks_by_slot[slot] = chunks;
+  }
   __syncthreads();
-  unsigned total;
+  unsigned total, total_chunks;
   const unsigned first = msort_block_exclusive_scan<MSORT_THREADS>(s_by_slot[b], s_ws, &total);
-  s_by_slot[b] = first; /* now: first tile of the segment in slot b */
+  const unsigned first_chunk =
+      msort_block_exclusive_scan<MSORT_THREADS>(s_chunks_by_slot[b], s_ws, &total_chunks);
+  s_by_slot[b] = first; /* now: first tile and chunk of the segment in slot b */
+  s_chunks_by_slot[b] = first_chunk;
   __syncthreads();
   if (len) {
     msort_seg s;
     s.start = bstart[b];
     s.len = len;
     s.first_tile = s_by_slot[slot];
+    s.first_chunk = s_chunks_by_slot[slot];
     s.rounds = (unsigned)rounds;
     s.copy_only = copy;
-    s.pad_ = 0;
     segs[slot] = s;
   }
   if (b < MSORT_MAX_ROUNDS) { /* tiles still merging in round b */
@@ -350,6 +379,7 @@ ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *to
     for (unsigned j = 0; j < MSORT_THREADS; j++) count += s_rounds[j] >= 0;
     plan->count = count;
     plan->tiles = total;
+    plan->chunks = total_chunks;
   }
 }
 
@@ -366,20 +396,20 @@ template <typename U, typename V, bool HAS_V>
 static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> o) {
   typedef msort_cfg<U, V, HAS_V> C;
   constexpr int SUB = SSORT_THREADS * ssort_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
-  constexpr int SAMPLES = msort_cfg<U, uint32_t, false>::TILE;
-  if (n <= (size_t)C::TILE) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, o);
+  constexpr int SAMPLES = msort_cfg<U, uint32_t, false>::CHUNK;
+  if (n <= (size_t)C::CHUNK) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, o);
   pp_cuda_state *st = pp_cuda(ctx);
 
-  /* about two buckets per merge tile, so most buckets are one block sort */
-  const size_t merge_tiles = (n + C::TILE - 1) / C::TILE;
-  size_t buckets = 2 * merge_tiles;
+  /* about two buckets per chunk, so most buckets are one block sort */
+  const size_t chunks = (n + C::CHUNK - 1) / C::CHUNK;
+  size_t buckets = 2 * chunks;
   buckets = buckets < 2 ? 2 : buckets > SSORT_MAX_SPLITTERS + 1 ? SSORT_MAX_SPLITTERS + 1 : buckets;
   const unsigned splitters = (unsigned)buckets - 1, nb = 2 * splitters + 1;
   const int samples = n < (size_t)SAMPLES ? (int)n : SAMPLES;
   const size_t subs = (n + (size_t)SUB * SSORT_MAX_TILES - 1) / ((size_t)SUB * SSORT_MAX_TILES);
   const size_t tile_len = (size_t)SUB * subs;
   const size_t ctiles = (n + tile_len - 1) / tile_len; /* <= SSORT_MAX_TILES */
-  const size_t seg_tiles = merge_tiles + nb;           /* bound of the segments' tiles */
+  const size_t seg_tiles = (n + C::TILE - 1) / C::TILE + nb; /* bound of the segments' tiles */
   if (seg_tiles >= 0xffffffffu)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than the sample sort counts", n);
 
@@ -414,15 +444,22 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   U *k1 = (U *)(scratch + off[7]);
   V *v1 = HAS_V ? (V *)(scratch + off[8]) : NULL;
 
+  s = msort_allow_smem(ctx, (const void *)ssort_splitter_kernel<U>, SSORT_SPLITTER_SMEM(U));
+  if (s != PP_OK) {
+    ctx->ops->temp_free(ctx, scratch);
+    return s;
+  }
   cudaError_t e = cudaMemsetAsync(totals, 0, SSORT_ID_SPACE * sizeof(unsigned long long), st->stream);
   if (e == cudaSuccess) {
-    ssort_splitter_kernel<U><<<1, MSORT_THREADS, 0, st->stream>>>(keys, n, samples, splitters, sp, o);
+    ssort_splitter_kernel<U><<<1, MSORT_THREADS, SSORT_SPLITTER_SMEM(U), st->stream>>>(keys, n, samples,
+                                                                                   splitters, sp, o);
     ssort_count_kernel<U><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
         keys, n, tile_len, (unsigned)ctiles, sp, splitters, counts, totals, o);
     ssort_scan_kernel<<<nb, MSORT_THREADS, 0, st->stream>>>(counts, (unsigned)ctiles, totals, bstart);
     ssort_scatter_kernel<U, V, HAS_V><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
         keys, values, k1, v1, n, tile_len, (unsigned)ctiles, sp, splitters, counts, o);
-    ssort_plan_kernel<<<1, MSORT_THREADS, 0, st->stream>>>(bstart, totals, nb, (unsigned)C::TILE, plan,
+    ssort_plan_kernel<<<1, MSORT_THREADS, 0, st->stream>>>(bstart, totals, nb, (unsigned)C::TILE,
+                                                           (unsigned)C::CHUNK, plan,
                                                            segs);
     e = cudaGetLastError();
   }
@@ -437,7 +474,7 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
     job.segs = segs;
     job.splits = splits;
     job.max_tiles = seg_tiles;
-    job.rounds = msort_ceil_log2(merge_tiles); /* a bucket holds at most all n keys */
+    job.rounds = msort_ceil_log2(chunks); /* a bucket holds at most all n keys */
     job.order = o;
     s = msort_segments<U, V, HAS_V>(ctx, job);
   } else {
