@@ -21,11 +21,18 @@
  *   step 9   the same with a deeper pipeline (BK 16, 3 stages)
  *   step 10  + 8 x 16 results per thread, 128 x 256 tiles (256 threads, one block per
  *            SM, about 250 registers a thread), 4 stages: fewer shared reads and copies
- *            per FMA; the production configuration
- *   step 11  pp_sgemm on a CUDA context (adds split-K when the tiles cannot fill the GPU)
- *   step 12  cublasSgemm, CUBLAS_PEDANTIC_MATH
+ *            per FMA
+ *   step 11  + the fast path: interior tiles copy without predicates, with one pointer
+ *            per operand as the only copy state across the main loop, and the FMAs of a
+ *            k step run in serpentine order
+ *   step 12  + the copies of a slice spread over the k steps of the slice before it, two
+ *            units at a time, instead of all of them right after the barrier; the
+ *            production configuration
+ *   step 13  pp_sgemm on a CUDA context (adds split-K when the tiles cannot fill the GPU)
+ *   step 14  cublasSgemm, CUBLAS_PEDANTIC_MATH
  * --variants adds the tile kernel at other shapes (block tile, results per thread, BK,
- * stages) for tuning.
+ * stages) and schedules (f: fast path, s: copies spread over the slice) for tuning;
+ * --only picks steps and variants by id.
  *
  * Each step is validated against cuBLAS's result (||C - C_cublas|| / ||C_cublas|| below
  * 1e-5; TF32 would show near 1e-4) and on 16 sampled elements against a double-precision
@@ -33,6 +40,7 @@
  * loads that zero-fill, 128-bit ones only when n % 4 == 0).
  *
  * Run through the CLI:  parprim ladder sgemm [--n N] [--reps R] [--check] [--csv] [--variants]
+ *                                           [--only ID,...]
  */
 #include "ladder.h"
 #include "parprim.h"
@@ -254,7 +262,7 @@ static __global__ void __launch_bounds__(kRThreads) sgemm_reg2d_async(const floa
 /* Steps 8, 9 and the variants: the production tile kernel                               */
 /* ------------------------------------------------------------------------------------ */
 
-template <int BM, int BN, int BK, int STAGES, int TM, int TN>
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int V>
 static bool launch_tile(const float *A, const float *B, float *C, size_t n, cudaStream_t st) {
   typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
   sg_params p;
@@ -271,11 +279,11 @@ static bool launch_tile(const float *A, const float *B, float *C, size_t n, cuda
   const bool vec = n % 4 == 0 && (uintptr_t)B % 16 == 0;
   const dim3 grid(p.tiles_m * p.tiles_n, 1, 1);
   if (vec) {
-    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D4>;
+    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D4, V>;
     CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   } else {
-    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D1>;
+    auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D1, V>;
     CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   }
@@ -321,9 +329,9 @@ static bool run_reg2d_async(session *s, const float *A, const float *B, float *C
   CUDA_TRY(cudaGetLastError());
   return true;
 }
-template <int BM, int BN, int BK, int STAGES, int TM, int TN>
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int V = 0>
 static bool run_tile_kernel(session *s, const float *A, const float *B, float *C, size_t n) {
-  return launch_tile<BM, BN, BK, STAGES, TM, TN>(A, B, C, n, s->stream);
+  return launch_tile<BM, BN, BK, STAGES, TM, TN, V>(A, B, C, n, s->stream);
 }
 static bool run_pp(session *s, const float *A, const float *B, float *C, size_t n) {
   pp_status st = pp_sgemm(s->ctx, PP_ROW_MAJOR, PP_NO_TRANS, PP_NO_TRANS, n, n, n, 1.0f, A, n, B,
@@ -360,9 +368,11 @@ static const step steps[] = {
     {"7", "+ cp.async double buffering", run_reg2d_async, 0, false},
     {"8", "+ warp tiling (tile kernel 8x8, BK 8, 2 stages)", run_tile_kernel<128, 128, 8, 2, 8, 8>, 0, false},
     {"9", "tile kernel 8x8, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 8, 8>, 0, false},
-    {"10", "+ 8x16 per thread, 128x256 tile, 4 stages (production)", run_tile_kernel<128, 256, 16, 4, 8, 16>, 0, false},
-    {"11", "pp_sgemm (production, split-K when few tiles)", run_pp, 0, false},
-    {"12", "cublasSgemm, pedantic FP32", run_cublas, 0, false},
+    {"10", "+ 8x16 per thread, 128x256 tile, 4 stages", run_tile_kernel<128, 256, 16, 4, 8, 16>, 0, false},
+    {"11", "+ fast path for interior tiles, serpentine FMAs", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST | SG_V_SERP>, 0, false},
+    {"12", "+ copies spread over the slice (production)", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP>, 0, false},
+    {"13", "pp_sgemm (production, split-K when few tiles)", run_pp, 0, false},
+    {"14", "cublasSgemm, pedantic FP32", run_cublas, 0, false},
     {"v1", "8x8, BK 8, 3 stages", run_tile_kernel<128, 128, 8, 3, 8, 8>, 0, true},
     {"v2", "8x8, BK 16, 4 stages", run_tile_kernel<128, 128, 16, 4, 8, 8>, 0, true},
     {"v3", "8x16 128x128, 128 threads, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 8, 16>, 0, true},
@@ -374,9 +384,25 @@ static const step steps[] = {
     {"v9", "8x16 128x256, BK 8, 4 stages", run_tile_kernel<128, 256, 8, 4, 8, 16>, 0, true},
     {"v10", "16x8 256x128, BK 16, 3 stages", run_tile_kernel<256, 128, 16, 3, 16, 8>, 0, true},
     {"v11", "8x8 128x256, 512 threads, BK 16, 3 stages", run_tile_kernel<128, 256, 16, 3, 8, 8>, 0, true},
+    /* f: the fast path for interior tiles (SG_V_FAST), s: with the spread copy schedule */
+    {"f1", "fast: 8x16 128x256, BK 16, 4 stages", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST>, 0, true},
+    {"f3", "fast: 8x16 128x256, BK 8, 4 stages", run_tile_kernel<128, 256, 8, 4, 8, 16, SG_V_FAST>, 0, true},
+    {"f4", "fast: 8x16 128x256, BK 32, 3 stages", run_tile_kernel<128, 256, 32, 3, 8, 16, SG_V_FAST>, 0, true},
+    {"f5", "fast: 16x8 256x128, BK 16, 3 stages", run_tile_kernel<256, 128, 16, 3, 16, 8, SG_V_FAST>, 0, true},
+    {"f7", "fast: 8x16 128x128, 128 threads, BK 16, 3 stages", run_tile_kernel<128, 128, 16, 3, 8, 16, SG_V_FAST>, 0, true},
+    {"f9", "fast: 8x16 128x256, BK 16, 3 stages", run_tile_kernel<128, 256, 16, 3, 8, 16, SG_V_FAST>, 0, true},
+    {"f12", "fast: 8x16 128x256, BK 32, 4 stages", run_tile_kernel<128, 256, 32, 4, 8, 16, SG_V_FAST>, 0, true},
+    {"s1", "spread: 8x16 128x256, BK 16, 4 stages", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST | SG_V_SPREAD>, 0, true},
+    {"s2", "spread+serp: 8x16 128x256, BK 16, 4 stages", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_SERP>, 0, true},
+    {"s3", "spread pairs: 8x16 128x256, BK 16, 4 stages", run_tile_kernel<128, 256, 16, 4, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR>, 0, true},
+    {"s5", "spread pairs: 8x16 128x256, BK 32, 3 stages", run_tile_kernel<128, 256, 32, 3, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR>, 0, true},
+    {"s6", "spread: 16x8 256x128, BK 16, 3 stages", run_tile_kernel<256, 128, 16, 3, 16, 8, SG_V_FAST | SG_V_SPREAD>, 0, true},
+    {"s7", "spread pairs+serp: 8x16 128x256, BK 16, 3 stages", run_tile_kernel<128, 256, 16, 3, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP>, 0, true},
+    {"s8", "spread pairs+serp: 8x16 128x256, BK 16, 5 stages", run_tile_kernel<128, 256, 16, 5, 8, 16, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP>, 0, true},
+    {"s9", "spread pairs+serp: 16x8 256x128, BK 16, 4 stages", run_tile_kernel<256, 128, 16, 4, 16, 8, SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP>, 0, true},
 };
 #define N_STEPS (sizeof steps / sizeof steps[0])
-#define CUBLAS_STEP 11 /* index of step 12 */
+#define CUBLAS_STEP 13 /* index of step 14 */
 
 /* ------------------------------------------------------------------------------------ */
 /* Validation and timing                                                                 */
@@ -386,7 +412,25 @@ struct options {
   size_t n;
   int reps;
   bool check, csv, variants, n_given;
+  const char *only; /* comma-separated step ids, or NULL: all */
 };
+
+/* Whether step st runs under the options: --only names it, or (no --only) it is a main
+ * step or --variants was given. */
+static bool step_selected(const step *st, const options *o) {
+  if (o->only) {
+    const size_t len = strlen(st->id);
+    for (const char *q = o->only; *q;) {
+      const char *e = strchr(q, ',');
+      const size_t l = e ? (size_t)(e - q) : strlen(q);
+      if (l == len && !strncmp(q, st->id, len)) return true;
+      if (!e) break;
+      q = e + 1;
+    }
+    return false;
+  }
+  return !st->variant || o->variants;
+}
 
 /* ||got - ref|| / ||ref|| and the sampled comparison with double dot products. */
 static bool validate(const float *hA, const float *hB, const float *got, const float *ref, size_t n,
@@ -525,7 +569,7 @@ static int run_timing(session *s, const options *o) {
   int failed = 0;
   for (size_t i = 0; i < N_STEPS; i++) {
     const step *st = &steps[i];
-    if (st->variant && !o->variants) continue;
+    if (!step_selected(st, o)) continue;
     if (st->max_n && n > st->max_n) {
       if (!o->csv) printf("%-5s %-52s %10s %9s %9s  skipped above n = %zu\n", st->id, st->name, "-", "-", "-", st->max_n);
       continue;
@@ -562,6 +606,7 @@ static int run_check(session *s, const options *o) {
     }
     for (size_t i = 0; i < N_STEPS; i++) {
       const step *st = &steps[i];
+      if (o->only && !step_selected(st, o)) continue;
       for (int rep = 0; rep < 2; rep++) { /* twice: state a first run leaves must not matter */
         if (!run_once(s, st, &b, n)) { buffers_free(&b); return -1; }
         if (validate(b.hA, b.hB, b.hC, b.hRef, n, why, sizeof why)) { passed++; continue; }
@@ -571,8 +616,10 @@ static int run_check(session *s, const options *o) {
     }
     buffers_free(&b);
   }
+  size_t nsel = 0;
+  for (size_t i = 0; i < N_STEPS; i++) nsel += !o->only || step_selected(&steps[i], o);
   printf("parprim ladder sgemm --check: %zu sizes x %zu steps x 2 runs: %d passed, %d failed\n",
-         count, N_STEPS, passed, failed);
+         count, nsel, passed, failed);
   return failed;
 }
 
@@ -582,7 +629,8 @@ static int run_check(session *s, const options *o) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: parprim ladder sgemm [--n N] [--reps R] [--check] [--csv] [--variants] [--help]\n"
+          "usage: parprim ladder sgemm [--n N] [--reps R] [--check] [--csv] [--variants]\n"
+          "                            [--only ID,ID,...] [--help]\n"
           "\n"
           "The SGEMM ladder: C = A*B (row-major f32, n = m = k) from the seed's naive and\n"
           "tiled kernels through register blocking, 128-bit accesses, cp.async double\n"
@@ -594,6 +642,8 @@ static void usage(FILE *f) {
           "  --check     no timing: validate every step, variants included, twice, at sizes\n"
           "              1 .. 1000 (or only --n N)\n"
           "  --variants  also time the tile kernel at other depths (BK x stages)\n"
+          "  --only IDS  only these steps or variants (e.g. 10,f1,12); cuBLAS is always\n"
+          "              the reference\n"
           "  --csv       comma-separated output\n"
           "  --help      this text\n"
           "\n"
@@ -601,7 +651,7 @@ static void usage(FILE *f) {
 }
 
 extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
-  options o = {4096, 20, false, false, false, false};
+  options o = {4096, 20, false, false, false, false, NULL};
   int i = argc > 0 && argv[0] && argv[0][0] != '-' ? 1 : 0;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -609,6 +659,7 @@ extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
     else if (!strcmp(a, "--check")) o.check = true;
     else if (!strcmp(a, "--csv")) o.csv = true;
     else if (!strcmp(a, "--variants")) o.variants = true;
+    else if (!strcmp(a, "--only") && i + 1 < argc) o.only = argv[++i];
     else if ((!strcmp(a, "--n") || !strcmp(a, "--reps")) && i + 1 < argc) {
       char *end = NULL;
       errno = 0;

@@ -307,6 +307,30 @@ static void shapes_large(pp_context *ctx, int gpu) {
   }
 }
 
+/* Interior tiles in every load mode: C spans two full 128 x 256 tiles each way plus an
+ * edge (in either layout), k is long (many slices through the pipeline) and, in one shape,
+ * not a multiple of the slice depth; leading dimensions minimal (16-byte aligned rows:
+ * 16-byte copies), odd (4-byte copies) and padded, so each operand meets the transposing,
+ * 4-byte and 16-byte copy modes of the unpredicated interior path. */
+static void shapes_interior_all_modes(pp_context *ctx, int gpu) {
+  static const size_t shapes[][3] = {{520, 516, 333}, {264, 600, 96}};
+  unsigned turn = 0;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+    for (int l = 0; l < 2; l++)
+      for (int a = 0; a < 2; a++)
+        for (int bt = 0; bt < 2; bt++, turn++) {
+          gcase g = {layouts[l], transes[a], transes[bt], shapes[s][0], shapes[s][1],
+                     shapes[s][2], 0, 0, 0, 1.0f, turn % 2 ? 0.5f : 0.0f};
+          shape sa = shape_a(&g), sb = shape_b(&g);
+          g.lda = pick_ld(sa.len, turn);
+          g.ldb = pick_ld(sb.len, turn + 2);
+          where w = {gpu, 0};
+          run_case(ctx, &g, DATA_RANDOM, w, 0, 40000 + turn);
+          g.beta = 0.0f;
+          run_case(ctx, &g, DATA_INTEGER, w, 0, 41000 + turn);
+        }
+}
+
 /* Operands stored along k with 16-byte aligned rows (lda or ldb a multiple of 4) whose k
  * is not: the last elements of a row share a 16-byte unit with the NaN padding right after
  * them, and k ends inside a 16-deep slice; m, n off the 128 x 256 tiles. A GPU kernel that
@@ -494,5 +518,6 @@ int main(int argc, char **argv) {
   deterministic(ctx, gpu);
   shapes_large(ctx, gpu);
   shapes_aligned_k_rows(ctx, gpu);
+  shapes_interior_all_modes(ctx, gpu);
   return th_finish(ctx);
 }

@@ -23,7 +23,10 @@
 
 /* Production configuration (the ladder times the others, docs/benchmarks/h100-sgemm.md
  * has their figures): 128 x 256 tiles, 256 threads with 8 x 16 results each (one block
- * per SM), BK 16, four stages. */
+ * per SM), BK 16, four stages; interior tiles take the fast path (copies without
+ * predicates, one pointer per operand across the main loop) with the copies of a slice
+ * spread over the k steps before it, two units at a time, and the FMAs of a k step run in
+ * serpentine order (sgemm.cuh, SG_V_*). */
 #ifndef PP_SGEMM_BK
 #define PP_SGEMM_BK 16
 #endif
@@ -34,11 +37,14 @@
 #define SG_BN 256
 #define SG_TM 8
 #define SG_TN 16
+#ifndef PP_SGEMM_VARIANT
+#define PP_SGEMM_VARIANT (SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP)
+#endif
 #define SG_BK PP_SGEMM_BK
 #define SG_STAGES PP_SGEMM_STAGES
 typedef sg_shape<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN> sg_prod;
 #define SG_PROD_KERNEL(MA, MB) \
-  sgemm_tile_kernel<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN, MA, MB>
+  sgemm_tile_kernel<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN, MA, MB, PP_SGEMM_VARIANT>
 
 /* Split-K limits: each slice keeps at least this much k (a deep enough pipeline), at most
  * this many slices, and a workspace of at most this many bytes. */

@@ -32,6 +32,15 @@
  * zero-fills them, so edge tiles run the same inner loop and only the stores check
  * bounds (PP_SGEMM_FAST_PATH lets interior tiles skip those predicates).
  *
+ * Interior blocks (the tile inside both operands) take a fast path (SG_V_FAST): no copy
+ * needs a predicate, so the only copy state across the main loop is one pointer per
+ * operand; a partial slice (k not a multiple of BK) is slice 0, copied with the checks in
+ * the prologue. With SG_V_SPREAD the copies of a slice go out during the slice before it,
+ * a few at a time between the FMAs, rather than all right after the barrier: there every
+ * warp queued its copies behind the others' shared reads at once, and a warp that then
+ * reused a register a queued copy had yet to read stalled (ncu on the H100: these waits,
+ * the barrier and back-to-back shared reads were most of the cycles without an issue).
+ *
  * Split-K: blockIdx.y picks a slice of k of p.kchunk; with p.work set the block writes
  * its raw partial sums there ([split][m][ldw]) and sgemm.cu's reduction applies alpha and
  * beta. All offsets are 64-bit: any m, n, k, ld that fits in memory.
@@ -277,53 +286,131 @@ __device__ __forceinline__ void sg_load_frag(float (&f)[T], const float *s) {
   }
 }
 
-template <int BM, int BN, int BK, int STAGES, int TM, int TN, int MODE_A, int MODE_B>
-__global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES, TM, TN>::THREADS,
-                                  sg_shape<BM, BN, BK, STAGES, TM, TN>::MIN_BLOCKS)
-    sgemm_tile_kernel(const sg_params p) {
+/* Variants of the tile kernel (template parameter V, a set of these flags; the ladder
+ * times them side by side). */
+enum {
+  /* interior blocks (tile inside both operands) run a main loop whose copies carry no
+   * predicates and no per-row state: one pointer per operand across the loop */
+  SG_V_FAST = 1,
+  /* serpentine order: odd rows run their columns backwards, so the row switch reuses
+   * the B operand */
+  SG_V_SERP = 2,
+  /* (with SG_V_FAST) the copies of a slice are spread over the k steps of the slice before
+   * it, one unit (a row group or a copy) at a time, and the slice boundary only waits,
+   * synchronises and reads the next fragments */
+  SG_V_SPREAD = 4,
+  /* (with SG_V_SPREAD) units go out two at a time: half the clusters of copies */
+  SG_V_PAIR = 8
+};
+
+/* acc[i][j] += fa[i] * fb[j] for rows [I0, I1). */
+template <int TM, int TN, int I0, int I1, bool SERP>
+__device__ __forceinline__ void sg_fma_rows(float (&acc)[TM][TN], const float (&fa)[TM],
+                                            const float (&fb)[TN]) {
+#pragma unroll
+  for (int i = I0; i < I1; i++)
+#pragma unroll
+    for (int jj = 0; jj < TN; jj++) {
+      const int j = SERP && (i & 1) ? TN - 1 - jj : jj;
+      acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+    }
+}
+
+/* 4 bytes, always in range (the fast path's copies). */
+__device__ __forceinline__ void sg_cp4_all(float *dst, const float *src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sg_smem_addr(dst)), "l"(src));
+}
+
+/* The fast path's copies of one operand's slice: the block's tile is inside the operand and
+ * the slice is whole. src is this thread's element 0 of the slice, dst its place in the
+ * stage, stride the distance between its copies' rows (row groups in T mode, k-rows in
+ * the D modes); the pattern is sg_copy_slice's. */
+template <int MODE, int W, int BK, int THREADS>
+__device__ __forceinline__ void sg_copy_fast(float *dst, const float *src, size_t stride) {
+  typedef sg_copy_plan<MODE, W, BK, THREADS> P;
+  constexpr int LDS = W + SG_PAD;
+  if (MODE == SG_LOAD_T) {
+#pragma unroll
+    for (int j = 0; j < W / P::ROWS_PER_PASS; j++, src += stride)
+#pragma unroll
+      for (int h = 0; h < BK / 8; h++)
+        sg_cp4_all(dst + h * 8 * LDS + j * P::ROWS_PER_PASS, src + h * 8);
+  } else {
+#pragma unroll
+    for (int i = 0; i < P::COUNT; i++, src += stride) {
+      if (MODE == SG_LOAD_D4)
+        sg_cp16(dst + i * P::ROWS_PER_PASS * LDS, src);
+      else
+        sg_cp4_all(dst + i * P::ROWS_PER_PASS * LDS, src);
+    }
+  }
+}
+
+/* The pipelined main loop over the block's k-slices, accumulating into acc. FAST: the
+ * block's tile is inside both operands (the caller checked), so every whole slice takes
+ * sg_copy_fast; only a partial last slice goes through the checked copies. */
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int MODE_A, int MODE_B, bool FAST,
+          int V>
+__device__ __forceinline__ void sg_main_loop(const sg_params &p, float (&acc)[TM][TN], float *As,
+                                             float *Bs, size_t m0, size_t n0, size_t kbeg,
+                                             size_t kend, int ktiles, int wm, int wn,
+                                             int tid) {
   typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
   constexpr int THREADS = S::THREADS, LDA_S = BM + SG_PAD, LDB_S = BN + SG_PAD;
-  extern __shared__ float4 sg_smem4[];
-  float *const As = reinterpret_cast<float *>(sg_smem4);
-  float *const Bs = As + STAGES * BK * LDA_S;
-  const int tid = threadIdx.x;
 
-  /* Raster in groups of SG_GROUP_M tile rows: the blocks running at one time share a few
-   * panels of A and B, which then come from L2 rather than DRAM. */
-  const unsigned bid = blockIdx.x, per_group = SG_GROUP_M * p.tiles_n;
-  const unsigned first_m = bid / per_group * SG_GROUP_M;
-  const unsigned gm = min(p.tiles_m - first_m, (unsigned)SG_GROUP_M);
-  const unsigned tile_m = first_m + (bid % per_group) % gm, tile_n = (bid % per_group) / gm;
-  const size_t m0 = (size_t)tile_m * BM, n0 = (size_t)tile_n * BN;
-  const size_t kbeg = (size_t)blockIdx.y * p.kchunk;
-  const size_t kend = min(p.k, kbeg + p.kchunk);
-  const int ktiles = (int)((kend - kbeg + BK - 1) / BK);
-
-  const sg_copier ca = sg_copier_make<MODE_A, BM, BK, THREADS>(p.A, p.lda, m0, p.m, tid);
-  const sg_copier cb = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
-  const bool a_inside = m0 + BM <= p.m, b_inside = n0 + BN <= p.n; /* block-uniform */
+  /* The copies of slice s into stage buffers as, bs. FAST: a partial slice (k not a
+   * multiple of BK) is slice 0, copied with the checks in the prologue, so the main loop
+   * issues only whole slices, through one pointer per operand. */
+  const float *pa = NULL, *pb = NULL;
+  size_t sa = 0, sb = 0, stepa = 0, stepb = 0;
+  int da = 0, db = 0;
+  size_t kfirst = 0;
+  sg_copier ca, cb;
+  bool a_inside = false, b_inside = false;
+  if (FAST) {
+    kfirst = (kend - kbeg) % BK;
+    const sg_copier a0 = sg_copier_make<MODE_A, BM, BK, THREADS>(p.A, p.lda, m0, p.m, tid);
+    const sg_copier b0 = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
+    const size_t k1 = kbeg + kfirst; /* the first whole slice */
+    pa = a0.base + (MODE_A == SG_LOAD_T ? k1 : k1 * p.lda);
+    pb = b0.base + (MODE_B == SG_LOAD_T ? k1 : k1 * p.ldb);
+    sa = a0.stride;
+    sb = b0.stride;
+    stepa = MODE_A == SG_LOAD_T ? (size_t)BK : (size_t)BK * p.lda;
+    stepb = MODE_B == SG_LOAD_T ? (size_t)BK : (size_t)BK * p.ldb;
+    da = a0.tk * LDA_S + a0.tw;
+    db = b0.tk * LDB_S + b0.tw;
+    if (kfirst) {
+      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(a0, b0, true, true, As, Bs, kbeg, k1);
+    }
+  } else {
+    ca = sg_copier_make<MODE_A, BM, BK, THREADS>(p.A, p.lda, m0, p.m, tid);
+    cb = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
+    a_inside = m0 + BM <= p.m;
+    b_inside = n0 + BN <= p.n;
+  }
+  /* slice s >= 1 in the FAST path (or s == 0 without a partial slice) */
+  auto issue = [&](int s, int stage) {
+    float *as = As + stage * BK * LDA_S, *bs = Bs + stage * BK * LDB_S;
+    if (FAST) {
+      sg_copy_fast<MODE_A, BM, BK, THREADS>(as + da, pa, sa);
+      sg_copy_fast<MODE_B, BN, BK, THREADS>(bs + db, pb, sb);
+      pa += stepa;
+      pb += stepb;
+    } else {
+      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside, as, bs,
+                                                          kbeg + (size_t)s * BK, kend);
+    }
+  };
 
   /* Prologue: every stage gets a slice in flight, one commit group per slice (empty ones
    * too), so that in iteration t "all but the newest STAGES - 2 groups done" means
    * "slice t + 1 has landed". */
 #pragma unroll
   for (int s = 0; s < STAGES; s++) {
-    if (s < ktiles)
-      sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(ca, cb, a_inside, b_inside,
-                                                          As + s * BK * LDA_S,
-                                                          Bs + s * BK * LDB_S,
-                                                          kbeg + (size_t)s * BK, kend);
+    if (s < ktiles && !(FAST && s == 0 && kfirst)) issue(s, s);
     sg_cp_commit();
   }
-
-  const int warp = tid / 32, lane = tid % 32;
-  const int wm = (warp / S::WARPS_N) * S::WM + (lane / S::LN) * 4;
-  const int wn = (warp % S::WARPS_N) * S::WN + (lane % S::LN) * 4;
-  float acc[TM][TN];
-#pragma unroll
-  for (int i = 0; i < TM; i++)
-#pragma unroll
-    for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
   /* Register fragments are double-buffered: the shared reads for k + 1 are issued before
    * the TM x TN FMAs of k, so their latency hides behind this warp's own FMAs (with one or
@@ -343,31 +430,212 @@ __global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES, TM, TN>::THREADS,
 #pragma unroll
     for (int kk = 0; kk < BK; kk++) {
       const int cur = kk & 1, nxt = cur ^ 1;
+      constexpr bool SERP = (V & SG_V_SERP) != 0;
       if (kk < BK - 1) {
         sg_load_frag<TM, S::LM>(fa[nxt], a_s + (kk + 1) * LDA_S);
         sg_load_frag<TN, S::LN>(fb[nxt], b_s + (kk + 1) * LDB_S);
+        sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
       } else {
         sg_cp_wait<STAGES - 2>(); /* this thread's copies of slice t + 1 are done */
         __syncthreads(); /* everyone's are; and no warp reads slice t's stage any more */
         const int refill = t + STAGES; /* into the stage slice t leaves free */
-        if (refill < ktiles)
-          sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(
-              ca, cb, a_inside, b_inside, As + stage * BK * LDA_S, Bs + stage * BK * LDB_S,
-              kbeg + (size_t)refill * BK, kend);
+        if (refill < ktiles) issue(refill, stage);
         sg_cp_commit();
         stage = stage + 1 == STAGES ? 0 : stage + 1;
         if (t + 1 < ktiles) {
           sg_load_frag<TM, S::LM>(fa[nxt], As + stage * BK * LDA_S + wm);
           sg_load_frag<TN, S::LN>(fb[nxt], Bs + stage * BK * LDB_S + wn);
         }
+        sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
       }
-#pragma unroll
-      for (int i = 0; i < TM; i++)
-#pragma unroll
-        for (int j = 0; j < TN; j++) acc[i][j] = fmaf(fa[cur][i], fb[cur][j], acc[i][j]);
     }
   }
   sg_cp_wait<0>(); /* no copy may still target shared memory when the block exits */
+}
+
+/* The spread schedule's units of one operand's copies of a slice: T mode: a row group
+ * (BK / 8 copies of 4 bytes); D modes: one copy. */
+template <int MODE, int W, int BK, int THREADS>
+struct sg_units {
+  typedef sg_copy_plan<MODE, W, BK, THREADS> P;
+  static constexpr int N = MODE == SG_LOAD_T ? W / P::ROWS_PER_PASS : P::COUNT;
+};
+
+/* Unit u of an operand's copies: src is this thread's element 0 of the slice, stride the
+ * distance in bytes between its units' rows (it fits 32 bits: the caller checked). */
+template <int MODE, int W, int BK, int THREADS>
+__device__ __forceinline__ void sg_copy_unit(int u, float *dst, const float *src,
+                                             unsigned stride) {
+  typedef sg_copy_plan<MODE, W, BK, THREADS> P;
+  constexpr int LDS = W + SG_PAD;
+  const float *q = reinterpret_cast<const float *>(reinterpret_cast<const char *>(src) +
+                                                   (size_t)(unsigned)u * stride);
+  if (MODE == SG_LOAD_T) {
+#pragma unroll
+    for (int h = 0; h < BK / 8; h++)
+      sg_cp4_all(dst + h * 8 * LDS + u * P::ROWS_PER_PASS, q + h * 8);
+  } else if (MODE == SG_LOAD_D4) {
+    sg_cp16(dst + u * P::ROWS_PER_PASS * LDS, q);
+  } else {
+    sg_cp4_all(dst + u * P::ROWS_PER_PASS * LDS, q);
+  }
+}
+
+/* Whether the spread schedule can address an operand's units with 32-bit byte strides. */
+template <int MODE, int W, int BK, int THREADS>
+__host__ __device__ inline bool sg_spread_fits(size_t ld) {
+  return (size_t)sg_copy_plan<MODE, W, BK, THREADS>::ROWS_PER_PASS * ld * sizeof(float) *
+             sg_units<MODE, W, BK, THREADS>::N <
+         ((size_t)1 << 32);
+}
+
+/* The main loop of an interior block in the spread schedule (SG_V_FAST | SG_V_SPREAD).
+ * Stages: slice t is read from stage t % STAGES; during slice t the copies of slice
+ * t + STAGES - 1 go to stage (t - 1) % STAGES, which every warp left at the barrier that
+ * ended slice t - 1. The units are spread over k steps 0 .. BK - 2, so the shared-memory
+ * pipe never sees all of a slice's copies at once (all warps would queue them right after
+ * the barrier, and a warp that then reuses a register the queued copies still have to read
+ * waits for the queue). The pointers advance at the slice's end, long after their
+ * copies were issued. */
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int MODE_A, int MODE_B, int V>
+__device__ __forceinline__ void sg_main_loop_spread(const sg_params &p, float (&acc)[TM][TN],
+                                                    float *As, float *Bs, size_t m0, size_t n0,
+                                                    size_t kbeg, size_t kend, int ktiles,
+                                                    int wm, int wn, int tid) {
+  typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
+  constexpr int THREADS = S::THREADS, LDA_S = BM + SG_PAD, LDB_S = BN + SG_PAD;
+  typedef sg_units<MODE_A, BM, BK, THREADS> UA;
+  typedef sg_units<MODE_B, BN, BK, THREADS> UB;
+  constexpr int U = UA::N + UB::N;
+  constexpr bool SERP = (V & SG_V_SERP) != 0;
+
+  const size_t kfirst = (kend - kbeg) % BK, k1 = kbeg + kfirst;
+  const sg_copier a0 = sg_copier_make<MODE_A, BM, BK, THREADS>(p.A, p.lda, m0, p.m, tid);
+  const sg_copier b0 = sg_copier_make<MODE_B, BN, BK, THREADS>(p.B, p.ldb, n0, p.n, tid);
+  const float *pa = a0.base + (MODE_A == SG_LOAD_T ? k1 : k1 * p.lda);
+  const float *pb = b0.base + (MODE_B == SG_LOAD_T ? k1 : k1 * p.ldb);
+  const unsigned sa = (unsigned)(a0.stride * sizeof(float)), sb = (unsigned)(b0.stride * sizeof(float));
+  const size_t stepa = MODE_A == SG_LOAD_T ? (size_t)BK : (size_t)BK * p.lda;
+  const size_t stepb = MODE_B == SG_LOAD_T ? (size_t)BK : (size_t)BK * p.ldb;
+  float *const wa0 = As + a0.tk * LDA_S + a0.tw, *const wb0 = Bs + b0.tk * LDB_S + b0.tw;
+
+  /* Prologue: slices 0 .. STAGES - 2 (slice 0 partial, with checks, when k is not a
+   * multiple of BK), one commit group each. */
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < ktiles) {
+      if (s == 0 && kfirst) {
+        sg_copy_stage<MODE_A, MODE_B, BM, BN, BK, THREADS>(a0, b0, true, true, As, Bs, kbeg, k1);
+      } else {
+#pragma unroll
+        for (int u = 0; u < UA::N; u++)
+          sg_copy_unit<MODE_A, BM, BK, THREADS>(u, wa0 + s * BK * LDA_S, pa, sa);
+#pragma unroll
+        for (int u = 0; u < UB::N; u++)
+          sg_copy_unit<MODE_B, BN, BK, THREADS>(u, wb0 + s * BK * LDB_S, pb, sb);
+        pa += stepa;
+        pb += stepb;
+      }
+    }
+    sg_cp_commit();
+  }
+
+  float fa[2][TM], fb[2][TN];
+  sg_cp_wait<STAGES - 2>(); /* slice 0 */
+  __syncthreads();
+  sg_load_frag<TM, S::LM>(fa[0], As + wm);
+  sg_load_frag<TN, S::LN>(fb[0], Bs + wn);
+
+  /* Stage offsets in floats (block-uniform, so they can live in uniform registers and
+   * the shared addresses need no per-slice register of their own): slice t is read at
+   * ro_* (stage t % STAGES), slice t + STAGES - 1 is written at wo_* (stage (t - 1) % STAGES). */
+  constexpr int SA = BK * LDA_S, SB = BK * LDB_S;
+  int ro_a = 0, ro_b = 0, wo_a = (STAGES - 1) * SA, wo_b = (STAGES - 1) * SB;
+  const float *const ra = As + wm, *const rb = Bs + wn;
+  for (int t = 0; t < ktiles; t++) {
+    const bool refill = t + STAGES - 1 < ktiles;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk++) {
+      const int cur = kk & 1, nxt = cur ^ 1;
+      constexpr int G = (V & SG_V_PAIR) ? 2 : 1; /* units per cluster */
+#pragma unroll
+      for (int v = 0; v < U; v++)
+        if ((v / G) * G * (BK - 1) / U == kk && refill) {
+          if (v < UA::N)
+            sg_copy_unit<MODE_A, BM, BK, THREADS>(v, wa0 + wo_a, pa, sa);
+          else
+            sg_copy_unit<MODE_B, BN, BK, THREADS>(v - UA::N, wb0 + wo_b, pb, sb);
+        }
+      if (kk < BK - 1) {
+        sg_load_frag<TM, S::LM>(fa[nxt], ra + ro_a + (kk + 1) * LDA_S);
+        sg_load_frag<TN, S::LN>(fb[nxt], rb + ro_b + (kk + 1) * LDB_S);
+      } else {
+        if (refill) {
+          pa += stepa;
+          pb += stepb;
+        }
+        sg_cp_commit();
+        sg_cp_wait<STAGES - 2>(); /* this thread's copies of slice t + 1 are done */
+        __syncthreads(); /* everyone's are; and no warp reads slice t's stage any more */
+        wo_a = ro_a;
+        wo_b = ro_b;
+        ro_a = ro_a == (STAGES - 1) * SA ? 0 : ro_a + SA;
+        ro_b = ro_b == (STAGES - 1) * SB ? 0 : ro_b + SB;
+        if (t + 1 < ktiles) {
+          sg_load_frag<TM, S::LM>(fa[nxt], ra + ro_a);
+          sg_load_frag<TN, S::LN>(fb[nxt], rb + ro_b);
+        }
+      }
+      sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
+    }
+  }
+  sg_cp_wait<0>(); /* no copy may still target shared memory when the block exits */
+}
+
+template <int BM, int BN, int BK, int STAGES, int TM, int TN, int MODE_A, int MODE_B, int V = 0>
+__global__ void __launch_bounds__(sg_shape<BM, BN, BK, STAGES, TM, TN>::THREADS,
+                                  sg_shape<BM, BN, BK, STAGES, TM, TN>::MIN_BLOCKS)
+    sgemm_tile_kernel(const sg_params p) {
+  typedef sg_shape<BM, BN, BK, STAGES, TM, TN> S;
+  constexpr int LDA_S = BM + SG_PAD;
+  extern __shared__ float4 sg_smem4[];
+  float *const As = reinterpret_cast<float *>(sg_smem4);
+  float *const Bs = As + STAGES * BK * LDA_S;
+  const int tid = threadIdx.x;
+
+  /* Raster in groups of SG_GROUP_M tile rows: the blocks running at one time share a few
+   * panels of A and B, which then come from L2 rather than DRAM. */
+  const unsigned bid = blockIdx.x, per_group = SG_GROUP_M * p.tiles_n;
+  const unsigned first_m = bid / per_group * SG_GROUP_M;
+  const unsigned gm = min(p.tiles_m - first_m, (unsigned)SG_GROUP_M);
+  const unsigned tile_m = first_m + (bid % per_group) % gm, tile_n = (bid % per_group) / gm;
+  const size_t m0 = (size_t)tile_m * BM, n0 = (size_t)tile_n * BN;
+  const size_t kbeg = (size_t)blockIdx.y * p.kchunk;
+  const size_t kend = min(p.k, kbeg + p.kchunk);
+  const int ktiles = (int)((kend - kbeg + BK - 1) / BK);
+
+  const int warp = tid / 32, lane = tid % 32;
+  const int wm = (warp / S::WARPS_N) * S::WM + (lane / S::LN) * 4;
+  const int wn = (warp % S::WARPS_N) * S::WN + (lane % S::LN) * 4;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; i++)
+#pragma unroll
+    for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
+
+  const bool interior = m0 + BM <= p.m && n0 + BN <= p.n; /* block-uniform */
+  if ((V & SG_V_FAST) && (V & SG_V_SPREAD) && interior &&
+      sg_spread_fits<MODE_A, BM, BK, S::THREADS>(p.lda) &&
+      sg_spread_fits<MODE_B, BN, BK, S::THREADS>(p.ldb))
+    sg_main_loop_spread<BM, BN, BK, STAGES, TM, TN, MODE_A, MODE_B, V>(p, acc, As, Bs, m0, n0,
+                                                                       kbeg, kend, ktiles, wm,
+                                                                       wn, tid);
+  else if ((V & SG_V_FAST) && !(V & SG_V_SPREAD) && interior)
+    sg_main_loop<BM, BN, BK, STAGES, TM, TN, MODE_A, MODE_B, true, V>(p, acc, As, Bs, m0, n0, kbeg,
+                                                                   kend, ktiles, wm, wn, tid);
+  else
+    sg_main_loop<BM, BN, BK, STAGES, TM, TN, MODE_A, MODE_B, false, V>(p, acc, As, Bs, m0, n0, kbeg,
+                                                                    kend, ktiles, wm, wn, tid);
 
   /* Epilogue: row i of acc is tile row wm + (i / 4) * LM * 4 + i % 4, column group g is
    * wn + g * LN * 4. Partials of a split go raw to the workspace. */
