@@ -3,8 +3,8 @@
 
 Input: a CSV with a header n,step,name,ms,tflops,of_cublas (the rows of
 `parprim ladder sgemm --csv --n N` for several N, with the size in front), as kept in
-docs/benchmarks/h100-sgemm-ladder.csv. Variants (ids starting with 'v') are left out
-unless named after the PNG.
+docs/benchmarks/h100-sgemm-ladder.csv. Variants (ids that are not plain numbers: v.., f..,
+s..) are left out unless named after the PNG.
 usage: scripts/plot_sgemm.py CSV PNG [VARIANT_ID ...]
 """
 import csv
@@ -24,13 +24,13 @@ def main():
     series = defaultdict(dict)  # (step, name) -> {n: tflops}
     with open(sys.argv[1], newline="") as f:
         for row in csv.DictReader(f):
-            if row["step"].startswith("v") and row["step"] not in keep:
+            if not row["step"].isdigit() and row["step"] not in keep:
                 continue
             series[(row["step"], row["name"])][int(row["n"])] = float(row["tflops"])
     fig, ax = plt.subplots(figsize=(12, 5.5))
     def order(kv):
         step = kv[0][0]
-        return (step.startswith("v"), int(step.lstrip("v")))
+        return (not step.isdigit(), step.rstrip("0123456789"), int(step.lstrip("vfs")))
 
     colors = plt.cm.tab20.colors
     for idx, ((step, name), pts) in enumerate(sorted(series.items(), key=order)):
