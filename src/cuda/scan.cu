@@ -1,13 +1,20 @@
 /* scan.cu — pp_scan, pp_select, pp_select_flagged and pp_partition on the GPU.
  *
  * Every call is one pass over the data with decoupled look-back (Merrill & Garland,
- * "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes the
- * next tile from an atomic counter (so the tiles before it are running or done), scans it
- * in registers and shared memory, publishes the tile's aggregate, and its first warp then
- * reads the descriptors of the preceding tiles 32 at a time, adding aggregates until it
- * meets a tile that has published its inclusive prefix. Compaction and partition are the
- * same pass: the flags are counted instead of values summed, and the kept elements are
- * packed in shared memory and written out contiguously.
+ * "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016): each block takes one
+ * tile (tile = blockIdx.x: blocks are dispatched in index order, so the tiles before it are
+ * running or done), scans it in registers and shared memory, publishes the tile's
+ * aggregate, and its first warp then reads the descriptors of the preceding tiles 32 at a
+ * time, adding aggregates until it meets a tile that has published its inclusive prefix.
+ * Compaction and partition are the same pass: the flags are counted instead of values
+ * summed, and the kept elements are packed in shared memory and written out contiguously.
+ *
+ * What the look-back costs is not the waiting but the polling: without any waiting (a
+ * diagnostic build) the scan streams at the speed of a copy. Each tile's descriptor has an
+ * L2 line of its own (PP_LOOKBACK_STRIDE), so that the polls of the ~500 tiles in flight
+ * do not queue at the few L2 slices holding packed descriptors, and a warp sleeps before
+ * its first poll and between polls; the scan also publishes its aggregate before its block
+ * scan, so its successors find it sooner.
  *
  * Tile layout ("striped vectors"): a tile is VECS segments of THREADS 16-byte vectors;
  * thread t holds vector t of each segment, so every load and store is one fully
@@ -53,6 +60,12 @@
 #ifndef PP_SELECT_VECS
 #define PP_SELECT_VECS 4
 #endif
+#ifndef PP_FLAG_VECS /* select_flagged: 16-byte vectors of flags per thread, blocks per SM */
+#define PP_FLAG_VECS 4
+#endif
+#ifndef PP_FLAG_MIN_BLOCKS
+#define PP_FLAG_MIN_BLOCKS 5
+#endif
 /* 0: streaming (evict-first) 16-byte loads and stores; 1: default caching */
 #ifndef PP_SCAN_CACHE
 #define PP_SCAN_CACHE 0
@@ -66,15 +79,30 @@
 #ifndef PP_SCAN_DYNAMIC_TILES
 #define PP_SCAN_DYNAMIC_TILES 0
 #endif
+/* 1: the scan publishes its tile's aggregate before its block scan (0: after it) */
+#ifndef PP_SCAN_EARLY_AGG
+#define PP_SCAN_EARLY_AGG 1
+#endif
 #define SCAN_THREADS PP_SCAN_THREADS
 #define SCAN_VECS PP_SCAN_VECS
 #define SELECT_VECS PP_SELECT_VECS
+#define FLAG_VECS PP_FLAG_VECS
 #define SCAN_WARPS (SCAN_THREADS / PP_WARP)
 /* bytes of one tile of V vectors per thread */
 #define TILE_BYTES(V) (SCAN_THREADS * (V) * 16)
 
-/* The look-back buffer: the tile counter, then one 16-byte descriptor slot per tile. */
+/* The look-back buffer: the tile counter, then one descriptor slot per tile. */
 #define LOOKBACK_HEADER 256
+/* Bytes from one tile's descriptor to the next (8 or 16: packed; 128: one L2 line each).
+ * Packed, the descriptors of the tiles in flight share a few lines, and the polls of
+ * every block waiting on them queue at the L2 slices that hold those lines, slowing the
+ * data streaming through the same slices: on the H100 at 2^28, u32 scan 0.853 -> 0.761 ms
+ * and f32 select 0.736 -> 0.707 ms going from packed to 128 (docs/benchmarks/h100-scan.md). */
+#ifndef PP_LOOKBACK_STRIDE
+#define PP_LOOKBACK_STRIDE 128
+#endif
+#define NARROW_SLOT (PP_LOOKBACK_STRIDE > 8 ? PP_LOOKBACK_STRIDE : 8)
+#define WIDE_SLOT (PP_LOOKBACK_STRIDE > 16 ? PP_LOOKBACK_STRIDE : 16)
 /* Narrow status words hold the epoch in 30 bits; after that many calls they are cleared. */
 #define EPOCH_LIMIT (1u << 30)
 /* scratch offset of the partition count accumulator (reduce.cu uses [0, 8) and [256, ..)) */
@@ -97,13 +125,14 @@ struct desc<C, false> {
     uint32_t bits;
     memcpy(&bits, &v, 4);
     unsigned long long w = ((unsigned long long)((epoch << 2) | (uint32_t)status) << 32) | bits;
-    unsigned long long *p = (unsigned long long *)base + tile;
+    unsigned long long *p = (unsigned long long *)((char *)base + tile * NARROW_SLOT);
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
   }
   /* true when tile's descriptor belongs to this call; then *status and *v are set */
   static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
                                               int *status, C *v) {
-    const unsigned long long *p = (const unsigned long long *)base + tile;
+    const unsigned long long *p =
+        (const unsigned long long *)((const char *)base + tile * NARROW_SLOT);
     unsigned long long w;
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
     uint32_t tag = (uint32_t)(w >> 32), bits = (uint32_t)w;
@@ -119,13 +148,14 @@ struct desc<C, true> {
                                                  int status, C v) {
     unsigned long long tag = ((unsigned long long)epoch << 2) | (unsigned)status, bits;
     memcpy(&bits, &v, 8);
-    unsigned long long *p = (unsigned long long *)base + 2 * tile;
+    unsigned long long *p = (unsigned long long *)((char *)base + tile * WIDE_SLOT);
     asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(tag), "l"(bits)
                  : "memory");
   }
   static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
                                               int *status, C *v) {
-    const unsigned long long *p = (const unsigned long long *)base + 2 * tile;
+    const unsigned long long *p =
+        (const unsigned long long *)((const char *)base + tile * WIDE_SLOT);
     unsigned long long tag, bits;
     asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
                  : "=l"(tag), "=l"(bits)
@@ -143,23 +173,42 @@ struct desc<C, true> {
 #ifndef PP_LOOKBACK_PER_LANE
 #define PP_LOOKBACK_PER_LANE 1
 #endif
+/* Nanoseconds before the first poll and between polls of descriptors not yet published.
+ * Polling soon and often costs the whole kernel bandwidth (docs/benchmarks/h100-scan.md):
+ * on the H100 at 2^28, u32 scan 0.900 ms with 0 / 16 ns, 0.848 ms with 700 / 300 ns. */
+#ifndef PP_LOOKBACK_SLEEP
+#define PP_LOOKBACK_SLEEP 300
+#endif
+#ifndef PP_LOOKBACK_FIRST_SLEEP
+#define PP_LOOKBACK_FIRST_SLEEP 700
+#endif
+/* Diagnostic only (wrong results): every tile takes the identity as its prefix, so the
+ * kernel runs without waiting on its predecessors. */
+#ifndef PP_LOOKBACK_DIAG_NOWAIT
+#define PP_LOOKBACK_DIAG_NOWAIT 0
+#endif
 
-/* Called by all lanes of one warp: publish this tile's aggregate, wait for and combine
+/* One thread: publish this tile's aggregate (tile 0: its inclusive prefix). */
+template <typename CombC>
+__device__ __forceinline__ void look_back_publish(void *descs, size_t tile, uint32_t epoch,
+                                                  typename CombC::Acc aggregate) {
+  typedef desc<typename CombC::Acc> D;
+  D::publish(descs, tile, epoch, tile == 0 || PP_LOOKBACK_DIAG_NOWAIT ? ST_PREFIX : ST_AGGREGATE,
+             aggregate);
+}
+
+/* Called by all lanes of one warp once the aggregate is published: wait for and combine
  * the preceding tiles' values, publish the inclusive prefix. Returns the exclusive prefix
  * (the identity for tile 0) in every lane. CombC: identity() and combine() of the carry. */
-
 template <typename CombC>
 __device__ __forceinline__ typename CombC::Acc
-look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
+look_back_wait(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
   typedef typename CombC::Acc C;
   typedef desc<C> D;
   constexpr int K = PP_LOOKBACK_PER_LANE;
   const int lane = threadIdx.x % PP_WARP;
-  if (tile == 0) {
-    if (lane == 0) D::publish(descs, 0, epoch, ST_PREFIX, aggregate);
-    return CombC::identity();
-  }
-  if (lane == 0) D::publish(descs, tile, epoch, ST_AGGREGATE, aggregate);
+  if (tile == 0 || PP_LOOKBACK_DIAG_NOWAIT) return CombC::identity();
+  if (PP_LOOKBACK_FIRST_SLEEP > 0) __nanosleep(PP_LOOKBACK_FIRST_SLEEP);
   C acc = CombC::identity();
   long long newest = (long long)tile - 1;
   for (;;) {
@@ -179,7 +228,7 @@ look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregat
 #pragma unroll
       for (int k = 0; k < K; k++) all = all && ok[k];
       if (__all_sync(0xffffffffu, all)) break;
-      __nanosleep(16);
+      __nanosleep(PP_LOOKBACK_SLEEP);
 #pragma unroll
       for (int k = 0; k < K; k++) {
         const long long t = newest - lane * K - k;
@@ -204,6 +253,14 @@ look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregat
   }
   if (lane == 0) D::publish(descs, tile, epoch, ST_PREFIX, CombC::combine(acc, aggregate));
   return acc;
+}
+
+/* Both, by all lanes of one warp. */
+template <typename CombC>
+__device__ __forceinline__ typename CombC::Acc
+look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
+  if (threadIdx.x % PP_WARP == 0) look_back_publish<CombC>(descs, tile, epoch, aggregate);
+  return look_back_wait<CombC>(descs, tile, epoch, aggregate);
 }
 
 /* The next tile for this block, from the counter in the look-back header; the block that
@@ -376,6 +433,7 @@ template <typename C>
 struct scan_smem {
   C warp_total[SCAN_VECS * SCAN_WARPS];
   C warp_prefix[SCAN_VECS * SCAN_WARPS];
+  C warp_sum[SCAN_WARPS];
   C tile_prefix;
 };
 
@@ -397,8 +455,48 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
 
-  /* each vector's total, then each segment's exclusive prefix within the warp */
   L lane_prefix[SCAN_VECS];
+#if PP_SCAN_EARLY_AGG
+  /* The tile's total first (thread sums, one warp reduction, one barrier), so that its
+   * aggregate is out before the block scan; warp 0 then scans its own vectors while the
+   * aggregates of the tiles before it arrive, and every warp scans the segment totals
+   * itself after the look-back (no third barrier). */
+  L vsum[SCAN_VECS];
+  L all = Op::id_local();
+#pragma unroll
+  for (int v = 0; v < SCAN_VECS; v++) {
+    L s = Op::id_local();
+#pragma unroll
+    for (int c = 0; c < VW; c++)
+      if (c < cnt[v]) s = Op::add_local(s, L(x[v].e[c]));
+    vsum[v] = s;
+    all = Op::add_local(all, s);
+  }
+  all = pp_warp_allreduce<local_of<Op>>(all);
+  if (lane == 0) sm.warp_sum[warp] = C(all);
+  __syncthreads();
+  C aggregate = Op::id_carry();
+  if (warp == 0) {
+    aggregate = lane < SCAN_WARPS ? sm.warp_sum[lane] : Op::id_carry();
+    aggregate = pp_warp_allreduce<carry_of<Op>>(aggregate);
+    if (lane == 0) look_back_publish<carry_of<Op>>(descs, tile, epoch, aggregate);
+  }
+#pragma unroll
+  for (int v = 0; v < SCAN_VECS; v++) {
+    L inc = pp_warp_scan_inclusive<local_of<Op>>(vsum[v]);
+    L exc = pp_shfl<PP_SHFL_UP>(inc, 1);
+    lane_prefix[v] = lane == 0 ? Op::id_local() : exc;
+    if (lane == PP_WARP - 1) sm.warp_total[v * SCAN_WARPS + warp] = C(inc);
+  }
+  if (warp == 0) {
+    C p = look_back_wait<carry_of<Op>>(descs, tile, epoch, aggregate);
+    if (lane == 0) sm.tile_prefix = p;
+  }
+  __syncthreads();
+  totals_scan<carry_of<Op>, SCAN_VECS> ts;
+  ts.run(sm.warp_total);
+#else
+  /* each vector's total, then each segment's exclusive prefix within the warp */
 #pragma unroll
   for (int v = 0; v < SCAN_VECS; v++) {
     L s = Op::id_local();
@@ -420,12 +518,17 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
     if (lane == 0) sm.tile_prefix = p;
   }
   __syncthreads();
+#endif
 
 #pragma unroll
   for (int v = 0; v < SCAN_VECS; v++) {
     /* one rounding of the carried prefix into the tile's type, then local additions */
-    L b = Op::add_local(L(Op::add_carry(sm.tile_prefix, sm.warp_prefix[v * SCAN_WARPS + warp])),
-                        lane_prefix[v]);
+#if PP_SCAN_EARLY_AGG
+    const C seg_prefix = ts.prefix_of(v * SCAN_WARPS + warp);
+#else
+    const C seg_prefix = sm.warp_prefix[v * SCAN_WARPS + warp];
+#endif
+    L b = Op::add_local(L(Op::add_carry(sm.tile_prefix, seg_prefix)), lane_prefix[v]);
     L run = Op::id_local();
     vec16<T> y;
 #pragma unroll
@@ -643,13 +746,13 @@ count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *co
  * them word by word (W: the widest word dividing the record), consecutive threads
  * writing consecutive words. */
 template <typename W>
-__global__ void __launch_bounds__(SCAN_THREADS, PP_SELECT_MIN_BLOCKS)
+__global__ void __launch_bounds__(SCAN_THREADS, PP_FLAG_MIN_BLOCKS)
 flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_t n, W *out,
                uint64_t *count, size_t num_tiles, bool aligned, void *descs, unsigned *counter,
                uint32_t epoch) {
-  constexpr int TILE = TILE_BYTES(SELECT_VECS);
+  constexpr int TILE = TILE_BYTES(FLAG_VECS);
   extern __shared__ uint16_t which[]; /* TILE entries: dynamic, as it may pass 48 KB */
-  __shared__ uint32_t warp_total[SELECT_VECS * SCAN_WARPS];
+  __shared__ uint32_t warp_total[FLAG_VECS * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
   const int warp = threadIdx.x / PP_WARP;
@@ -657,12 +760,12 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
 
-  vec16<uint8_t> f[SELECT_VECS];
-  int cnt[SELECT_VECS];
-  load_tile<uint8_t, SELECT_VECS>(flags, n, base, aligned && full, f, cnt);
-  uint32_t kept[SELECT_VECS], rank_base[SELECT_VECS];
+  vec16<uint8_t> f[FLAG_VECS];
+  int cnt[FLAG_VECS];
+  load_tile<uint8_t, FLAG_VECS>(flags, n, base, aligned && full, f, cnt);
+  uint32_t kept[FLAG_VECS], rank_base[FLAG_VECS];
 #pragma unroll
-  for (int v = 0; v < SELECT_VECS; v++) {
+  for (int v = 0; v < FLAG_VECS; v++) {
     kept[v] = 0;
 #pragma unroll
     for (int c = 0; c < 16; c++)
@@ -674,7 +777,7 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
     if (threadIdx.x == 0) tile_prefix = p;
   }
 #pragma unroll
-  for (int v = 0; v < SELECT_VECS; v++) {
+  for (int v = 0; v < FLAG_VECS; v++) {
     const uint32_t pos0 = (uint32_t)vec_first<uint8_t>(0, v);
     uint32_t m = kept[v];
     uint32_t r = rank_base[v];
@@ -695,7 +798,7 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
 }
 
-static_assert(TILE_BYTES(SELECT_VECS) <= 65536, "tile positions fit uint16_t");
+static_assert(TILE_BYTES(FLAG_VECS) <= 65536, "tile positions fit uint16_t");
 
 /* ---- host side ------------------------------------------------------------------------ */
 
@@ -706,7 +809,7 @@ static pp_status lookback_begin(pp_context *ctx, const char *fn, size_t tiles, v
   if (tiles > (size_t)INT32_MAX)
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: n needs %zu tiles, more than a grid holds",
                    fn, tiles);
-  size_t need = LOOKBACK_HEADER + tiles * 16;
+  size_t need = LOOKBACK_HEADER + tiles * WIDE_SLOT;
   if (need > st->lookback_bytes) {
     size_t bytes = need < 2 * st->lookback_bytes ? 2 * st->lookback_bytes : need;
     if (bytes < ((size_t)1 << 20)) bytes = (size_t)1 << 20;
@@ -866,13 +969,13 @@ template <typename W>
 static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *in,
                                 const uint8_t *flags, size_t n, void *out, uint64_t *count) {
   pp_cuda_state *st = pp_cuda(ctx);
-  const size_t tiles = pp_ceil_div(n, (size_t)TILE_BYTES(SELECT_VECS));
+  const size_t tiles = pp_ceil_div(n, (size_t)TILE_BYTES(FLAG_VECS));
   void *descs;
   unsigned *counter;
   uint32_t epoch;
   pp_status s = lookback_begin(ctx, "pp_select_flagged", tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
-  const size_t smem = TILE_BYTES(SELECT_VECS) * sizeof(uint16_t);
+  const size_t smem = TILE_BYTES(FLAG_VECS) * sizeof(uint16_t);
   static bool smem_set = false; /* a benign race sets the same attribute */
   if (!smem_set) {
     PP_CUDA_TRY(ctx, cudaFuncSetAttribute(flagged_kernel<W>,
