@@ -400,8 +400,11 @@ static void test_rows(pp_context *ctx) {
  * on the candidates); one array of 16384 < n < 2^22 and rows of cols >= 16384, k small
  * beside them (segments: each block filters part of a row into a slot of its own, one
  * block per row gathers the slots) — 4 x 32768 and 3 x 65541 rows are cut into 4 and 8
- * segments, the latter at unaligned offsets and with a short last one. The sizes make the
- * strided sample land on every 16th index, where the spikes and holes are. k is taken on
+ * segments, the latter at unaligned offsets and with a short last one. The sample reads
+ * runs of one 32-byte sector in the middle of equal parts, which miss the spikes (every
+ * 16th index): they then overflow the slots and buffers, and the fallbacks (the same code
+ * as for fewer than k candidates) read the input; with PARPRIM_TOPK_RUNS=0 the sample
+ * reads every 16th index instead and holes defeat it too. k is taken on
  * both sides of each switch for f32 (n / 256 for 2^22; 3000 and 4000 for 2^18; 4000 and
  * 5000 for rows of 32768; 1024 and 8000 for 65541), and where a smaller sample per thread
  * takes over (64, 1000). One 64-bit key type, so that both composite widths run. Runs on

@@ -210,12 +210,67 @@ __device__ __forceinline__ unsigned block_exclusive_sum(unsigned v, unsigned *sc
   return before + x - v;
 }
 
-/* Sorts s[0..n) descending; n a power of two. Bitonic: log2(n)(log2(n)+1)/2 steps, each
- * n/2 compare-exchanges spread over the block. */
+/* x from lane ^ m of the warp (64 or 128 bits) */
+template <typename CT>
+__device__ __forceinline__ CT shfl_xor_ct(CT x, int m) {
+  if constexpr (sizeof(CT) == 8) {
+    return (CT)__shfl_xor_sync(0xffffffffu, (unsigned long long)x, m);
+  } else {
+    const unsigned long long lo = __shfl_xor_sync(0xffffffffu, (unsigned long long)x, m);
+    const unsigned long long hi = __shfl_xor_sync(0xffffffffu, (unsigned long long)(x >> 64), m);
+    return ((CT)hi << 64) | (CT)lo;
+  }
+}
+
+/* One bitonic compare-exchange of stride st < 32 between lanes: the lane with bit st clear
+ * holds the lower position and keeps the larger when desc. */
+template <typename CT>
+__device__ __forceinline__ CT warp_cmpx(CT x, unsigned st, bool desc, unsigned lane) {
+  const CT y = shfl_xor_ct(x, (int)st);
+  const bool take_max = ((lane & st) == 0) == desc;
+  return (x > y) == take_max ? x : y;
+}
+
+/* Bitonic steps of stride below 32 on s[0..n), inside warps: each warp takes 32-element
+ * chunks, one element per lane, and exchanges through shuffles (no barrier between the
+ * steps). size 0: every step of the sizes 2..min(n, 32); size >= 64: the strides 16..1 of
+ * that size. The direction of position i in a step of size sz is descending when
+ * (i & sz) == 0. */
 template <typename CT, int THREADS>
-__device__ void block_sort_desc(CT *s, unsigned n) {
-  for (unsigned size = 2; size <= n; size <<= 1)
-    for (unsigned stride = size >> 1; stride > 0; stride >>= 1) {
+__device__ __forceinline__ void warp_bitonic(CT *s, unsigned n, unsigned size) {
+  const unsigned lane = threadIdx.x % PP_WARP;
+  for (unsigned c = threadIdx.x / PP_WARP; c * PP_WARP < n; c += THREADS / PP_WARP) {
+    const unsigned i = c * PP_WARP + lane;
+    CT x = i < n ? s[i] : (CT)0; /* n < 32: the lanes past n only pair among themselves */
+    if (size) {
+      const bool desc = (i & size) == 0;
+#pragma unroll
+      for (unsigned st = PP_WARP / 2; st > 0; st >>= 1) x = warp_cmpx(x, st, desc, lane);
+    } else if (n >= PP_WARP) {
+#pragma unroll
+      for (unsigned sz = 2; sz <= PP_WARP; sz <<= 1)
+#pragma unroll
+        for (unsigned st = sz / 2; st > 0; st >>= 1) x = warp_cmpx(x, st, (i & sz) == 0, lane);
+    } else {
+      for (unsigned sz = 2; sz <= n; sz <<= 1)
+        for (unsigned st = sz / 2; st > 0; st >>= 1) x = warp_cmpx(x, st, (i & sz) == 0, lane);
+    }
+    if (i < n) s[i] = x;
+  }
+}
+
+/* Sorts s[0..n) descending; n a power of two. Bitonic: log2(n)(log2(n)+1)/2 steps; those
+ * of stride >= 32 go through shared memory (n/2 compare-exchanges spread over the block,
+ * a barrier each), those below 32 through shuffles inside warps (one barrier for the
+ * steps of one size): 15 barriers for n = 512 instead of 45. Ends with a barrier when
+ * n > 1. */
+template <typename CT, int THREADS>
+__device__ __noinline__ void block_sort_desc(CT *s, unsigned n) {
+  if (n < 2) return;
+  warp_bitonic<CT, THREADS>(s, n, 0);
+  __syncthreads();
+  for (unsigned size = 2 * PP_WARP; size <= n; size <<= 1) {
+    for (unsigned stride = size >> 1; stride >= PP_WARP; stride >>= 1) {
       for (unsigned t = threadIdx.x; t < n / 2; t += THREADS) {
         const unsigned i = 2 * t - (t & (stride - 1)), j = i + stride;
         const bool desc = (i & size) == 0;
@@ -227,6 +282,9 @@ __device__ void block_sort_desc(CT *s, unsigned n) {
       }
       __syncthreads();
     }
+    warp_bitonic<CT, THREADS>(s, n, size);
+    __syncthreads();
+  }
 }
 
 static __host__ __device__ inline unsigned pow2_at_least(size_t n) {
@@ -547,17 +605,24 @@ topk_finish_kernel(const T *in, size_t k, sel_state<typename comp<T, IB>::CT> *s
  * it is that sample unless two of the top r samples share a thread (about r^2 / 2 THREADS
  * collisions for g > 1), which only lowers it a little. A sorted row's top samples lie in
  * distinct threads (j = S - 1, S - 2, ...). All threads call; s may be reused after. */
+/* runs: the S samples are S / G runs of G = 32 / sizeof(T) adjacent elements (one 32-byte
+ * sector when x is aligned), run p at the middle of the p-th of S / G equal parts; sample j
+ * is element j % G of run j / G. A thread's g samples still lie in g distinct parts, and
+ * the sectors read are G times fewer. */
 template <typename T, int IB, int THREADS>
 __device__ typename comp<T, IB>::CT sample_threshold(const T *x, size_t cols, uint64_t flip,
-                                                     unsigned g, unsigned r,
+                                                     unsigned g, unsigned r, bool runs,
                                                      typename comp<T, IB>::CT *s) {
   typedef comp<T, IB> C;
   typedef typename C::CT CT;
-  const size_t step = cols / ((size_t)THREADS * g);
+  constexpr size_t G = 32 / sizeof(T);
+  const size_t S = (size_t)THREADS * g, step = cols / S, rstep = cols / (S / G);
   CT best = 0; /* below every composite */
 #pragma unroll 4
   for (unsigned q = 0; q < g; q++) {
-    const size_t i = step * (threadIdx.x + (size_t)THREADS * q) + step / 2;
+    const size_t j = threadIdx.x + (size_t)THREADS * q;
+    const size_t i = runs ? (rstep * (j / G) + (rstep - G) / 2) / G * G + j % G
+                          : step * j + step / 2;
     const CT c = C::make(x[i], i, flip);
     best = c > best ? c : best;
   }
@@ -642,11 +707,76 @@ struct stage_sink {
   }
 };
 
+/* Element j of the 16-byte vector w (j < 16 / sizeof(T)). */
+template <typename T>
+__device__ __forceinline__ T elem_of(const uint4 &w, unsigned j) {
+  const auto word = [&](unsigned q) {
+    return (q & 2) ? ((q & 1) ? w.w : w.z) : ((q & 1) ? w.y : w.x);
+  };
+  T r;
+  if constexpr (sizeof(T) == 4) {
+    const uint32_t b = word(j);
+    memcpy(&r, &b, 4);
+  } else if constexpr (sizeof(T) == 8) {
+    const uint64_t b = ((uint64_t)word(2 * j + 1) << 32) | word(2 * j);
+    memcpy(&r, &b, 8);
+  } else {
+    static_assert(sizeof(T) == 1, "1, 4 or 8 bytes");
+    const uint32_t b = word(j / 4) >> (8 * (j % 4));
+    r = (T)(b & 0xFFu);
+  }
+  return r;
+}
+
+/* reach(x): whether the key of x (image ^ flip, as in the composite) may reach tk, the
+ * threshold's key: true whenever it does (a superset: the caller tests the composite).
+ * Integers compare keys; floats compare values with the threshold's value tv (the image's
+ * inverse), one instruction: largest: !(x < tv), true for x >= tv (-0.0 == +0.0) and for
+ * NaN (the largest key); smallest: the same on -x and -tv, true for x <= tv and, a
+ * superset, for NaN. A NaN threshold passes everything. */
+template <typename T, typename KT>
+struct key_reaches {
+  KT tk, fl;
+  __device__ __forceinline__ key_reaches(KT tk_, uint64_t flip) : tk(tk_), fl((KT)flip) {}
+  __device__ __forceinline__ bool operator()(T x) const {
+    return (KT)((KT)key_of<T>::image(x) ^ fl) >= tk;
+  }
+};
+template <typename KT>
+struct key_reaches<float, KT> {
+  uint32_t sg; /* sign bit flipped for the smallest (x -> -x, exact) */
+  float tv;    /* the threshold's value, sign flipped alike */
+  __device__ __forceinline__ key_reaches(KT tk, uint64_t flip) {
+    const uint32_t k = (uint32_t)tk ^ (uint32_t)flip; /* the threshold's image */
+    sg = flip ? 0x80000000u : 0u;
+    tv = __uint_as_float(((k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k) ^ sg);
+  }
+  __device__ __forceinline__ bool operator()(float x) const {
+    return !(__uint_as_float(__float_as_uint(x) ^ sg) < tv);
+  }
+};
+template <typename KT>
+struct key_reaches<double, KT> {
+  uint64_t sg;
+  double tv;
+  __device__ __forceinline__ key_reaches(KT tk, uint64_t flip) {
+    const uint64_t k = (uint64_t)tk ^ flip;
+    sg = flip ? 0x8000000000000000ull : 0ull;
+    tv = __longlong_as_double(
+        (long long)(((k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k) ^ sg));
+  }
+  __device__ __forceinline__ bool operator()(double x) const {
+    return !(__longlong_as_double((long long)((uint64_t)__double_as_longlong(x) ^ sg)) < tv);
+  }
+};
+
 /* One read of x[0..n) (element i has index ibase + i): x[0..head) and the tail after the
  * nvec 16-byte vectors (x + head is 16-byte aligned, head <= n) are done by the first
  * warp of the block if edges, vectors tile0, tile0 + tstep, ... (tiles of THREADS x UNROLL
  * vectors) by the block, UNROLL loads in flight per thread. Elements whose composite is
- * >= thr go to sink (they are rare). Every thread of the block calls. */
+ * >= thr go to sink (they are rare). The common test is one compare of the element's key
+ * (key_reaches); only the elements that pass it build their composite. Every thread of
+ * the block calls. */
 template <typename T, int IB, int THREADS, int UNROLL, typename Sink>
 __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, size_t nvec,
                                              uint64_t flip, typename comp<T, IB>::CT thr,
@@ -659,6 +789,9 @@ __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, 
     uint4 u;
     T e[V];
   };
+  static_assert(UNROLL * V <= 64, "one bit per element of a tile in 64 bits");
+  typedef typename std::conditional<(key_of<T>::BITS <= 32), uint32_t, uint64_t>::type KT;
+  const key_reaches<T, KT> reach((KT)(thr >> IB), flip);
   const uint4 *vin = reinterpret_cast<const uint4 *>(x + head);
   const size_t tile_v = (size_t)THREADS * UNROLL, i0 = ibase + head;
   /* the loop bound is uniform over the block, so whole warps reach the sink */
@@ -670,23 +803,30 @@ __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, 
       const size_t q = q0 + (size_t)u * THREADS;
       v[u].u = q < nvec ? __ldcs(vin + q) : make_uint4(0u, 0u, 0u, 0u);
     }
-    bool any = false;
+    /* bit u V + j: element j of vector u may reach the threshold (its key does; a superset
+     * of the candidates, since c >= thr needs key(c) >= key(thr)) */
+    unsigned long long hits = 0;
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
-      const size_t q = q0 + (size_t)u * THREADS;
+      const bool in_range = q0 + (size_t)u * THREADS < nvec;
 #pragma unroll
-      for (int j = 0; j < V; j++) any |= q < nvec && C::make(v[u].e[j], i0 + q * V + j, flip) >= thr;
+      for (int j = 0; j < V; j++)
+        hits |= (in_range && reach(v[u].e[j])) ? 1ull << (u * V + j) : 0ull;
     }
-    if (__any_sync(0xffffffffu, any)) { /* rare: recompute and keep */
+    /* rare (about one element in a hundred for the row cases): one hit per lane and round,
+     * its composite tested exactly and kept */
+    const size_t ib = i0 + q0 * V; /* index of element 0 of vector 0 */
+    while (__any_sync(0xffffffffu, hits != 0)) {
+      const bool has = hits != 0;
+      const int b = has ? __ffsll((long long)hits) - 1 : 0;
+      hits &= hits - 1;
+      const int u = b / V, j = b % V;
+      uint4 w = v[0].u; /* v[u] without indexing v at run time (it stays in registers) */
 #pragma unroll
-      for (int u = 0; u < UNROLL; u++) {
-        const size_t q = q0 + (size_t)u * THREADS;
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-          const CT c = C::make(v[u].e[j], i0 + q * V + j, flip);
-          sink.push(q < nvec && c >= thr, c);
-        }
-      }
+      for (int a = 1; a < UNROLL; a++)
+        if (a == u) w = v[a].u;
+      const CT c = C::make(elem_of<T>(w, (unsigned)j), ib + (size_t)u * THREADS * V + j, flip);
+      sink.push(has && c >= thr, c);
     }
   }
   if (edges && threadIdx.x < PP_WARP) {
@@ -703,10 +843,10 @@ __device__ __forceinline__ void filter_range(const T *x, size_t n, size_t head, 
 /* One block: the threshold of S = FIN_THREADS g samples of the input. */
 template <typename T, int IB>
 __global__ void __launch_bounds__(FIN_THREADS)
-topk_sample_kernel(const T *in, size_t n, unsigned g, unsigned r, uint64_t flip,
+topk_sample_kernel(const T *in, size_t n, unsigned g, unsigned r, bool runs, uint64_t flip,
                    sel_state<typename comp<T, IB>::CT> *st) {
   __shared__ typename comp<T, IB>::CT s[FIN_THREADS];
-  const typename comp<T, IB>::CT thr = sample_threshold<T, IB, FIN_THREADS>(in, n, flip, g, r, s);
+  const typename comp<T, IB>::CT thr = sample_threshold<T, IB, FIN_THREADS>(in, n, flip, g, r, runs, s);
   if (threadIdx.x == 0) st->thresh = thr;
 }
 
@@ -743,13 +883,13 @@ topk_filter_kernel(const T *in, size_t n, size_t head, size_t nvec, uint64_t fli
 template <typename T, int IB>
 __global__ void __launch_bounds__(SEG_THREADS)
 topk_seg_kernel(const T *in, size_t cols, unsigned P, size_t seg_len, uint64_t flip, unsigned g,
-                unsigned r, typename comp<T, IB>::CT *cand, unsigned *counts, unsigned cap) {
+                unsigned r, bool runs, typename comp<T, IB>::CT *cand, unsigned *counts, unsigned cap) {
   typedef typename comp<T, IB>::CT CT;
   __shared__ CT s[SEG_THREADS];
   __shared__ unsigned cnt;
   const size_t row = blockIdx.x / P, s0 = (size_t)(blockIdx.x % P) * seg_len;
   const T *x = in + row * cols;
-  const CT thr = sample_threshold<T, IB, SEG_THREADS>(x, cols, flip, g, r, s);
+  const CT thr = sample_threshold<T, IB, SEG_THREADS>(x, cols, flip, g, r, runs, s);
   if (threadIdx.x == 0) cnt = 0;
   __syncthreads();
   const size_t n = cols - s0 < seg_len ? cols - s0 : seg_len;
@@ -855,7 +995,7 @@ struct row_gather {
 template <typename T, int IB, int THREADS>
 __global__ void __launch_bounds__(THREADS)
 topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uint64_t *idxs,
-                 unsigned fcap, unsigned mcap, int hist_mode,
+                 unsigned fcap, unsigned mcap, int hist_mode, bool skip,
                  row_gather<typename comp<T, IB>::CT> src) {
   typedef comp<T, IB> C;
   typedef typename C::CT CT;
@@ -929,6 +1069,40 @@ topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uin
       count = m;
     }
     __syncthreads(); /* off is read before the first pass clears h */
+    if (skip && gathered) {
+      /* The candidates lie above one threshold, so they often share their first digits
+       * (random floats in [-1, 1), k a hundredth of the row: sign, exponent and the top
+       * mantissa bits): a histogram of such a digit has one bin. The bits where some
+       * candidate differs from M[0] give the first digit j0 worth a pass; the selection
+       * starts there as if passes 1..j0 had chosen M[0]'s digits (every candidate is a
+       * member, none is sure). */
+      const unsigned m = items;
+      const CT first = M[0];
+      CT diff = 0;
+      for (unsigned i = threadIdx.x; i < m; i += THREADS) diff |= M[i] ^ first;
+      constexpr int W = (int)(sizeof(CT) / 4); /* 32-bit words of a composite */
+      unsigned *dw = h;                         /* W words, cleared by the first pass */
+      if (threadIdx.x < W) dw[threadIdx.x] = 0;
+      __syncthreads();
+#pragma unroll
+      for (int w = 0; w < W; w++) {
+        const unsigned v = __reduce_or_sync(0xffffffffu, (unsigned)(diff >> (16 * w) >> (16 * w)));
+        if (threadIdx.x % PP_WARP == 0 && v) atomicOr(&dw[w], v);
+      }
+      __syncthreads();
+      diff = 0;
+#pragma unroll
+      for (int w = 0; w < W; w++) diff |= (CT)dw[w] << (16 * w) << (16 * w);
+      int j0 = 0;
+      while (j0 < C::DIGITS - 1 && C::digit(diff, j0) == 0) j0++;
+      if (j0 > 0) {
+        L = j0;
+        mask = C::mask_upto(j0 - 1);
+        prefix = first & mask;
+        dsel = C::digit(first, j0 - 1);
+      }
+      __syncthreads(); /* dw is read before the first pass clears h */
+    }
   }
 
   for (;;) {
@@ -1034,7 +1208,34 @@ static unsigned sample_gmax(void) {
   if (v == 0) v = env_unsigned("PARPRIM_TOPK_GMAX", SAMPLE_GMAX, 1, SAMPLE_GMAX);
   return v;
 }
+/* PARPRIM_TOPK_ROW_GMAX: samples per thread of the segment route for rows, at most
+ * (1..16) */
+static unsigned row_gmax(void) {
+  static unsigned v = 0;
+  if (v == 0) v = env_unsigned("PARPRIM_TOPK_ROW_GMAX", 4, 1, 16);
+  return v;
+}
 #endif
+/* Samples in runs of one sector (sample_threshold); PARPRIM_TOPK_RUNS=0: one sample per
+ * sector, as before (to time both in one build). */
+static bool sample_runs(void) {
+  static int v = -1;
+  if (v < 0) {
+    const char *e = getenv("PARPRIM_TOPK_RUNS");
+    v = !(e && *e == '0');
+  }
+  return v != 0;
+}
+/* The row kernel starts its passes over gathered candidates at the first digit where
+ * they differ; PARPRIM_TOPK_SKIP=0 turns that off (to time both in one build). */
+static bool row_skip(void) {
+  static int v = -1;
+  if (v < 0) {
+    const char *e = getenv("PARPRIM_TOPK_SKIP");
+    v = !(e && *e == '0');
+  }
+  return v != 0;
+}
 
 static inline uint64_t flip_of(int key_bits, bool largest) {
   if (largest) return 0;
@@ -1077,7 +1278,7 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
                                size_t cols, size_t k, bool largest, T *vals, uint64_t *idxs,
                                const rows_plan &p, row_gather<typename comp<T, IB>::CT> src) {
   pp_cuda_state *st = pp_cuda(ctx);
-  void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int,
+  void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int, bool,
                row_gather<typename comp<T, IB>::CT>) = topk_rows_kernel<T, IB, THREADS>;
   static size_t smem_set = 0; /* the largest limit set so far for this instantiation */
   if (p.smem > smem_set) {
@@ -1095,7 +1296,7 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
     }
     kern<<<(unsigned)nr, THREADS, p.smem, st->stream>>>(in + r0 * cols, cols, k, flip,
                                                         vals + r0 * k, idxs ? idxs + r0 * k : NULL,
-                                                        p.fcap, p.mcap, row_hist_mode(), s);
+                                                        p.fcap, p.mcap, row_hist_mode(), row_skip(), s);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   return PP_OK;
@@ -1155,7 +1356,7 @@ static bool plan_seg(size_t rows, size_t cols, size_t k, size_t cs, size_t es, b
     return false;
   /* one array: a larger sample per block (its P blocks are the only ones); rows: 1024
    * samples, a quarter of a 32768-float row's sectors */
-  if (!plan_sample(cols, k, SEG_THREADS, one_array ? 16 : 4, &sp->s)) return false;
+  if (!plan_sample(cols, k, SEG_THREADS, one_array ? 16 : row_gmax(), &sp->s)) return false;
   const double want = 2.0 * sp->s.m + 256.0;
   if (want > (double)cols / 2) return false;
   const size_t mcap = (size_t)want;
@@ -1229,7 +1430,8 @@ static pp_status topk_segmented(pp_context *ctx, const char *fn, const T *in, si
   for (size_t r0 = 0; r0 < rows && e == cudaSuccess && s == PP_OK; r0 += sp.batch) {
     const size_t nr = rows - r0 < sp.batch ? rows - r0 : sp.batch;
     topk_seg_kernel<T, IB><<<(unsigned)(nr * sp.P), SEG_THREADS, 0, cs->stream>>>(
-        in + r0 * cols, cols, sp.P, sp.seg_len, flip, sp.s.g, sp.s.r, cand, counts, sp.cap);
+        in + r0 * cols, cols, sp.P, sp.seg_len, flip, sp.s.g, sp.s.r, sample_runs(), cand, counts,
+        sp.cap);
     e = cudaGetLastError();
     if (e == cudaSuccess) {
       const row_gather<CT> src = {cand, counts, sp.P, sp.cap};
@@ -1290,7 +1492,8 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
   const bool sampled = false;
 #endif
   if (e == cudaSuccess && sampled) {
-    topk_sample_kernel<T, IB><<<1, FIN_THREADS, 0, cs->stream>>>(in, n, sp.g, sp.r, flip, state);
+    topk_sample_kernel<T, IB><<<1, FIN_THREADS, 0, cs->stream>>>(in, n, sp.g, sp.r, sample_runs(),
+                                                                  flip, state);
     e = cudaGetLastError();
     /* the elements before the first 16-byte boundary and after the last full vector are
      * done one by one */
