@@ -57,8 +57,17 @@
 #ifndef PP_SELECT_MIN_BLOCKS
 #define PP_SELECT_MIN_BLOCKS 5
 #endif
+/* Select and partition run the same kernel but each with its own tile (16-byte vectors per
+ * thread): select's pass is the whole call, so larger tiles (fewer look-backs per byte) pay;
+ * partition also reads its input in a counting pass first, and its larger tiles lost. H100,
+ * f32 x > 0, half kept, ratio to CUB (docs/benchmarks/h100-scan.md): select at 2^28 1.005x
+ * with 4 vectors (16 KB), 1.065x with 6 (24 KB); partition 0.737x with 4, 0.703x with 6
+ * (0.85 -> 0.62 at 2^20). PP_PARTITION_VECS also sets the counting pass's tile. */
 #ifndef PP_SELECT_VECS
-#define PP_SELECT_VECS 4
+#define PP_SELECT_VECS 6
+#endif
+#ifndef PP_PARTITION_VECS
+#define PP_PARTITION_VECS 4
 #endif
 #ifndef PP_FLAG_VECS /* select_flagged: 16-byte vectors of flags per thread, blocks per SM */
 #define PP_FLAG_VECS 4
@@ -86,6 +95,7 @@
 #define SCAN_THREADS PP_SCAN_THREADS
 #define SCAN_VECS PP_SCAN_VECS
 #define SELECT_VECS PP_SELECT_VECS
+#define PARTITION_VECS PP_PARTITION_VECS
 #define FLAG_VECS PP_FLAG_VECS
 #define SCAN_WARPS (SCAN_THREADS / PP_WARP)
 /* bytes of one tile of V vectors per thread */
@@ -657,10 +667,11 @@ __global__ void __launch_bounds__(SCAN_THREADS, PP_SELECT_MIN_BLOCKS)
 select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
               const uint64_t *true_total, size_t num_tiles, bool aligned, void *descs,
               unsigned *counter, uint32_t epoch) {
+  constexpr int V = PARTITION ? PARTITION_VECS : SELECT_VECS;
   constexpr int VW = 16 / sizeof(T);
-  constexpr int TILE = SCAN_THREADS * SELECT_VECS * VW;
+  constexpr int TILE = SCAN_THREADS * V * VW;
   __shared__ T packed[TILE];
-  __shared__ uint32_t warp_total[SELECT_VECS * SCAN_WARPS];
+  __shared__ uint32_t warp_total[V * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
   const int warp = threadIdx.x / PP_WARP;
@@ -669,12 +680,12 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   const bool full = n - base >= (size_t)TILE;
   const size_t total_true = PARTITION ? *true_total : 0;
 
-  vec16<T> x[SELECT_VECS];
-  int cnt[SELECT_VECS];
-  load_tile<T, SELECT_VECS>(in, n, base, aligned && full, x, cnt);
-  uint32_t kept[SELECT_VECS], rank_base[SELECT_VECS];
+  vec16<T> x[V];
+  int cnt[V];
+  load_tile<T, V>(in, n, base, aligned && full, x, cnt);
+  uint32_t kept[V], rank_base[V];
 #pragma unroll
-  for (int v = 0; v < SELECT_VECS; v++) {
+  for (int v = 0; v < V; v++) {
     kept[v] = 0;
 #pragma unroll
     for (int c = 0; c < VW; c++)
@@ -688,7 +699,7 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
     if (threadIdx.x == 0) tile_prefix = p;
   }
 #pragma unroll
-  for (int v = 0; v < SELECT_VECS; v++) {
+  for (int v = 0; v < V; v++) {
     const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
 #pragma unroll
     for (int c = 0; c < VW; c++) {
@@ -720,16 +731,16 @@ __global__ void __launch_bounds__(SCAN_THREADS)
 count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *count_true,
              unsigned long long *acc, unsigned *done) {
   constexpr int VW = 16 / sizeof(T);
-  constexpr int TILE = SCAN_THREADS * SELECT_VECS * VW;
+  constexpr int TILE = SCAN_THREADS * PARTITION_VECS * VW;
   const size_t tiles = pp_ceil_div_dev(n, TILE);
   uint32_t mine = 0;
   for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const size_t base = t * TILE;
-    vec16<T> x[SELECT_VECS];
-    int cnt[SELECT_VECS];
-    load_tile<T, SELECT_VECS>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
+    vec16<T> x[PARTITION_VECS];
+    int cnt[PARTITION_VECS];
+    load_tile<T, PARTITION_VECS>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
 #pragma unroll
-    for (int v = 0; v < SELECT_VECS; v++)
+    for (int v = 0; v < PARTITION_VECS; v++)
 #pragma unroll
       for (int c = 0; c < VW; c++) mine += (c < cnt[v] && pred(x[v].e[c])) ? 1u : 0u;
   }
@@ -911,7 +922,8 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
   cmp_pred<T> pred;
   memcpy(&pred.value, value, sizeof(T)); /* value is host memory (API.md) */
   pred.accept = accept_set(cmp);
-  const size_t tile = TILE_BYTES(SELECT_VECS) / sizeof(T), tiles = pp_ceil_div(n, tile);
+  const size_t tile = TILE_BYTES(partition ? PARTITION_VECS : SELECT_VECS) / sizeof(T);
+  const size_t tiles = pp_ceil_div(n, tile);
   const bool aligned = aligned16(in, in);
   if (partition) {
     char *scratch = (char *)st->scratch;
