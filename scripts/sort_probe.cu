@@ -5,10 +5,11 @@
  * registers itself here; scripts/sort_probe.sh builds them all and links this harness
  * against libparprim.so.
  *
- *   sort_probe [--n LOG2] [--reps R] [--what sort,hist,merge] [--kinds 0,1,2,3]
+ *   sort_probe [--n LOG2] [--reps R] [--what sort,hist,merge] [--kinds 0,1,2,3,4]
  *              [--variants a,b]
+ * --reps 0: each sort runs once, untimed (for ncu: one run per kind and variant).
  * kinds: 0 u32 keys, 1 f32 keys (the bench's values k * 2^-23 - 1), 2 u64 keys,
- * 3 u32/u32 pairs. hist times the upfront histogram kernel alone (with its header memset).
+ * 3 u32/u32 pairs, 4 u32 keys already sorted (0, 1, 2, ...). hist times the upfront histogram kernel alone (with its header memset).
  * merge: two sorted f32 halves of n. Rows: variant, median ms over R runs, CUB's median,
  * CUB / ours, and whether the output equals CUB's bit for bit.
  */
@@ -48,12 +49,15 @@ static uint64_t __host__ __device__ splitmix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* kind 0/3 u32 bits, 1 f32 in [-1, 1) on a 2^-23 grid, 2 u64 bits; values: the index */
+/* kind 0/3 u32 bits, 1 f32 in [-1, 1) on a 2^-23 grid, 2 u64 bits, 4 u32 sorted (the
+ * index); values: the index */
 __global__ void gen_keys(int kind, void *keys, uint32_t *vals, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     const uint64_t h = splitmix(seed + i);
     if (kind == 2)
       ((uint64_t *)keys)[i] = h;
+    else if (kind == 4)
+      ((uint32_t *)keys)[i] = (uint32_t)i;
     else if (kind == 1)
       ((float *)keys)[i] = (float)((double)(h >> 40) * 0x1p-23 - 1.0);
     else
@@ -95,7 +99,7 @@ static double time_ms(int reps, Prep prep, Run run) {
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
   std::vector<float> t;
-  for (int i = 0; i < reps + 1; i++) {
+  for (int i = 0; i < (reps > 0 ? reps + 1 : 1); i++) {
     prep();
     CK(cudaEventRecord(a, g_stream));
     run();
@@ -107,6 +111,7 @@ static double time_ms(int reps, Prep prep, Run run) {
   }
   CK(cudaEventDestroy(a));
   CK(cudaEventDestroy(b));
+  if (t.empty()) return 0.0; /* reps 0: one untimed run (e.g. under a profiler) */
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
@@ -129,7 +134,7 @@ static bool listed(const std::vector<std::string> &l, const std::string &x) {
   return l.empty() || std::find(l.begin(), l.end(), x) != l.end();
 }
 
-static const char *kind_name[4] = {"u32", "f32", "u64", "u32/u32"};
+static const char *kind_name[5] = {"u32", "f32", "u64", "u32/u32", "u32 sort"};
 
 template <typename K>
 static cudaError_t cub_sort(void *temp, size_t &bytes, K *k0, K *k1, uint32_t *v0, uint32_t *v1,
@@ -148,7 +153,7 @@ static cudaError_t cub_sort(void *temp, size_t &bytes, K *k0, K *k1, uint32_t *v
 
 static cudaError_t cub_sort_kind(int kind, void *temp, size_t &bytes, void *k0, void *k1, uint32_t *v0,
                                  uint32_t *v1, size_t n, int *sel) {
-  if (kind == 0 || kind == 3) return cub_sort<uint32_t>(temp, bytes, (uint32_t *)k0, (uint32_t *)k1, v0, v1, n, sel);
+  if (kind == 0 || kind == 3 || kind == 4) return cub_sort<uint32_t>(temp, bytes, (uint32_t *)k0, (uint32_t *)k1, v0, v1, n, sel);
   if (kind == 1) return cub_sort<float>(temp, bytes, (float *)k0, (float *)k1, v0, v1, n, sel);
   return cub_sort<uint64_t>(temp, bytes, (uint64_t *)k0, (uint64_t *)k1, v0, v1, n, sel);
 }
@@ -178,7 +183,7 @@ int main(int argc, char **argv) {
   printf("sort_probe on %s, n = 2^%d, median of %d\n", prop.name, lg, reps);
   int failures = 0;
 
-  for (int kind = 0; kind < 4; kind++) {
+  for (int kind = 0; kind < 5; kind++) {
     if (!listed(kinds, std::to_string(kind))) continue;
     const bool sort_on = listed(what, "sort"), hist_on = listed(what, "hist");
     if (!sort_on && !hist_on) break;

@@ -10,7 +10,8 @@
 
 struct probe_variant {
   const char *name;
-  /* kind: 0 u32 keys, 1 f32 keys, 2 u64 keys, 3 u32 keys with u32 values; n > 4096 */
+  /* kind: 0 u32 keys, 1 f32 keys, 2 u64 keys, 3 u32 keys with u32 values, 4 u32 keys
+     already sorted; n > 4096 */
   pp_status (*sort)(pp_context *ctx, int kind, void *keys, uint32_t *values, size_t n);
   /* the upfront histogram kernel alone, with its header memset */
   pp_status (*hist)(pp_context *ctx, int kind, const void *keys, size_t n);

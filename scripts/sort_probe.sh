@@ -17,16 +17,20 @@ mkdir -p "$O"
 O=$(realpath "$O")
 SORT_VARIANTS=(
   "new|"
-  "items_up|-DPP_SORT_ITEMS_K32=20 -DPP_SORT_ITEMS_K32_V32=17 -DPP_SORT_ITEMS_K64=12"
-  "items_up2|-DPP_SORT_ITEMS_K32=22 -DPP_SORT_ITEMS_K32_V32=19"
-  "items_down|-DPP_SORT_ITEMS_K32=16 -DPP_SORT_ITEMS_K32_V32=13 -DPP_SORT_ITEMS_K64=11"
+  "k32_22|-DPP_SORT_ITEMS_K32_LARGE=22"
+  "k32_18|-DPP_SORT_ITEMS_K32_LARGE=18"
+  "pairs15_late|-DPP_SORT_VALUES_LATE=1"
+  "pairs19_late|-DPP_SORT_ITEMS_K32_V32=19 -DPP_SORT_VALUES_LATE=1"
+  "pairs23_late|-DPP_SORT_ITEMS_K32_V32=23 -DPP_SORT_VALUES_LATE=1"
+  "3blk18|-DPP_SORT_ITEMS_K32_LARGE=18 -DPP_SORT_MIN_BLOCKS_K32=3"
+  "3blk16|-DPP_SORT_ITEMS_K32=16 -DPP_SORT_ITEMS_K32_LARGE=16 -DPP_SORT_MIN_BLOCKS_K32=3"
+  "h256x8|-DPP_SORT_HIST_ITEMS=8"
+  "h512x8|-DPP_SORT_HIST_THREADS=512 -DPP_SORT_HIST_ITEMS=8"
+  "h256x16_6|-DPP_SORT_HIST_MIN_BLOCKS=6"
+  "h256x24|-DPP_SORT_HIST_ITEMS=24"
 )
 MERGE_VARIANTS=(
   "m512x15|"
-  "m256x15|-DPP_MERGE_THREADS=256 -DPP_MERGE_MIN_BLOCKS=6"
-  "m512x11|-DPP_MERGE_ITEMS=11"
-  "m512x19|-DPP_MERGE_ITEMS=19"
-  "m256x23|-DPP_MERGE_THREADS=256 -DPP_MERGE_ITEMS=23 -DPP_MERGE_MIN_BLOCKS=4"
 )
 NVCC=(nvcc -O3 -DNDEBUG -std=c++17 -arch=sm_90 -DPP_HAVE_CUDA=1 -Iinclude -Isrc -Isrc/cuda -Iscripts
       --Werror=all-warnings)
@@ -44,7 +48,7 @@ rm -f "$O"/pv*.o "$O"/FAILED
 build() { # kind name flags: one variant object, two compiles at a time (2 cores here)
   local src name=$2 flags=$3 ns="pv$i"
   if [ "${flags:0:1}" = "@" ]; then
-    src=${flags:1} flags=""
+    src=${flags:1} flags="-DPROBE_OLD=1"
   elif [ "$1" = sort ]; then
     src=$O/sort_body.cu
   else

@@ -17,6 +17,7 @@ static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *val
   using namespace PROBE_NS;
   switch (kind) {
   case 0:
+  case 4:
     return sort_onesweep<uint32_t, uint32_t, false>(ctx, (uint32_t *)keys, (uint32_t *)nullptr, n,
                                                     pp_make_key_order<uint32_t>(PP_U32, PP_ASCENDING));
   case 1:
@@ -32,12 +33,12 @@ static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *val
 }
 
 /* The histogram kernel as sort_onesweep launches it (the same grid and the same status
- * buffer to zero), into scratch of its own. */
-template <typename U, int ITEMS>
-static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, pp_key_order<U> order) {
+ * buffer to zero), into scratch of its own. items: the onesweep tile's items per thread. */
+template <typename U>
+static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, int items, pp_key_order<U> order) {
   using namespace PROBE_NS;
   pp_cuda_state *st = pp_cuda(ctx);
-  const size_t tile = (size_t)PP_SORT_THREADS * ITEMS, tiles = (n + tile - 1) / tile;
+  const size_t tile = (size_t)PP_SORT_THREADS * items, tiles = (n + tile - 1) / tile;
   const size_t status_bytes = tiles * RADIX * 4;
   static char *scratch = nullptr;
   static size_t have = 0;
@@ -49,6 +50,7 @@ static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, pp_key_o
   }
   sort_header *hdr = (sort_header *)scratch;
   cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
+#ifdef PROBE_OLD /* a revision from before launch_histogram (5854b20 .. ba2a04f) */
   auto hist = radix_histogram_kernel<U, HIST_THREADS, HIST_UNROLL>;
   static int cache = 0;
   const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);
@@ -57,17 +59,24 @@ static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, pp_key_o
   g = g < wave ? g : wave;
   hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)(scratch + align_up(sizeof(sort_header))),
                                                      status_bytes / sizeof(uint4), order);
+#else
+  launch_histogram<U>(st, keys, n, hdr, scratch + align_up(sizeof(sort_header)), status_bytes, order);
+#endif
   return cudaGetLastError() == cudaSuccess ? PP_OK : PP_ERR_DEVICE;
 }
 
 static pp_status probe_hist(pp_context *ctx, int kind, const void *keys, size_t n) {
   using namespace PROBE_NS;
   if (kind == 2)
-    return probe_hist_t<uint64_t, onesweep_items(8, 0)>(ctx, (const uint64_t *)keys, n,
-                                                        pp_make_key_order<uint64_t>(PP_U64, PP_ASCENDING));
+    return probe_hist_t<uint64_t>(ctx, (const uint64_t *)keys, n, onesweep_items(8, 0),
+                                  pp_make_key_order<uint64_t>(PP_U64, PP_ASCENDING));
   const pp_key_order<uint32_t> o = pp_make_key_order<uint32_t>(kind == 1 ? PP_F32 : PP_U32, PP_ASCENDING);
-  if (kind == 3) return probe_hist_t<uint32_t, onesweep_items(4, 4)>(ctx, (const uint32_t *)keys, n, o);
-  return probe_hist_t<uint32_t, onesweep_items(4, 0)>(ctx, (const uint32_t *)keys, n, o);
+  if (kind == 3) return probe_hist_t<uint32_t>(ctx, (const uint32_t *)keys, n, onesweep_items(4, 4), o);
+#if defined(PP_SORT_ITEMS_K32_LARGE) && !defined(PROBE_OLD)
+  if (n >= (size_t)PP_SORT_K32_LARGE_FROM)
+    return probe_hist_t<uint32_t>(ctx, (const uint32_t *)keys, n, PP_SORT_ITEMS_K32_LARGE, o);
+#endif
+  return probe_hist_t<uint32_t>(ctx, (const uint32_t *)keys, n, onesweep_items(4, 0), o);
 }
 
 static int registered = probe_register({PROBE_NAME, probe_sort, probe_hist, nullptr});

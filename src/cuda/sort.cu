@@ -5,8 +5,9 @@
  * is -0.0 or NaN (the histogram kernel checks), the images are a bijection of the keys: the
  * first digit pass then writes images, the passes between read and write images, and the
  * last one writes the stored bits back, so a float's image (~9 instructions) is computed
- * once per key and not once per key and pass. Otherwise every pass computes the image
- * afresh from the stored bits, which are what moves.
+ * once per key (right after the first pass loads it) and not once per key and pass.
+ * Otherwise every pass computes the image afresh from the stored bits, which are what
+ * moves.
  *
  * Small n (at most SMALL_TILE keys): one block, one launch. The keys stay in registers
  * and shared memory through all passes; passes whose digit is the same for every key are
@@ -43,12 +44,18 @@
 #ifndef PP_SORT_THREADS
 #define PP_SORT_THREADS 384 /* onesweep block; at least 256: one thread per digit */
 #endif
-/* Items per thread, per key and value width. 4-byte keys: 22 was 2% faster than 18 at 2^28
- * (H100) but cuts the grid at 2^20 (124 tiles for 264 block slots, one wave, where a
- * larger tile is a longer wave); 16 was 4% slower. u32 pairs: 13, 15, 17 within 1%; 19 6%
- * slower. */
+/* Items per thread, per key and value width (H100 figures: docs/benchmarks/h100-sort.md).
+ * 4-byte keys alone: from 2^21 keys on 23 (u32 keys at 2^28: 6.26 ms, 22: 6.40, 20: 6.64,
+ * 18: 6.71), below that 18 (2^20 is one wave of tiles either way, all within noise).
+ * u32 pairs: 13, 15, 17 within 1%; 19 6% slower (80 registers: spills). */
 #ifndef PP_SORT_ITEMS_K32
-#define PP_SORT_ITEMS_K32 18 /* 4-byte keys only */
+#define PP_SORT_ITEMS_K32 18 /* 4-byte keys only, n below PP_SORT_K32_LARGE_FROM */
+#endif
+#ifndef PP_SORT_ITEMS_K32_LARGE
+#define PP_SORT_ITEMS_K32_LARGE 23 /* 4-byte keys only, n from PP_SORT_K32_LARGE_FROM on */
+#endif
+#ifndef PP_SORT_K32_LARGE_FROM
+#define PP_SORT_K32_LARGE_FROM ((size_t)1 << 21)
 #endif
 #ifndef PP_SORT_ITEMS_K32_V32
 #define PP_SORT_ITEMS_K32_V32 15 /* 4-byte keys, 4-byte values */
@@ -61,6 +68,12 @@
 #endif
 #ifndef PP_SORT_MIN_BLOCKS
 #define PP_SORT_MIN_BLOCKS 2 /* onesweep blocks per SM the registers must allow */
+#endif
+#ifndef PP_SORT_MIN_BLOCKS_K32
+#define PP_SORT_MIN_BLOCKS_K32 PP_SORT_MIN_BLOCKS /* the same, 4-byte keys alone */
+#endif
+#ifndef PP_SORT_MIN_BLOCKS_K32_V32
+#define PP_SORT_MIN_BLOCKS_K32_V32 PP_SORT_MIN_BLOCKS /* the same, 4-byte keys and values */
 #endif
 /* 1: __match_any_sync; 0: eight ballots. The match runs once per key in the ranking's
  * inner loop, and MATCH.ANY is a slow instruction for this (CUB's ranking uses a ballot
@@ -84,12 +97,39 @@
 #define PP_SORT_LOOKBACK_BATCH 8 /* earlier tiles read at once when the predecessor is not done */
 #endif
 #define LOOKBACK_BATCH PP_SORT_LOOKBACK_BATCH
-#define HIST_THREADS 512
-#define HIST_UNROLL 4
+#ifndef PP_SORT_HIST_THREADS
+#define PP_SORT_HIST_THREADS 256 /* histogram block; at least 256 (its last block scans 256 digits) */
+#endif
+#ifndef PP_SORT_HIST_ITEMS
+#define PP_SORT_HIST_ITEMS 16 /* keys per thread and tile of the histogram kernel */
+#endif
+#ifndef PP_SORT_HIST_MIN_BLOCKS
+#define PP_SORT_HIST_MIN_BLOCKS 0 /* histogram blocks per SM the registers must allow; 0: no
+                                     bound (a bound of 1 let ptxas take 79-88 registers) */
+#endif
+#if PP_SORT_HIST_MIN_BLOCKS > 0
+#define HIST_LAUNCH_BOUNDS(t) __launch_bounds__(t, PP_SORT_HIST_MIN_BLOCKS)
+#else
+#define HIST_LAUNCH_BOUNDS(t) __launch_bounds__(t)
+#endif
+/* 1: a pair pass loads its values after the keys are scattered (CUB's order), not during
+ * the look-back: fewer registers live at once */
+#ifndef PP_SORT_VALUES_LATE
+#define PP_SORT_VALUES_LATE 0
+#endif
+#define HIST_THREADS PP_SORT_HIST_THREADS
+#define HIST_ITEMS PP_SORT_HIST_ITEMS
 
 #define RADIX 256
 #define FULL_MASK 0xffffffffu
 #define SMALL_TILE ((size_t)PP_SORT_SMALL_THREADS * PP_SORT_SMALL_ITEMS)
+
+static constexpr int onesweep_min_blocks(int key_bytes, int value_bytes) {
+  return key_bytes != 4 ? PP_SORT_MIN_BLOCKS
+         : value_bytes == 0 ? PP_SORT_MIN_BLOCKS_K32
+         : value_bytes == 4 ? PP_SORT_MIN_BLOCKS_K32_V32
+                            : PP_SORT_MIN_BLOCKS;
+}
 
 static constexpr int onesweep_items(int key_bytes, int value_bytes) {
   return key_bytes == 1   ? (value_bytes == 0 ? 16 : value_bytes == 4 ? 12 : 10)
@@ -340,71 +380,27 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
 
 /* ---- upfront histogram of all digit positions ------------------------------------------- */
 
-/* Count one 16-byte vector of keys into the block's histograms. Sorted or constant input
- * puts whole warps on one counter, and same-address shared atomics serialise; when every
- * valid key of the warp has the same digit, one lane adds them all. Must be called by the
- * whole warp. Returns whether a valid key of this lane is pp_key_special. */
-template <typename U>
-__device__ __forceinline__ bool count_vector(uint4 raw, bool ok, unsigned (*hist)[RADIX],
-                                             pp_key_order<U> order) {
-  constexpr int P = (int)sizeof(U), VEC = 16 / (int)sizeof(U);
-  union {
-    uint4 raw;
-    U k[VEC];
-  } u;
-  u.raw = raw;
-  U img[VEC];
-  bool special = false;
-#pragma unroll
-  for (int e = 0; e < VEC; e++) {
-    img[e] = pp_key_image(u.k[e], order);
-    special |= pp_key_special(u.k[e], order);
-  }
-  const unsigned valid = __ballot_sync(FULL_MASK, ok);
-  const int leader = __ffs(valid) - 1;
-  const int lane = threadIdx.x % PP_WARP;
-#pragma unroll
-  for (int p = 0; p < P; p++) {
-    unsigned d[VEC];
-    bool same = true;
-#pragma unroll
-    for (int e = 0; e < VEC; e++) {
-      d[e] = (unsigned)(img[e] >> (8 * p)) & (RADIX - 1);
-      same = same && d[e] == d[0];
-    }
-    const unsigned d0 = __shfl_sync(FULL_MASK, d[0], leader);
-    if (__all_sync(FULL_MASK, !ok || (same && d[0] == d0))) {
-      if (lane == leader) atomicAdd(&hist[p][d0], (unsigned)(__popc(valid) * VEC));
-    } else if (ok) {
-#pragma unroll
-      for (int e = 0; e < VEC; e++) atomicAdd(&hist[p][d[e]], 1u);
-    }
-  }
-  return ok && special;
-}
-
-template <typename U>
-__device__ __forceinline__ bool count_key(U key, unsigned (*hist)[RADIX], pp_key_order<U> order) {
-  const U img = pp_key_image(key, order);
-#pragma unroll
-  for (int p = 0; p < (int)sizeof(U); p++) atomicAdd(&hist[p][(unsigned)(img >> (8 * p)) & (RADIX - 1)], 1u);
-  return pp_key_special(key, order);
-}
-
-/* Each block counts one contiguous range of 16-byte vectors (the unaligned head and the
- * tail go to block 0) into shared histograms, adds them to the header's 64-bit counts,
- * notes in the header whether it saw a pp_key_special key, and zeroes look-back status
- * buffer 0. The last block to finish turns the counts into first positions and writes the
- * plan. Per-block counts stay below 2^32: the host gives no block more than 2^31 keys. */
-template <typename U, int THREADS, int UNROLL>
-__global__ void __launch_bounds__(THREADS)
+/* Each block counts tiles of THREADS x ITEMS keys (a grid-stride loop; thread t loads keys
+ * t, t + THREADS, ... of a tile: coalesced) into shared histograms, one shared atomic add
+ * per key and digit position: no warp votes (H100 shared atomics to one address from
+ * several lanes of a warp cost no more than to distinct ones: CUB's histogram, which does
+ * just this, is faster on the bench's skewed f32 keys than on uniform u32 keys). The key
+ * kind is a template parameter so the image takes no branches. Then each block adds its
+ * histograms to the header's 64-bit counts, notes in the header whether it saw a
+ * pp_key_special key, and zeroes look-back status buffer 0; the last block to finish turns
+ * the counts into first positions and writes the plan. Per-block counts stay below 2^32:
+ * the host gives no block more than 2^31 keys. */
+template <typename U, int KIND, int THREADS, int ITEMS>
+__global__ void HIST_LAUNCH_BOUNDS(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
-                       size_t status0_vectors, pp_key_order<U> order) {
-  constexpr int P = (int)sizeof(U), VEC = 16 / (int)sizeof(U);
+                       size_t status0_vectors, U flip) {
+  constexpr int P = (int)sizeof(U);
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
   __shared__ unsigned s_hist[P][RADIX];
   __shared__ unsigned long long s_scan[8];
   __shared__ unsigned s_trivial[8];
-  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  const int tid = threadIdx.x;
+  const pp_key_order<U> order = {KIND, flip}; /* kind known here: the branches fold */
   for (int i = tid; i < P * RADIX; i += THREADS) (&s_hist[0][0])[i] = 0;
   if (tid < 8) s_trivial[tid] = 0;
   for (size_t i = (size_t)blockIdx.x * THREADS + tid; i < status0_vectors; i += (size_t)gridDim.x * THREADS)
@@ -412,29 +408,34 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   __syncthreads();
 
   bool special = false;
-  size_t head = ((16 - (reinterpret_cast<uintptr_t>(keys) & 15)) & 15) / sizeof(U);
-  if (head > n) head = n;
-  const size_t nvec = (n - head) / VEC, tail = head + nvec * VEC;
-  if (blockIdx.x == 0) {
-    for (size_t i = tid; i < head; i += THREADS) special |= count_key(keys[i], s_hist, order);
-    for (size_t i = tail + tid; i < n; i += THREADS) special |= count_key(keys[i], s_hist, order);
-  }
-  const uint4 *body = reinterpret_cast<const uint4 *>(keys + head);
-  const size_t per_block = (nvec + gridDim.x - 1) / gridDim.x;
-  const size_t begin = per_block * blockIdx.x;
-  const size_t end = begin + per_block < nvec ? begin + per_block : nvec;
-  /* the warp's lanes hold consecutive vectors: warp-uniform trip counts for the votes */
-  for (size_t base = begin + (size_t)warp * PP_WARP; base < end; base += (size_t)THREADS * UNROLL) {
-    uint4 r[UNROLL];
+  for (size_t base = (size_t)blockIdx.x * TILE; base < n; base += (size_t)gridDim.x * TILE) {
+    const U *tile_keys = keys + base + tid;
+    U k[ITEMS];
+    if (n - base >= TILE) {
 #pragma unroll
-    for (int u = 0; u < UNROLL; u++) {
-      const size_t v = base + (size_t)u * THREADS + lane;
-      r[u] = v < end ? __ldg(body + v) : make_uint4(0, 0, 0, 0);
+      for (int i = 0; i < ITEMS; i++) k[i] = __ldg(tile_keys + i * THREADS);
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) {
+        const U img = pp_key_image(k[i], order);
+        special |= pp_key_special(k[i], order);
+#pragma unroll
+        for (int p = 0; p < P; p++) atomicAdd(&s_hist[p][(unsigned)(img >> (8 * p)) & (RADIX - 1)], 1u);
+      }
+    } else {
+      const size_t left = n - base;
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (tid + (size_t)i * THREADS < left) k[i] = __ldg(tile_keys + i * THREADS);
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) {
+        if (tid + (size_t)i * THREADS < left) {
+          const U img = pp_key_image(k[i], order);
+          special |= pp_key_special(k[i], order);
+#pragma unroll
+          for (int p = 0; p < P; p++) atomicAdd(&s_hist[p][(unsigned)(img >> (8 * p)) & (RADIX - 1)], 1u);
+        }
+      }
     }
-#pragma unroll
-    for (int u = 0; u < UNROLL; u++)
-      if (base + (size_t)u * THREADS < end)
-        special |= count_vector<U>(r[u], base + (size_t)u * THREADS + lane < end, s_hist, order);
   }
   if (__syncthreads_or(special) && tid == 0) atomicOr(&hdr->special, 1u);
   for (int i = tid; i < P * RADIX; i += THREADS) {
@@ -568,7 +569,7 @@ __device__ __forceinline__ void keys_to_shared(const U (&key)[ITEMS], const unsi
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. */
 template <typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
-__global__ void __launch_bounds__(THREADS, PP_SORT_MIN_BLOCKS)
+__global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
 onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
                 sort_header *hdr, S *status0, S *status1, pp_key_order<U> order) {
   typedef pp_status_word<S> SW;
@@ -603,7 +604,13 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   const int shift = pass * 8;
   const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
   const unsigned images = hdr->images[pass];
-  const bool img_in = images & IMAGES_IN;
+  /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
+     the load, for the ranking and the store alike (it was computed twice: ncu gave the
+     first pass of f32 keys at 2^28 1.74 ms against 1.45 for the passes between); not with
+     an 8-byte key or value beside values, where the longer life of the images made ptxas
+     spill (20-44 bytes) */
+  constexpr bool ONE_IMAGE = !(HAS_V && (sizeof(U) == 8 || sizeof(V) == 8));
+  const bool img = ONE_IMAGE ? images != 0 : (images & IMAGES_IN) != 0;
 
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
@@ -622,8 +629,12 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     const U *tile_keys = ks + start + idx0;
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) key[i] = idx0 + i * PP_WARP < valid ? tile_keys[i * PP_WARP] : (U)0;
+    if (ONE_IMAGE && images == IMAGES_OUT) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) key[i] = pp_key_image(key[i], order);
+    }
     const unsigned count =
-        img_in ? rank_tile_count<true, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
+        img ? rank_tile_count<true, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
                : rank_tile_count<false, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
 
     /* publish this tile's counts as early as possible: later tiles are waiting for them */
@@ -635,14 +646,14 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
     __syncthreads(); /* whist is read; xk overwrites it */
     /* the keys go out in the form the next pass reads: images or the stored bits */
-    if (images == 0 || images == (IMAGES_IN | IMAGES_OUT))
-      keys_to_shared<0>(key, rank, xk, s_digit, order);
-    else if (images == IMAGES_OUT)
+    if (images == IMAGES_IN)
+      keys_to_shared<2>(key, rank, xk, s_digit, order);
+    else if (!ONE_IMAGE && images == IMAGES_OUT)
       keys_to_shared<1>(key, rank, xk, s_digit, order);
     else
-      keys_to_shared<2>(key, rank, xk, s_digit, order);
+      keys_to_shared<0>(key, rank, xk, s_digit, order);
     V val[ITEMS];
-    if constexpr (HAS_V) { /* in flight during the look-back */
+    if constexpr (HAS_V && !PP_SORT_VALUES_LATE) { /* in flight during the look-back */
       const V *tile_vals = vs + start + idx0;
 #pragma unroll
       for (int i = 0; i < ITEMS; i++)
@@ -668,6 +679,12 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
       if (j < valid) kd[(S)(s_base[s_digit[j]] + j)] = xk[j];
     }
     if constexpr (HAS_V) {
+      if constexpr (PP_SORT_VALUES_LATE) {
+        const V *tile_vals = vs + start + idx0;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++)
+          if (idx0 + i * PP_WARP < valid) val[i] = tile_vals[i * PP_WARP];
+      }
       __syncthreads(); /* the keys are read; xv overwrites them */
 #pragma unroll
       for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
@@ -705,6 +722,36 @@ static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   return PP_OK;
 }
 
+/* The histogram kernel of one key kind: a grid of up to one wave of tiles, at least one
+ * block per 2^31 keys. */
+template <typename U, int KIND>
+static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
+                                         void *status0, size_t status_bytes, U flip) {
+  auto hist = radix_histogram_kernel<U, KIND, HIST_THREADS, HIST_ITEMS>;
+  static int cache = 0;
+  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);
+  const size_t tile = (size_t)HIST_THREADS * HIST_ITEMS;
+  size_t g = (n + tile - 1) / tile;
+  g = g < wave ? g : wave;
+  const size_t g_min = (n >> 31) + 1; /* at most 2^31 keys per block: 32-bit shared counts */
+  g = g > g_min ? g : g_min;
+  hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)status0,
+                                                     status_bytes / sizeof(uint4), flip);
+  return cudaGetLastError();
+}
+
+template <typename U>
+static cudaError_t launch_histogram(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
+                                    void *status0, size_t status_bytes, pp_key_order<U> order) {
+  if constexpr (sizeof(U) >= 4) {
+    if (order.kind == PP_KEY_SIGNED)
+      return launch_histogram_kind<U, PP_KEY_SIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip);
+    if (order.kind == PP_KEY_FLOAT)
+      return launch_histogram_kind<U, PP_KEY_FLOAT>(st, keys, n, hdr, status0, status_bytes, order.flip);
+  }
+  return launch_histogram_kind<U, PP_KEY_UNSIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip);
+}
+
 static size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* a + b, false on overflow */
@@ -731,11 +778,10 @@ static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size
   return PP_OK;
 }
 
-template <typename U, typename V, bool HAS_V>
-static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
-                               pp_key_order<U> order) {
+template <typename U, typename V, bool HAS_V, int ITEMS>
+static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t n,
+                                     pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
-  constexpr int ITEMS = onesweep_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
   pp_cuda_state *st = pp_cuda(ctx);
 
@@ -782,17 +828,7 @@ static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
   if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
 
   if (s == PP_OK) {
-    auto hist = radix_histogram_kernel<U, HIST_THREADS, HIST_UNROLL>;
-    static int hist_cache = 0;
-    const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &hist_cache);
-    const size_t vec = 16 / sizeof(U);
-    size_t g = (n / vec + (size_t)HIST_THREADS * HIST_UNROLL - 1) / ((size_t)HIST_THREADS * HIST_UNROLL);
-    g = g < wave ? g : wave;
-    const size_t g_min = (n >> 31) + 1; /* at most 2^31 keys per block: 32-bit shared counts */
-    g = g > g_min ? g : g_min;
-    hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)status0,
-                                                       status_bytes / sizeof(uint4), order);
-    e = cudaGetLastError();
+    e = launch_histogram<U>(st, keys, n, hdr, status0, status_bytes, order);
     if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
   }
   if (s == PP_OK) {
@@ -805,6 +841,19 @@ static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
   }
   ctx->ops->temp_free(ctx, scratch);
   return s;
+}
+
+/* 4-byte keys alone take larger tiles (PP_SORT_ITEMS_K32_LARGE) from PP_SORT_K32_LARGE_FROM
+ * keys on: fewer tiles, so less look-back and per-tile work, where there are many waves. */
+template <typename U, typename V, bool HAS_V>
+static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
+                               pp_key_order<U> order) {
+  constexpr int ITEMS = onesweep_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
+  if constexpr (sizeof(U) == 4 && !HAS_V && PP_SORT_ITEMS_K32_LARGE != ITEMS) {
+    if (n >= (size_t)PP_SORT_K32_LARGE_FROM)
+      return sort_onesweep_items<U, V, HAS_V, PP_SORT_ITEMS_K32_LARGE>(ctx, keys, values, n, order);
+  }
+  return sort_onesweep_items<U, V, HAS_V, ITEMS>(ctx, keys, values, n, order);
 }
 
 template <typename U, typename V, bool HAS_V>
