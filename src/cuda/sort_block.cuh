@@ -139,8 +139,10 @@ pp_status msort_allow_smem(pp_context *ctx, const void *kernel, size_t smem);
 
 /* ---- key order, the key kind known at compile time ----------------------------------------- */
 
-/* KIND below is a pp_key_kind, plus MSORT_DESC for descending order. */
+/* KIND below is a pp_key_kind, plus MSORT_DESC for descending order, plus MSORT_NONAN
+ * where the float keys compared are known to hold no NaN (msort_le). */
 #define MSORT_DESC 4
+#define MSORT_NONAN 8
 
 /* Runs the statement(s) given with `constexpr int KIND` set to o's key kind and direction;
  * one-byte keys are unsigned. The branch is uniform: one per kernel, not per compare. */
@@ -201,6 +203,20 @@ __device__ __forceinline__ U msort_image(U raw, pp_key_order<U> o) {
   return msort_is_desc<KIND>() ? (U)~raw : raw;
 }
 
+/* msort_image for a key that is not special (msort_special): two instructions for floats,
+ * where a negative key has all its bits inverted and a positive one its sign bit set. */
+template <int KIND, typename U>
+__device__ __forceinline__ U msort_image_plain(U raw, pp_key_order<U> o) {
+  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) {
+    typedef typename std::make_signed<U>::type S;
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    const U k = raw ^ ((U)((S)raw >> (sizeof(U) * 8 - 1)) | SIGN);
+    return msort_is_desc<KIND>() ? (U)~k : k;
+  } else {
+    return msort_image<KIND>(raw, o);
+  }
+}
+
 /* pp_key_special: -0.0 or NaN, the keys whose image does not give back their bits. */
 template <int KIND, typename U>
 __device__ __forceinline__ bool msort_special(U raw) {
@@ -231,7 +247,8 @@ __device__ __forceinline__ U msort_from_image(U img, pp_key_order<U> o) {
 
 /* image(x) <= image(y), on the stored bits, the way the hardware compares: integers as
  * they are (signed or not), floats with a float compare, which already treats -0.0 as
- * +0.0, plus one test that puts NaN last (all NaNs equal). Descending swaps the operands. */
+ * +0.0, plus one test that puts NaN last (all NaNs equal), unless KIND says there is no
+ * NaN (MSORT_NONAN). Descending swaps the operands. */
 template <int KIND, typename U>
 __device__ __forceinline__ bool msort_le(U x, U y, pp_key_order<U> o) {
   (void)o;
@@ -240,9 +257,11 @@ __device__ __forceinline__ bool msort_le(U x, U y, pp_key_order<U> o) {
   if constexpr (K == PP_KEY_FLOAT) {
     if constexpr (sizeof(U) == 4) {
       const float fp = __uint_as_float((unsigned)p), fq = __uint_as_float((unsigned)q);
+      if constexpr ((KIND & MSORT_NONAN) != 0) return fp <= fq;
       return (fp <= fq) | (fq != fq);
     } else {
       const double fp = __longlong_as_double((long long)p), fq = __longlong_as_double((long long)q);
+      if constexpr ((KIND & MSORT_NONAN) != 0) return fp <= fq;
       return (fp <= fq) | (fq != fq);
     }
   } else if constexpr (K == PP_KEY_SIGNED) {
@@ -453,43 +472,72 @@ __device__ __forceinline__ int msort_split_shared(const U *a, int la, const U *b
   return lo;
 }
 
+/* Shared-memory load at a byte offset from s: the merge steps keep byte offsets, so an
+ * address is one register and no index scaling. */
+template <typename U>
+__device__ __forceinline__ U msort_lds(const U *s, unsigned off) {
+  return *reinterpret_cast<const U *>(reinterpret_cast<const char *>(s) + off);
+}
+
 /* ITEMS steps (all when FULL, else the first cnt) of the stable merge of a = s[ia, ae) and
  * b = s[ib, be), ties from a; pos[i] gets the index in s of output i when WANT_POS. The
  * caller guarantees that the steps run out of neither run together and that s[ae] is
- * readable, and s[be] unless IN_B: then the load after b's last key reads b's last key
- * again (one instruction more), so that nothing past b is touched. */
-template <bool IMG, int KIND, bool WANT_POS, bool FULL, bool IN_B, typename U, int ITEMS>
+ * readable, and s[be] unless IN_B: then no load goes past b's last key (it reads that key
+ * again, one instruction more), so that nothing past b is touched. Without BOUNDS the
+ * caller also guarantees that the steps run out of neither run (ae - ia >= ITEMS, and
+ * be - ib >= ITEMS, + 1 with IN_B): a step is then one compare. The steps keep byte
+ * offsets: per step the compare, the output's select, the taken side's offset (select,
+ * one load at +SZ) and its update, the loaded key into the taken side. */
+template <bool IMG, int KIND, bool WANT_POS, bool FULL, bool IN_B, bool BOUNDS, typename U, int ITEMS>
 __device__ __forceinline__ void msort_merge_steps(const U *s, int ia, int ae, int ib, int be, int cnt,
                                                   pp_key_order<U> o, U (&key)[ITEMS],
                                                   int (&pos)[ITEMS]) {
-  const int b_last = be - 1;
-  U ka = s[ia], kb = s[IN_B ? min(ib, b_last) : ib];
+  constexpr unsigned SZ = sizeof(U);
+  constexpr bool CLAMP = IN_B && BOUNDS;
+  /* a's offset; b's is the step's total less a's (each step advances one of them) */
+  unsigned oa = (unsigned)ia * SZ;
+  const unsigned sum = (unsigned)(ia + ib) * SZ;
+  const unsigned oae = (unsigned)ae * SZ, obe = (unsigned)be * SZ;
+  /* every key of a lies before b's last one (a precedes b), so one clamp serves both */
+  const unsigned olast = (unsigned)(be - 1) * SZ;
+  U ka = msort_lds(s, oa), kb = msort_lds(s, CLAMP ? min((unsigned)ib * SZ, olast) : (unsigned)ib * SZ);
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
     if (FULL || i < cnt) {
+      const unsigned ob = sum + (unsigned)i * SZ - oa;
+      bool take_b = !msort_cmp_le<IMG, KIND>(ka, kb, o);
       /* bitwise, not short-circuit: no branch per step */
-      const bool take_b = (ib < be) & ((ia >= ae) | !msort_cmp_le<IMG, KIND>(ka, kb, o));
+      if (BOUNDS) take_b = (ob < obe) & ((oa >= oae) | take_b);
       key[i] = take_b ? kb : ka;
-      if (WANT_POS) pos[i] = take_b ? ib : ia;
-      ia += !take_b;
-      ib += take_b;
-      const U x = s[take_b ? (IN_B ? min(ib, b_last) : ib) : ia];
-      ka = take_b ? ka : x;
-      kb = take_b ? x : kb;
+      const unsigned cur = take_b ? ob : oa;
+      if (WANT_POS) pos[i] = (int)(cur / SZ);
+      const unsigned nxt = cur + SZ;
+      const U x = msort_lds(s, CLAMP ? min(nxt, olast) : nxt);
+      if (!take_b) oa += SZ;
+      if (take_b)
+        kb = x;
+      else
+        ka = x;
     }
   }
 }
 
 /* msort_merge_steps for cnt <= ITEMS outputs: threads with a full ITEMS (all but the last
- * of a merge) run them without a count check. */
+ * of a merge) run them without a count check, and where no lane of the warp can run out
+ * of a run (most warps of a merge tile), without bound checks either. */
 template <bool IMG, int KIND, bool WANT_POS, bool IN_B, typename U, int ITEMS>
 __device__ __forceinline__ void msort_serial_merge(const U *s, int ia, int ae, int ib, int be, int cnt,
                                                    pp_key_order<U> o, U (&key)[ITEMS],
                                                    int (&pos)[ITEMS]) {
-  if (cnt == ITEMS)
-    msort_merge_steps<IMG, KIND, WANT_POS, true, IN_B>(s, ia, ae, ib, be, cnt, o, key, pos);
-  else
-    msort_merge_steps<IMG, KIND, WANT_POS, false, IN_B>(s, ia, ae, ib, be, cnt, o, key, pos);
+  if (cnt == ITEMS) {
+    const bool inside = ae - ia >= ITEMS && be - ib >= ITEMS + (IN_B ? 1 : 0);
+    if (__all_sync(__activemask(), inside))
+      msort_merge_steps<IMG, KIND, WANT_POS, true, IN_B, false>(s, ia, ae, ib, be, cnt, o, key, pos);
+    else
+      msort_merge_steps<IMG, KIND, WANT_POS, true, IN_B, true>(s, ia, ae, ib, be, cnt, o, key, pos);
+  } else {
+    msort_merge_steps<IMG, KIND, WANT_POS, false, IN_B, true>(s, ia, ae, ib, be, cnt, o, key, pos);
+  }
 }
 
 /* The block sort's rounds: runs of ITEMS keys, one per thread, in key[] (images when IMG),
@@ -508,12 +556,20 @@ __device__ __forceinline__ void msort_block_rounds(U *sk, uint16_t *spos, int va
       __syncwarp();
     else
       __syncthreads();
+    if (cnt == ITEMS) { /* all threads of a full tile: no count check per key */
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-      if (i < cnt) {
+      for (int i = 0; i < ITEMS; i++) {
         sk[base + i] = key[i];
         if (WANT_POS) spos[base + i] = (uint16_t)pos[i];
       }
+    } else {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (i < cnt) {
+          sk[base + i] = key[i];
+          if (WANT_POS) spos[base + i] = (uint16_t)pos[i];
+        }
+    }
     if (in_warp)
       __syncwarp();
     else
@@ -605,7 +661,7 @@ __device__ __forceinline__ void msort_block_sort(U *sk, uint16_t *spos, int vali
   } else {
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
-      key[i] = base + i < valid ? msort_image<KIND>(key[i], o) : msort_all_ones<U>();
+      key[i] = base + i < valid ? msort_image_plain<KIND>(key[i], o) : msort_all_ones<U>();
     msort_thread_sort<true, KIND, WANT_POS>(key, pos, o);
     msort_block_rounds<true, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
     *images = true;

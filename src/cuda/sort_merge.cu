@@ -202,6 +202,24 @@ msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort
   }
 }
 
+/* The thread's outputs of a merge tile staged in sk: a at [0, la), b at [la, len), sk[len]
+ * readable; d its first output, cnt how many. */
+template <int KIND, bool HAS_V, typename U, int ITEMS>
+__device__ __forceinline__ void msort_merge_outputs(const U *sk, int la, int len, int d, int cnt,
+                                                    pp_key_order<U> o, U (&key)[ITEMS],
+                                                    int (&pos)[ITEMS]) {
+  const int ia = msort_split_shared<false, KIND>(sk, la, sk + la, len - la, d, o);
+  msort_serial_merge<false, KIND, HAS_V, false>(sk, ia, la, la + d - ia, len, cnt, o, key, pos);
+}
+
+/* A float's bits are a NaN. */
+template <typename U>
+__device__ __forceinline__ bool msort_is_nan(U raw) {
+  constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+  constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+  return (U)(raw & (U)~SIGN) > EXP;
+}
+
 template <int KIND, typename U, typename V, bool HAS_V>
 __device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan,
                                                  const msort_seg *segs,
@@ -238,11 +256,20 @@ __device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, con
     __syncthreads();
     const int d = tid * ITEMS < len ? tid * ITEMS : len;
     const int cnt = len - d < ITEMS ? len - d : ITEMS;
-    const int ia = msort_split_shared<false, KIND>(sk, la, sk + la, lb, d, o);
     U key[ITEMS];
     int pos[ITEMS];
-    /* a at [0, la), b at [la, len); sk[len] is readable */
-    msort_serial_merge<false, KIND, HAS_V, false>(sk, ia, la, la + d - ia, len, cnt, o, key, pos);
+    if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) {
+      /* the runs are sorted, so a NaN would be at one end of a slice (last ascending, first
+         descending): without one, a compare is the float compare alone (uniform branch) */
+      const bool nan = (la > 0 && (msort_is_nan(sk[0]) | msort_is_nan(sk[la - 1]))) ||
+                       (lb > 0 && (msort_is_nan(sk[la]) | msort_is_nan(sk[len - 1])));
+      if (nan)
+        msort_merge_outputs<KIND, HAS_V>(sk, la, len, d, cnt, o, key, pos);
+      else
+        msort_merge_outputs<KIND | MSORT_NONAN, HAS_V>(sk, la, len, d, cnt, o, key, pos);
+    } else {
+      msort_merge_outputs<KIND, HAS_V>(sk, la, len, d, cnt, o, key, pos);
+    }
     __syncthreads(); /* every thread has read its inputs; the outputs take their place */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
