@@ -538,12 +538,16 @@ static void test_sort_medium(pp_context *ctx) {
         }
 }
 
-/* Around the GPU merge and sample sorts' tiles (512 x 17 = 8704 four-byte keys, 512 x 11 =
- * 5632 with 4-byte values, 512 x 9 = 4608 with any 8-byte member): one tile, one more,
- * two and a bit, and odd tile counts whose merge rounds leave a run without a partner. */
+/* Around the GPU merge and sample sorts' chunks and merge tiles (chunks of 512 x 33 = 16896
+ * four-byte keys, 512 x 17 = 8704 one- or eight-byte keys, 512 x 11 = 5632 with 4-byte
+ * values, 512 x 9 = 4608 with any 8-byte member; merge tiles are half a chunk): one tile,
+ * one more, two and a bit, and odd tile counts whose merge rounds leave a run without a
+ * partner. */
 static void test_sort_tiles(pp_context *ctx) {
-  static const size_t sizes[] = {4607, 4608, 4609, 5631, 5632, 5633, 8703, 8704, 8705,
-                                 9217, 11265, 17409, 23047, 26111, 60933, 73217};
+  static const size_t sizes[] = {4351,  4353,  4607,  4608,  4609,  5631,  5632,  5633,
+                                 8447,  8448,  8449,  8703,  8704,  8705,  9217,  11265,
+                                 16895, 16896, 16897, 17409, 23047, 26111, 33791, 33793,
+                                 60933, 73217};
   unsigned mem = 5;
   uint64_t stream = 150000;
   for (size_t ti = 0; ti < N_TYPES; ti++)
