@@ -15,10 +15,12 @@
  * log2(THREADS) rounds merge pairs of neighbouring runs: each thread finds where its ITEMS
  * outputs start by a merge-path binary search in shared memory and merges them serially,
  * ties taken from the left run (stable). ITEMS is odd, so the threads' strided accesses
- * ITEMS keys apart fall in distinct banks. A tile without -0.0 and NaN (every tile of
- * integer keys) is sorted on the keys' images, whose compare is one instruction; other
- * tiles compare the keys themselves (msort_le). Pairs carry the key's position in the tile
- * (16 bits) instead of the value; values are gathered once at the end.
+ * ITEMS keys apart fall in distinct banks. A tile of integer keys, or of 8-byte floats
+ * without -0.0 and NaN, is sorted on the keys' images, whose compare is one instruction; a
+ * tile of 4-byte floats without them on the keys themselves with one float compare (no
+ * image to make or undo); other tiles compare the keys with msort_le. Pairs carry the
+ * key's position in the tile (16 bits) instead of the value; values are gathered once at
+ * the end.
  *
  * Serial merge step (msort_merge_steps). Branch-free: the step takes the left or the
  * right key with selects and loads the next key of the side it took from one computed
@@ -273,14 +275,15 @@ __device__ __forceinline__ bool msort_le(U x, U y, pp_key_order<U> o) {
 }
 
 /* A key after which no key comes (msort_le(x, pad) for every x): the padding of a tile
- * sorted on the keys themselves. Floats: NaN ascending, -inf descending (no float has the
- * image that would follow it); integers: the key whose image is all ones. */
+ * sorted on the keys themselves. Floats: NaN ascending (+inf where KIND has MSORT_NONAN),
+ * -inf descending (no float has the image that would follow it); integers: the key whose
+ * image is all ones. */
 template <int KIND, typename U>
 __device__ __forceinline__ U msort_pad(pp_key_order<U> o) {
   if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) {
     constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
     constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
-    return msort_is_desc<KIND>() ? (U)(SIGN | EXP) : (U)~SIGN;
+    return msort_is_desc<KIND>() ? (U)(SIGN | EXP) : (KIND & MSORT_NONAN) != 0 ? EXP : (U)~SIGN;
   } else {
     return msort_from_image<KIND>(msort_all_ones<U>(), o);
   }
@@ -325,9 +328,29 @@ __device__ __forceinline__ void msort_exchange(U (&key)[ITEMS]) {
   key[B] = x < y ? y : x;
 }
 
+/* The same on four-byte float keys without NaN and -0.0 (equal keys are equal bits), in
+ * msort_le's order: one float min and one max. */
+template <bool DESC, int A, int B, int ITEMS>
+__device__ __forceinline__ void msort_exchange_f32(uint32_t (&key)[ITEMS]) {
+  const float x = __uint_as_float(key[A]), y = __uint_as_float(key[B]);
+  key[A] = __float_as_uint(DESC ? fmaxf(x, y) : fminf(x, y));
+  key[B] = __float_as_uint(DESC ? fminf(x, y) : fmaxf(x, y));
+}
+
 template <typename U, int ITEMS, int... C>
 __device__ __forceinline__ void msort_network_sort(U (&key)[ITEMS], std::integer_sequence<int, C...>) {
   (msort_exchange<msort_network<ITEMS>::P.a[C], msort_network<ITEMS>::P.b[C]>(key), ...);
+}
+template <bool DESC, int ITEMS, int... C>
+__device__ __forceinline__ void msort_network_sort_f32(uint32_t (&key)[ITEMS], std::integer_sequence<int, C...>) {
+  (msort_exchange_f32<DESC, msort_network<ITEMS>::P.a[C], msort_network<ITEMS>::P.b[C]>(key), ...);
+}
+
+/* Four-byte float keys known to hold no NaN and no -0.0 (KIND has MSORT_NONAN): the block
+ * sort sorts them as they are, with float compares, instead of on their images. */
+template <int KIND, typename U>
+__host__ __device__ constexpr bool msort_plain_f32() {
+  return msort_base<KIND, U>() == PP_KEY_FLOAT && sizeof(U) == 4 && (KIND & MSORT_NONAN) != 0;
 }
 
 /* ---- block-level building blocks -------------------------------------------------------- */
@@ -606,6 +629,10 @@ __device__ __forceinline__ void msort_thread_sort(U (&key)[ITEMS], int (&pos)[IT
     (void)pos;
     (void)o;
     msort_network_sort(key, std::make_integer_sequence<int, msort_network<ITEMS>::COUNT>());
+  } else if constexpr (!IMG && !WANT_POS && msort_plain_f32<KIND, U>()) {
+    (void)pos;
+    (void)o;
+    msort_network_sort_f32<msort_is_desc<KIND>()>(key, std::make_integer_sequence<int, msort_network<ITEMS>::COUNT>());
   } else {
 #pragma unroll
     for (int r = 0; r < ITEMS; r++) {
@@ -639,32 +666,60 @@ __device__ __forceinline__ void msort_block_sort(U *sk, uint16_t *spos, int vali
                                                  pp_key_order<U> o, U (&key)[ITEMS],
                                                  int (&pos)[ITEMS], int *cnt_out, bool *images) {
   const int tid = threadIdx.x, base = tid * ITEMS;
-  int special = 0;
-#pragma unroll
-  for (int i = 0; i < ITEMS; i++) {
-    const int p = base + i;
-    key[i] = p < valid ? sk[p] : (U)0;
-    special |= p < valid && msort_special<KIND>(key[i]);
-    pos[i] = p;
-  }
   int cnt = valid - base;
   cnt = cnt < 0 ? 0 : cnt > ITEMS ? ITEMS : cnt;
-  bool raw = false;
-  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) raw = __syncthreads_or(special);
-  if (raw) {
+  if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT && sizeof(U) == 4) {
+    /* Four-byte floats: a tile without NaN and -0.0 (one block-wide vote) is sorted on the
+     * keys themselves with one float compare, and needs no image either way. The padding
+     * is +inf (-inf descending), neither NaN nor -0.0; a tile with them pads with NaN. */
+    constexpr int PLAIN = KIND | MSORT_NONAN;
+    const U pad = msort_pad<PLAIN>(o);
+    bool special = false;
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-      if (base + i >= valid) key[i] = msort_pad<KIND>(o);
-    msort_thread_sort<false, KIND, WANT_POS>(key, pos, o);
-    msort_block_rounds<false, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+    for (int i = 0; i < ITEMS; i++) {
+      const int p = base + i;
+      key[i] = p < valid ? sk[p] : pad;
+      const float f = __uint_as_float((unsigned)key[i]);
+      special |= (f != f) | (key[i] == (U)0x80000000u);
+      pos[i] = p;
+    }
+    if (__syncthreads_or(special)) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (base + i >= valid) key[i] = msort_pad<KIND>(o);
+      msort_thread_sort<false, KIND, WANT_POS>(key, pos, o);
+      msort_block_rounds<false, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+    } else {
+      msort_thread_sort<false, PLAIN, WANT_POS>(key, pos, o);
+      msort_block_rounds<false, PLAIN, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+    }
     *images = false;
   } else {
+    int special = 0;
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-      key[i] = base + i < valid ? msort_image_plain<KIND>(key[i], o) : msort_all_ones<U>();
-    msort_thread_sort<true, KIND, WANT_POS>(key, pos, o);
-    msort_block_rounds<true, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
-    *images = true;
+    for (int i = 0; i < ITEMS; i++) {
+      const int p = base + i;
+      key[i] = p < valid ? sk[p] : (U)0;
+      special |= p < valid && msort_special<KIND>(key[i]);
+      pos[i] = p;
+    }
+    bool raw = false;
+    if constexpr (msort_base<KIND, U>() == PP_KEY_FLOAT) raw = __syncthreads_or(special);
+    if (raw) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if (base + i >= valid) key[i] = msort_pad<KIND>(o);
+      msort_thread_sort<false, KIND, WANT_POS>(key, pos, o);
+      msort_block_rounds<false, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+      *images = false;
+    } else {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        key[i] = base + i < valid ? msort_image_plain<KIND>(key[i], o) : msort_all_ones<U>();
+      msort_thread_sort<true, KIND, WANT_POS>(key, pos, o);
+      msort_block_rounds<true, KIND, U, THREADS, ITEMS, WANT_POS>(sk, spos, valid, o, key, pos, &cnt);
+      *images = true;
+    }
   }
   *cnt_out = cnt;
 }
