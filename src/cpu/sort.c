@@ -225,37 +225,24 @@ typedef struct sort_job {
     }                                                                                       \
   }
 
-#define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY, BITS)                                           \
-  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                      \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                               \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                               \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, k, u32, uint32_t, 0)                         \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v4, u32, uint32_t, 1)                        \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, BITS, v8, u64, uint64_t, 1)                        \
+#define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY)                                                 \
+  PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                    \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, k, u32, uint32_t, 0)                   \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, v4, u32, uint32_t, 1)                  \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, v8, u64, uint64_t, 1)                  \
   PP_CPU_MERGE(NAME, W, KT, OKEY)
 
-PP_CPU_SORT_TYPE(u8, u8, uint8_t, pp_cpu_okey_u8, RADIX_BITS)
-PP_CPU_SORT_TYPE(i32, u32, uint32_t, pp_cpu_okey_i32, RADIX_BITS)
-PP_CPU_SORT_TYPE(u32, u32, uint32_t, pp_cpu_okey_u32, RADIX_BITS)
-PP_CPU_SORT_TYPE(i64, u64, uint64_t, pp_cpu_okey_i64, RADIX_BITS)
-PP_CPU_SORT_TYPE(u64, u64, uint64_t, pp_cpu_okey_u64, RADIX_BITS)
-PP_CPU_SORT_TYPE(f32, u32, uint32_t, pp_cpu_okey_f32, RADIX_BITS)
-PP_CPU_SORT_TYPE(f64, u64, uint64_t, pp_cpu_okey_f64, RADIX_BITS)
+PP_CPU_SORT_KEY_TYPES(PP_CPU_SORT_TYPE)
 
 typedef void (*sort_fn)(const sort_job *job);
 typedef void (*merge_fn)(const void *a, size_t na, const void *b, size_t nb, void *out,
                          bool desc);
 
 /* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
-static const sort_fn sort_table[][3] = {
-    {sort_u8_k, sort_u8_v4, sort_u8_v8},    {sort_i32_k, sort_i32_v4, sort_i32_v8},
-    {sort_u32_k, sort_u32_v4, sort_u32_v8}, {sort_i64_k, sort_i64_v4, sort_i64_v8},
-    {sort_u64_k, sort_u64_v4, sort_u64_v8}, {sort_f32_k, sort_f32_v4, sort_f32_v8},
-    {sort_f64_k, sort_f64_v4, sort_f64_v8},
-};
-static const merge_fn merge_table[] = {merge_u8,  merge_i32, merge_u32, merge_i64,
-                                       merge_u64, merge_f32, merge_f64};
+#define SORT_ROW(NAME, W, KT, OKEY) {sort_##NAME##_k, sort_##NAME##_v4, sort_##NAME##_v8},
+#define MERGE_ENTRY(NAME, W, KT, OKEY) merge_##NAME,
+static const sort_fn sort_table[][3] = {PP_CPU_SORT_KEY_TYPES(SORT_ROW)};
+static const merge_fn merge_table[] = {PP_CPU_SORT_KEY_TYPES(MERGE_ENTRY)};
 
 /* u8 keys alone: the sorted array is each byte value repeated as often as it occurs, so
  * one counting pass and one filling pass replace the sort (and its scratch). */

@@ -55,31 +55,18 @@
   }
 
 #define MS_TYPE(NAME, W, KT, OKEY)                                                             \
-  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                         \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                   \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                  \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                                  \
+  PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                       \
   MS_DRIVER(NAME, KT, k)                                                                       \
   MS_DRIVER(NAME, KT, v4)                                                                      \
   MS_DRIVER(NAME, KT, v8)
 
-MS_TYPE(u8, u8, uint8_t, pp_cpu_okey_u8)
-MS_TYPE(i32, u32, uint32_t, pp_cpu_okey_i32)
-MS_TYPE(u32, u32, uint32_t, pp_cpu_okey_u32)
-MS_TYPE(i64, u64, uint64_t, pp_cpu_okey_i64)
-MS_TYPE(u64, u64, uint64_t, pp_cpu_okey_u64)
-MS_TYPE(f32, u32, uint32_t, pp_cpu_okey_f32)
-MS_TYPE(f64, u64, uint64_t, pp_cpu_okey_f64)
+PP_CPU_SORT_KEY_TYPES(MS_TYPE)
 
 typedef void (*ms_fn)(void *k, void *v, void *kb, void *vb, size_t n, int threads, bool desc);
 
 /* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
-static const ms_fn ms_table[][3] = {
-    {ms_sort_u8_k, ms_sort_u8_v4, ms_sort_u8_v8},    {ms_sort_i32_k, ms_sort_i32_v4, ms_sort_i32_v8},
-    {ms_sort_u32_k, ms_sort_u32_v4, ms_sort_u32_v8}, {ms_sort_i64_k, ms_sort_i64_v4, ms_sort_i64_v8},
-    {ms_sort_u64_k, ms_sort_u64_v4, ms_sort_u64_v8}, {ms_sort_f32_k, ms_sort_f32_v4, ms_sort_f32_v8},
-    {ms_sort_f64_k, ms_sort_f64_v4, ms_sort_f64_v8},
-};
+#define MS_ROW(NAME, W, KT, OKEY) {ms_sort_##NAME##_k, ms_sort_##NAME##_v4, ms_sort_##NAME##_v8},
+static const ms_fn ms_table[][3] = {PP_CPU_SORT_KEY_TYPES(MS_ROW)};
 
 pp_status pp_cpu_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                             size_t value_size, size_t n, pp_order order) {

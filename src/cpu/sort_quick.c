@@ -172,31 +172,18 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
   }
 
 #define PP_CPU_QUICK_TYPE(NAME, W, KT, OKEY)                                                \
-  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                      \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                               \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                               \
+  PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                    \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                              \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                             \
   PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
 
-PP_CPU_QUICK_TYPE(u8, u8, uint8_t, pp_cpu_okey_u8)
-PP_CPU_QUICK_TYPE(i32, u32, uint32_t, pp_cpu_okey_i32)
-PP_CPU_QUICK_TYPE(u32, u32, uint32_t, pp_cpu_okey_u32)
-PP_CPU_QUICK_TYPE(i64, u64, uint64_t, pp_cpu_okey_i64)
-PP_CPU_QUICK_TYPE(u64, u64, uint64_t, pp_cpu_okey_u64)
-PP_CPU_QUICK_TYPE(f32, u32, uint32_t, pp_cpu_okey_f32)
-PP_CPU_QUICK_TYPE(f64, u64, uint64_t, pp_cpu_okey_f64)
+PP_CPU_SORT_KEY_TYPES(PP_CPU_QUICK_TYPE)
 
 typedef void (*quick_fn)(const qk_job *job, size_t n, int threads);
 
 /* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
-static const quick_fn quick_table[][3] = {
-    {quick_u8_k, quick_u8_v4, quick_u8_v8},    {quick_i32_k, quick_i32_v4, quick_i32_v8},
-    {quick_u32_k, quick_u32_v4, quick_u32_v8}, {quick_i64_k, quick_i64_v4, quick_i64_v8},
-    {quick_u64_k, quick_u64_v4, quick_u64_v8}, {quick_f32_k, quick_f32_v4, quick_f32_v8},
-    {quick_f64_k, quick_f64_v4, quick_f64_v8},
-};
+#define QUICK_ROW(NAME, W, KT, OKEY) {quick_##NAME##_k, quick_##NAME##_v4, quick_##NAME##_v8},
+static const quick_fn quick_table[][3] = {PP_CPU_SORT_KEY_TYPES(QUICK_ROW)};
 
 pp_status pp_cpu_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                             size_t value_size, size_t n, pp_order order) {

@@ -58,10 +58,7 @@ typedef struct ssc_job {
 
 /* Per key type: the sample sort over the three value variants. */
 #define SSC_TYPE(NAME, W, KT, OKEY)                                                            \
-  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                         \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                   \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                  \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)                                  \
+  PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                       \
   /* bucket of order key x (xor flip) among sorted splitters sp[0, ns) */                     \
   static inline size_t ssc_bucket_##NAME(KT x, const KT *sp, size_t ns) {                      \
     size_t lo = 0, hi = ns; /* count of splitters <= x */                                      \
@@ -151,23 +148,13 @@ typedef struct ssc_job {
   SSC_DRIVER(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                          \
   SSC_DRIVER(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
 
-SSC_ALL(u8, u8, uint8_t, pp_cpu_okey_u8)
-SSC_ALL(i32, u32, uint32_t, pp_cpu_okey_i32)
-SSC_ALL(u32, u32, uint32_t, pp_cpu_okey_u32)
-SSC_ALL(i64, u64, uint64_t, pp_cpu_okey_i64)
-SSC_ALL(u64, u64, uint64_t, pp_cpu_okey_u64)
-SSC_ALL(f32, u32, uint32_t, pp_cpu_okey_f32)
-SSC_ALL(f64, u64, uint64_t, pp_cpu_okey_f64)
+PP_CPU_SORT_KEY_TYPES(SSC_ALL)
 
 typedef void (*ssc_fn)(const ssc_job *j);
 
 /* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
-static const ssc_fn ssc_table[][3] = {
-    {ssc_sort_u8_k, ssc_sort_u8_v4, ssc_sort_u8_v8},    {ssc_sort_i32_k, ssc_sort_i32_v4, ssc_sort_i32_v8},
-    {ssc_sort_u32_k, ssc_sort_u32_v4, ssc_sort_u32_v8}, {ssc_sort_i64_k, ssc_sort_i64_v4, ssc_sort_i64_v8},
-    {ssc_sort_u64_k, ssc_sort_u64_v4, ssc_sort_u64_v8}, {ssc_sort_f32_k, ssc_sort_f32_v4, ssc_sort_f32_v8},
-    {ssc_sort_f64_k, ssc_sort_f64_v4, ssc_sort_f64_v8},
-};
+#define SSC_ROW(NAME, W, KT, OKEY) {ssc_sort_##NAME##_k, ssc_sort_##NAME##_v4, ssc_sort_##NAME##_v8},
+static const ssc_fn ssc_table[][3] = {PP_CPU_SORT_KEY_TYPES(SSC_ROW)};
 
 pp_status pp_cpu_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                              size_t value_size, size_t n, pp_order order) {

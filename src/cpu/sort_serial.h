@@ -165,4 +165,24 @@ static inline int ss_passes(size_t len) {
     }                                                                                          \
   }
 
+/* Every key type, in pp_dtype order, as X(NAME, W, KT, OKEY): key type NAME, stored word W
+ * (u8, u32, u64) of C type KT, order key OKEY (cpu.h). The CPU sorts stamp their per-type
+ * code and build their [dtype][k, v4, v8] dispatch tables from this one list. */
+#define PP_CPU_SORT_KEY_TYPES(X)                                                               \
+  X(u8, u8, uint8_t, pp_cpu_okey_u8)                                                           \
+  X(i32, u32, uint32_t, pp_cpu_okey_i32)                                                       \
+  X(u32, u32, uint32_t, pp_cpu_okey_u32)                                                       \
+  X(i64, u64, uint64_t, pp_cpu_okey_i64)                                                       \
+  X(u64, u64, uint64_t, pp_cpu_okey_u64)                                                       \
+  X(f32, u32, uint32_t, pp_cpu_okey_f32)                                                       \
+  X(f64, u64, uint64_t, pp_cpu_okey_f64)
+
+/* The serial pieces above for key type NAME, keys only (k), with 4-byte (v4) and with
+ * 8-byte (v8) values. */
+#define PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                 \
+  PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                         \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                   \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                  \
+  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+
 #endif /* PP_CPU_SORT_SERIAL_H */
