@@ -50,7 +50,7 @@ static pp_status probe_hist_t(pp_context *ctx, const U *keys, size_t n, int item
   }
   sort_header *hdr = (sort_header *)scratch;
   cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
-#ifdef PROBE_OLD /* a revision from before launch_histogram (5854b20 .. ba2a04f) */
+#if defined(PROBE_OLD) && defined(HIST_UNROLL) /* a revision from before launch_histogram (5854b20 .. ba2a04f) */
   auto hist = radix_histogram_kernel<U, HIST_THREADS, HIST_UNROLL>;
   static int cache = 0;
   const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);

@@ -38,7 +38,7 @@
 #define PP_MERGE_THREADS 512
 #endif
 #ifndef PP_MERGE_ITEMS
-#define PP_MERGE_ITEMS 15 /* odd: the strided shared-memory writes hit distinct banks */
+#define PP_MERGE_ITEMS 17 /* odd: the strided shared-memory writes hit distinct banks */
 #endif
 #ifndef PP_MERGE_ITEMS_64
 #define PP_MERGE_ITEMS_64 7 /* the same ~60 bytes per thread as 15 four-byte items */

@@ -47,7 +47,8 @@
 /* Items per thread, per key and value width (H100 figures: docs/benchmarks/h100-sort.md).
  * 4-byte keys alone: from 2^21 keys on 23 (u32 keys at 2^28: 6.26 ms, 22: 6.40, 20: 6.64,
  * 18: 6.71), below that 18 (2^20 is one wave of tiles either way, all within noise).
- * u32 pairs: 13, 15, 17 within 1%; 19 6% slower (80 registers: spills). */
+ * u32 pairs, values loaded after the key scatter: 23 (2^28: 9.18 ms against 10.31 for 15 with
+ * the values loaded during the look-back; 19: 10.39, 21: 9.30). */
 #ifndef PP_SORT_ITEMS_K32
 #define PP_SORT_ITEMS_K32 18 /* 4-byte keys only, n below PP_SORT_K32_LARGE_FROM */
 #endif
@@ -58,10 +59,10 @@
 #define PP_SORT_K32_LARGE_FROM ((size_t)1 << 21)
 #endif
 #ifndef PP_SORT_ITEMS_K32_V32
-#define PP_SORT_ITEMS_K32_V32 15 /* 4-byte keys, 4-byte values */
+#define PP_SORT_ITEMS_K32_V32 23 /* 4-byte keys, 4-byte values */
 #endif
 #ifndef PP_SORT_ITEMS_K64
-#define PP_SORT_ITEMS_K64 13 /* 8-byte keys only: the largest tile in 48 KB of static shared */
+#define PP_SORT_ITEMS_K64 15 /* 8-byte keys only (dynamic shared memory); u64 at 2^28: 16.75 ms, 17: 17.14, 13: 17.03 */
 #endif
 #ifndef PP_SORT_ITEMS_WIDE
 #define PP_SORT_ITEMS_WIDE 12 /* any pair with an 8-byte member */
@@ -75,12 +76,17 @@
 #ifndef PP_SORT_MIN_BLOCKS_K32_V32
 #define PP_SORT_MIN_BLOCKS_K32_V32 PP_SORT_MIN_BLOCKS /* the same, 4-byte keys and values */
 #endif
-/* 1: __match_any_sync; 0: eight ballots. The match runs once per key in the ranking's
- * inner loop, and MATCH.ANY is a slow instruction for this (CUB's ranking uses a ballot
- * loop for 8-bit digits, noting that match.any is slower when matching a few bits); the
- * ballots cost ~32 simple instructions per key. */
-#ifndef PP_SORT_MATCH_ANY
-#define PP_SORT_MATCH_ANY 0
+/* How a warp's lanes with equal digits find each other in the large sort's ranking (it
+ * runs once per key): 0 eight ballots (~24 simple instructions a key); 1 __match_any_sync
+ * (MATCH.ANY is slow for this: CUB's ranking uses a ballot loop for 8-bit digits, noting
+ * that match.any is slower when matching a few bits); 2 each lane ORs its bit into a
+ * per-warp shared word of its digit and reads the word back (one shared atomic, one load
+ * and one store a key; a second per-warp table of 256 words). */
+#ifndef PP_SORT_MATCH
+#define PP_SORT_MATCH 0
+#endif
+#ifndef PP_SORT_MATCH_K64
+#define PP_SORT_MATCH_K64 2 /* the same, 8-byte keys alone */
 #endif
 #ifndef PP_SORT_SMALL_THREADS
 #define PP_SORT_SMALL_THREADS 512
@@ -113,9 +119,9 @@
 #define HIST_LAUNCH_BOUNDS(t) __launch_bounds__(t)
 #endif
 /* 1: a pair pass loads its values after the keys are scattered (CUB's order), not during
- * the look-back: fewer registers live at once */
+ * the look-back: fewer registers live at once, so the tiles can be larger */
 #ifndef PP_SORT_VALUES_LATE
-#define PP_SORT_VALUES_LATE 0
+#define PP_SORT_VALUES_LATE 1
 #endif
 #define HIST_THREADS PP_SORT_HIST_THREADS
 #define HIST_ITEMS PP_SORT_HIST_ITEMS
@@ -162,11 +168,19 @@ __device__ __forceinline__ unsigned radix_digit(U key, pp_key_order<U> order, in
   return (unsigned)((IMG ? key : pp_key_image(key, order)) >> shift) & (RADIX - 1);
 }
 
-/* The lanes of the warp holding the same digit. */
-__device__ __forceinline__ unsigned warp_peers(unsigned d) {
-#if PP_SORT_MATCH_ANY
-  return __match_any_sync(FULL_MASK, d);
-#else
+/* The lanes of the warp holding the same digit. MATCH 2: masks is the warp's table of 256
+ * words, zero on entry; the caller clears the word after every peer has read it. */
+template <int MATCH>
+__device__ __forceinline__ unsigned warp_peers(unsigned d, unsigned *masks) {
+  if constexpr (MATCH == 1) {
+    (void)masks;
+    return __match_any_sync(FULL_MASK, d);
+  } else if constexpr (MATCH == 2) {
+    atomicOr(&masks[d], 1u << (threadIdx.x % PP_WARP));
+    __syncwarp();
+    return masks[d];
+  }
+  (void)masks;
   /* per bit: the lanes whose bit equals this lane's (the ballot, inverted where the bit is
      clear); written in PTX so that each bit costs four instructions and no extra registers */
   unsigned peers = FULL_MASK;
@@ -183,7 +197,6 @@ __device__ __forceinline__ unsigned warp_peers(unsigned d) {
     peers &= agree;
   }
   return peers;
-#endif
 }
 
 /* Items are warp-striped: item i of lane l in warp w is key w*32*ITEMS + i*32 + l of the
@@ -199,8 +212,10 @@ __device__ __forceinline__ unsigned tile_index(int warp, int i, int lane) {
  * their number to it, and each adds the number of peers in lower lanes. Item i's update
  * precedes item i+1's read, so the ranks follow index order (stability). Items at index
  * >= valid are padding: digit 255 and the highest indices, so they rank after every real
- * key. packed[i] = (rank << 8) | digit (rank < 2^24). */
-template <bool IMG, typename U, int ITEMS>
+ * key. packed[i] = (rank << 8) | digit (rank < 2^24). MATCH: see PP_SORT_MATCH; with 2,
+ * whist has 2 * WARPS rows and rows WARPS.. (zero on entry, zero on return) are the
+ * warps' match tables. */
+template <bool IMG, int MATCH, int WARPS, typename U, int ITEMS>
 __device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned valid,
                                                 pp_key_order<U> order, int shift,
                                                 unsigned (&packed)[ITEMS],
@@ -208,19 +223,23 @@ __device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned 
   const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
   const unsigned below = (1u << lane) - 1u;
   unsigned *counters = whist[warp];
+  unsigned *masks = MATCH == 2 ? whist[WARPS + warp] : nullptr;
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
     /* a select, not a branch around the digit: padding is only ever in the last tile */
     unsigned d = radix_digit<IMG>(key[i], order, shift);
     d = tile_index<ITEMS>(warp, i, lane) < valid ? d : RADIX - 1;
-    const unsigned peers = warp_peers(d);
+    const unsigned peers = warp_peers<MATCH>(d, masks);
     /* a plain read and a write by the lowest peer, not an atomic add by it and a shuffle
        of the result (0.7% slower for u32 keys at 2^28 on the H100, 4% for u32 pairs). The
        warp syncs order the read before the write and the write before the next item's
        read; only this warp touches its counters. */
     const unsigned old = counters[d];
     __syncwarp();
-    if ((peers & below) == 0) counters[d] = old + (unsigned)__popc(peers);
+    if ((peers & below) == 0) {
+      counters[d] = old + (unsigned)__popc(peers);
+      if (MATCH == 2) masks[d] = 0; /* every peer has read it (the sync above) */
+    }
     __syncwarp();
     packed[i] = ((old + (unsigned)__popc(peers & below)) << 8) | d;
   }
@@ -248,12 +267,12 @@ __device__ __forceinline__ unsigned warp_counts_to_bases(unsigned (*whist)[RADIX
  * (rank_warp_items, counters from zero), then, for thread d < 256, whist[w][d] becomes
  * the count of digit d in warps before w, and the return value is the tile's count of
  * digit d. whist must be zero on entry; every thread must call this. */
-template <bool IMG, typename U, int THREADS, int ITEMS>
+template <bool IMG, int MATCH, typename U, int THREADS, int ITEMS>
 __device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
                                                     pp_key_order<U> order, int shift,
                                                     unsigned (&packed)[ITEMS],
                                                     unsigned (*whist)[RADIX]) {
-  rank_warp_items<IMG>(key, valid, order, shift, packed, whist);
+  rank_warp_items<IMG, MATCH, THREADS / PP_WARP>(key, valid, order, shift, packed, whist);
   __syncthreads();
   return warp_counts_to_bases<THREADS>(whist);
 }
@@ -350,7 +369,7 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
     for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     unsigned rank[ITEMS];
-    const unsigned count = rank_tile_count<false, U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
+    const unsigned count = rank_tile_count<false, 0, U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
     rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
     __syncthreads(); /* whist is read; xk overwrites it */
 #pragma unroll
@@ -565,6 +584,36 @@ __device__ __forceinline__ void keys_to_shared(const U (&key)[ITEMS], const unsi
   }
 }
 
+/* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for 8-byte keys alone
+ * (u64 at 2^28 on the H100: 3% faster than ballots), ballots for the rest (f32 keys 2%
+ * slower with ORs, u32 1% faster, pairs even). */
+template <typename U, bool HAS_V>
+__host__ __device__ static constexpr int onesweep_match() {
+  return sizeof(U) == 8 && !HAS_V ? PP_SORT_MATCH_K64 : PP_SORT_MATCH;
+}
+
+/* Bytes of onesweep_kernel's exchange buffer (which holds the per-warp counters, and with
+ * shared-OR matching the match tables, while ranking) and one digit per key of the tile. */
+template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
+__host__ __device__ static constexpr size_t onesweep_tile_bytes() {
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
+  constexpr size_t EXCH = TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+  constexpr size_t HIST =
+      (size_t)(THREADS / PP_WARP) * RADIX * sizeof(unsigned) * (onesweep_match<U, HAS_V>() == 2 ? 2 : 1);
+  return (EXCH > HIST ? EXCH : HIST) + TILE;
+}
+
+/* Dynamic shared memory of onesweep_kernel: none while the tile's bytes fit the 48 KB of
+ * static shared memory with the rest (static was 1.5-3% faster on the H100 at 2^28 for the
+ * same tile), else the tile's bytes. */
+template <typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+__host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
+  constexpr size_t rest = RADIX * sizeof(S) + RADIX * sizeof(unsigned) + 64;
+  return onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>() + rest <= 48 * 1024
+             ? 0
+             : onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>();
+}
+
 /* One digit position. buffers[0] holds the keys when the sort starts; the plan says
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. */
@@ -575,11 +624,19 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   typedef pp_status_word<S> SW;
   constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
   constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
-  constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
+  constexpr int MATCH = onesweep_match<U, HAS_V>();
+  constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned) * (MATCH == 2 ? 2 : 1);
+  constexpr size_t BUF = EXCH > HIST ? EXCH : HIST;
+  constexpr size_t DYN = onesweep_dyn_bytes<U, V, HAS_V, S, THREADS, ITEMS>();
   static_assert(THREADS >= RADIX && THREADS % PP_WARP == 0, "one thread per digit");
-  __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
+  static_assert(onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>() == BUF + TILE, "the host's tile bytes");
+  /* the exchange buffer, then the digit of each slot of the sorted tile: static memory, or
+     dynamic where they pass 48 KB (8-byte keys) */
+  __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF + TILE];
+  extern __shared__ __align__(16) unsigned char s_dyn[];
+  unsigned char *const s_buf = DYN ? s_dyn : s_static;
+  unsigned char *const s_digit = s_buf + BUF;
   __shared__ S s_base[RADIX];             /* global position of tile slot 0 per digit */
-  __shared__ unsigned char s_digit[TILE]; /* digit of each slot of the sorted tile */
   __shared__ unsigned s_first[RADIX];
   __shared__ unsigned s_scan[8];
   __shared__ unsigned s_tile;
@@ -615,7 +672,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-    for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
+    for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
@@ -634,8 +691,8 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
       for (int i = 0; i < ITEMS; i++) key[i] = pp_key_image(key[i], order);
     }
     const unsigned count =
-        img ? rank_tile_count<true, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
-               : rank_tile_count<false, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
+        img ? rank_tile_count<true, MATCH, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
+            : rank_tile_count<false, MATCH, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
 
     /* publish this tile's counts as early as possible: later tiles are waiting for them */
     S *slot = status + (size_t)tile * RADIX + tid;
@@ -657,7 +714,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
       const V *tile_vals = vs + start + idx0;
 #pragma unroll
       for (int i = 0; i < ITEMS; i++)
-        if (idx0 + i * PP_WARP < valid) val[i] = tile_vals[i * PP_WARP];
+        val[i] = idx0 + i * PP_WARP < valid ? tile_vals[i * PP_WARP] : (V)0;
     }
 
     /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
@@ -683,7 +740,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
         const V *tile_vals = vs + start + idx0;
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
-          if (idx0 + i * PP_WARP < valid) val[i] = tile_vals[i * PP_WARP];
+          val[i] = idx0 + i * PP_WARP < valid ? tile_vals[i * PP_WARP] : (V)0;
       }
       __syncthreads(); /* the keys are read; xv overwrites them */
 #pragma unroll
@@ -701,10 +758,10 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
 /* ---- host side ------------------------------------------------------------------------------ */
 
 template <typename Kernel>
-static int blocks_per_sm(Kernel kernel, int threads, int *cache) {
+static int blocks_per_sm(Kernel kernel, int threads, int *cache, size_t dyn_bytes = 0) {
   int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
   if (per_sm == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess ||
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dyn_bytes) != cudaSuccess ||
         per_sm < 1) {
       cudaGetLastError();
       per_sm = 1;
@@ -767,12 +824,24 @@ static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size
                                pp_key_order<U> order) {
   pp_cuda_state *st = pp_cuda(ctx);
   auto kernel = onesweep_kernel<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>;
+  constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>();
+  if (dyn > 0) {
+    /* above the default limit the kernel must opt in, once per device (a benign race
+       sets it twice) */
+    static unsigned long long opted_in = 0; /* bit d: device d */
+    const unsigned long long bit = st->device < 64 ? 1ull << st->device : 0;
+    if (!(opted_in & bit)) {
+      PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn),
+                  "pp_sort");
+      opted_in |= bit;
+    }
+  }
   static int per_sm_cache = 0;
-  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache);
+  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache, dyn);
   const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
   for (int pass = 0; pass < (int)sizeof(U); pass++) {
-    kernel<<<grid, PP_SORT_THREADS, 0, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
-                                                     (S *)status0, (S *)status1, order);
+    kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
+                                                       (S *)status0, (S *)status1, order);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
   return PP_OK;
