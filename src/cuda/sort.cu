@@ -592,15 +592,20 @@ __host__ __device__ static constexpr int onesweep_match() {
   return sizeof(U) == 8 && !HAS_V ? PP_SORT_MATCH_K64 : PP_SORT_MATCH;
 }
 
-/* Bytes of onesweep_kernel's exchange buffer (which holds the per-warp counters, and with
- * shared-OR matching the match tables, while ranking) and one digit per key of the tile. */
+/* Bytes of onesweep_kernel's exchange buffer: the tile's keys or values, and while ranking
+ * the per-warp counters (with shared-OR matching also the match tables). */
 template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
-__host__ __device__ static constexpr size_t onesweep_tile_bytes() {
-  constexpr size_t TILE = (size_t)THREADS * ITEMS;
-  constexpr size_t EXCH = TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+__host__ __device__ static constexpr size_t onesweep_buf_bytes() {
+  constexpr size_t EXCH = (size_t)THREADS * ITEMS * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
   constexpr size_t HIST =
       (size_t)(THREADS / PP_WARP) * RADIX * sizeof(unsigned) * (onesweep_match<U, HAS_V>() == 2 ? 2 : 1);
-  return (EXCH > HIST ? EXCH : HIST) + TILE;
+  return EXCH > HIST ? EXCH : HIST;
+}
+
+/* The exchange buffer and one digit per key of the tile. */
+template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
+__host__ __device__ static constexpr size_t onesweep_tile_bytes() {
+  return onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>() + (size_t)THREADS * ITEMS;
 }
 
 /* Dynamic shared memory of onesweep_kernel: none while the tile's bytes fit the 48 KB of
@@ -623,13 +628,10 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
                 sort_header *hdr, S *status0, S *status1, pp_key_order<U> order) {
   typedef pp_status_word<S> SW;
   constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
-  constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
   constexpr int MATCH = onesweep_match<U, HAS_V>();
-  constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned) * (MATCH == 2 ? 2 : 1);
-  constexpr size_t BUF = EXCH > HIST ? EXCH : HIST;
+  constexpr size_t BUF = onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>();
   constexpr size_t DYN = onesweep_dyn_bytes<U, V, HAS_V, S, THREADS, ITEMS>();
   static_assert(THREADS >= RADIX && THREADS % PP_WARP == 0, "one thread per digit");
-  static_assert(onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>() == BUF + TILE, "the host's tile bytes");
   /* the exchange buffer, then the digit of each slot of the sorted tile: static memory, or
      dynamic where they pass 48 KB (8-byte keys) */
   __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF + TILE];

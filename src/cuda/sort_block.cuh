@@ -186,23 +186,13 @@ __host__ __device__ constexpr bool msort_is_desc() {
   return (KIND & MSORT_DESC) != 0;
 }
 
-/* pp_key_image (sort.cuh) for a kind and direction known at compile time (o is not read). */
+/* pp_key_image (sort.cuh) for a kind and direction known at compile time (o is not read):
+ * the order is built from constants, so the image's branches fold away. */
 template <int KIND, typename U>
 __device__ __forceinline__ U msort_image(U raw, pp_key_order<U> o) {
   (void)o;
-  constexpr int K = msort_base<KIND, U>();
-  if constexpr (K == PP_KEY_SIGNED) {
-    raw ^= (U)1 << (sizeof(U) * 8 - 1);
-  } else if constexpr (K == PP_KEY_FLOAT) {
-    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
-    const U mag = raw & (U)~SIGN;
-    U k = (raw & SIGN) ? (U)~raw : (U)(raw | SIGN);
-    k = mag == 0 ? SIGN : k;      /* -0.0 -> +0.0 */
-    k = mag > EXP ? (U)~(U)0 : k; /* NaN -> above +inf */
-    raw = k;
-  }
-  return msort_is_desc<KIND>() ? (U)~raw : raw;
+  const pp_key_order<U> k = {msort_base<KIND, U>(), msort_is_desc<KIND>() ? (U)~(U)0 : (U)0};
+  return pp_key_image(raw, k);
 }
 
 /* msort_image for a key that is not special (msort_special): two instructions for floats,
