@@ -88,10 +88,6 @@
 #ifndef PP_SCAN_DYNAMIC_TILES
 #define PP_SCAN_DYNAMIC_TILES 0
 #endif
-/* 1: the scan publishes its tile's aggregate before its block scan (0: after it) */
-#ifndef PP_SCAN_EARLY_AGG
-#define PP_SCAN_EARLY_AGG 1
-#endif
 #define SCAN_THREADS PP_SCAN_THREADS
 #define SCAN_VECS PP_SCAN_VECS
 #define SELECT_VECS PP_SELECT_VECS
@@ -425,15 +421,6 @@ struct totals_scan {
       if (k == e % TOTALS_PER_LANE) mine = pre[k];
     return pp_shfl<PP_SHFL_IDX>(mine, e / TOTALS_PER_LANE);
   }
-  /* store every entry's prefix (lanes write their own entries) */
-  __device__ __forceinline__ void store(A *prefix) const {
-    const int lane = threadIdx.x % PP_WARP;
-#pragma unroll
-    for (int k = 0; k < TOTALS_PER_LANE; k++) {
-      int e = lane * TOTALS_PER_LANE + k;
-      if (e < N_TOTALS) prefix[e] = pre[k];
-    }
-  }
 };
 
 /* ---- scan kernel ----------------------------------------------------------------------- */
@@ -442,7 +429,6 @@ struct totals_scan {
 template <typename C>
 struct scan_smem {
   C warp_total[SCAN_VECS * SCAN_WARPS];
-  C warp_prefix[SCAN_VECS * SCAN_WARPS];
   C warp_sum[SCAN_WARPS];
   C tile_prefix;
 };
@@ -466,7 +452,6 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   const bool full = n - base >= (size_t)TILE;
 
   L lane_prefix[SCAN_VECS];
-#if PP_SCAN_EARLY_AGG
   /* The tile's total first (thread sums, one warp reduction, one barrier), so that its
    * aggregate is out before the block scan; warp 0 then scans its own vectors while the
    * aggregates of the tiles before it arrive, and every warp scans the segment totals
@@ -505,39 +490,11 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   __syncthreads();
   totals_scan<carry_of<Op>, SCAN_VECS> ts;
   ts.run(sm.warp_total);
-#else
-  /* each vector's total, then each segment's exclusive prefix within the warp */
-#pragma unroll
-  for (int v = 0; v < SCAN_VECS; v++) {
-    L s = Op::id_local();
-#pragma unroll
-    for (int c = 0; c < VW; c++)
-      if (c < cnt[v]) s = Op::add_local(s, L(x[v].e[c]));
-    L inc = pp_warp_scan_inclusive<local_of<Op>>(s);
-    L exc = pp_shfl<PP_SHFL_UP>(inc, 1);
-    lane_prefix[v] = lane == 0 ? Op::id_local() : exc;
-    if (lane == PP_WARP - 1) sm.warp_total[v * SCAN_WARPS + warp] = C(inc);
-  }
-  __syncthreads();
-
-  if (warp == 0) {
-    totals_scan<carry_of<Op>, SCAN_VECS> ts;
-    ts.run(sm.warp_total);
-    ts.store(sm.warp_prefix);
-    C p = look_back<carry_of<Op>>(descs, tile, epoch, ts.total);
-    if (lane == 0) sm.tile_prefix = p;
-  }
-  __syncthreads();
-#endif
 
 #pragma unroll
   for (int v = 0; v < SCAN_VECS; v++) {
     /* one rounding of the carried prefix into the tile's type, then local additions */
-#if PP_SCAN_EARLY_AGG
     const C seg_prefix = ts.prefix_of(v * SCAN_WARPS + warp);
-#else
-    const C seg_prefix = sm.warp_prefix[v * SCAN_WARPS + warp];
-#endif
     L b = Op::add_local(L(Op::add_carry(sm.tile_prefix, seg_prefix)), lane_prefix[v]);
     L run = Op::id_local();
     vec16<T> y;
