@@ -8,13 +8,19 @@
 #   (GPU machine, after scripts/device.sh has put the carried build in place)
 #   .carry-sort/probe/sort_probe --n 28 --reps 10
 # OLD=<git revision>: also time that revision's sort.cu and merge.cu, as "old".
-# Variants: edit the two lists below (name and -D flags).
+# Variants: the two lists below (name and -D flags), or SORT_VARIANTS / MERGE_VARIANTS from the
+# environment, one "name|flags" per line (an empty list builds none of that kind), so that two
+# people can probe different files from one tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$(realpath "${1:-build-sort}")
 O=${2:-$B/probe}
 mkdir -p "$O"
 O=$(realpath "$O")
+if [ -n "${SORT_VARIANTS+x}" ] || [ -n "${MERGE_VARIANTS+x}" ]; then
+  mapfile -t SORT_VARIANTS < <(printf '%s\n' "${SORT_VARIANTS:-}" | grep -v '^[[:space:]]*$')
+  mapfile -t MERGE_VARIANTS < <(printf '%s\n' "${MERGE_VARIANTS:-}" | grep -v '^[[:space:]]*$')
+else
 SORT_VARIANTS=(
   "new|"
   "u64_13or|-DPP_SORT_ITEMS_K64=13"
@@ -28,6 +34,7 @@ MERGE_VARIANTS=(
   "m512x15|"
   "m512x17|-DPP_MERGE_ITEMS=17"
 )
+fi
 NVCC=(nvcc -O3 -DNDEBUG -std=c++17 -arch=sm_90 -DPP_HAVE_CUDA=1 -Iinclude -Isrc -Isrc/cuda -Iscripts
       --Werror=all-warnings)
 # the sort source without its final dispatch function, so that only the probed types are
