@@ -8,12 +8,14 @@
 #include "sort.cuh" /* at file scope: the included source's own #include is then empty */
 #include "sort_probe.h"
 
+#include <cstdio>
+
 #ifdef PROBE_SORT_SRC
 namespace PROBE_NS {
 #include PROBE_SORT_SRC
 }
 
-static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *values, size_t n) {
+static pp_status probe_sort_kind(pp_context *ctx, int kind, void *keys, uint32_t *values, size_t n) {
   using namespace PROBE_NS;
   switch (kind) {
   case 0:
@@ -30,6 +32,25 @@ static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *val
     return sort_onesweep<uint32_t, uint32_t, true>(ctx, (uint32_t *)keys, values, n,
                                                    pp_make_key_order<uint32_t>(PP_U32, PP_ASCENDING));
   }
+}
+
+/* With PP_SORT_PHASES: after each sort, the cycles thread 0 of the onesweep blocks spent
+ * per tile in each phase (sort.cu), averaged over the tiles of all passes. */
+static pp_status probe_sort(pp_context *ctx, int kind, void *keys, uint32_t *values, size_t n) {
+  const pp_status s = probe_sort_kind(ctx, kind, keys, values, n);
+#ifdef PP_SORT_PHASES
+  unsigned long long c[8] = {0};
+  cudaDeviceSynchronize();
+  cudaMemcpyFromSymbol(c, PROBE_NS::pp_sort_phase_cycles, sizeof c);
+  const unsigned long long zero[8] = {0};
+  cudaMemcpyToSymbol(PROBE_NS::pp_sort_phase_cycles, zero, sizeof zero);
+  if (c[7]) {
+    printf("  phases %s kind %d, cycles per tile: claim %.0f rank %.0f place %.0f lookback %.0f scatter %.0f "
+           "rest %.0f (%llu tiles)\n", PROBE_NAME, kind, (double)c[0] / c[7], (double)c[1] / c[7], (double)c[2] / c[7],
+           (double)c[3] / c[7], (double)c[4] / c[7], (double)c[5] / c[7], c[7]);
+  }
+#endif
+  return s;
 }
 
 /* The histogram kernel as sort_onesweep launches it (the same grid and the same status

@@ -4,8 +4,9 @@
  * Keys are sorted as unsigned images (sort.cuh: floats, signed, descending). When no key
  * is -0.0 or NaN (the histogram kernel checks), the images are a bijection of the keys: the
  * first digit pass then writes images, the passes between read and write images, and the
- * last one writes the stored bits back, so a float's image (~9 instructions) is computed
- * once per key (right after the first pass loads it) and not once per key and pass.
+ * last one writes the stored bits back, so a float's image is computed once per key (right
+ * after the first pass loads it; with no key special, from its sign alone: two
+ * instructions) and not once per key and pass.
  * Otherwise every pass computes the image afresh from the stored bits, which are what
  * moves.
  *
@@ -20,13 +21,16 @@
  *      position and writes the plan: a pass whose digit is the same for all n keys cannot
  *      change the order and is skipped. The plan is read by the pass kernels on the device,
  *      so no host round trip is needed;
- *   3. one onesweep_kernel per digit position. A block takes tiles in the order of an
- *      atomic counter (a tile waits only on tiles handed out earlier, whose blocks are
- *      running: forward progress without co-residency), ranks the tile's keys by digit in
- *      shared memory (warp match by eight ballots + per-warp counters, stable), publishes
- *      its per-digit counts, looks back over the earlier tiles' counts for its digits
- *      (decoupled look-back, one thread per digit), then scatters keys and values through
- *      shared memory so that runs of equal digits are written contiguously.
+ *   3. one onesweep_kernel per digit position, compiled per key kind (floats, or integers
+ *      with a signed key's sign flip folded into the order) so that images take no
+ *      branches. A block takes tiles in the order of an atomic counter (a tile waits only
+ *      on tiles handed out earlier, whose blocks are running: forward progress without
+ *      co-residency), ranks the tile's keys by digit in shared memory (per-warp counters,
+ *      stable; the lanes with equal digits found by shared ORs for keys alone, eight
+ *      ballots beside values), publishes its per-digit counts, looks back over the earlier
+ *      tiles' counts for its digits (decoupled look-back, one thread per digit), then
+ *      scatters keys and values through shared memory so that runs of equal digits are
+ *      written contiguously; each slot's digit is taken again from its key there.
  * Keys ping-pong between the caller's buffer and one scratch buffer. If the passes done
  * are odd in number, the first skipped pass is turned into a plain copy, so the result
  * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
@@ -39,6 +43,8 @@
  * cleared by an extra launch, and nothing relies on what the pool's memory held before.
  */
 #include "sort.cuh"
+
+#include <type_traits>
 
 /* ---- tuning (overridable at build time so that variants can be timed side by side) ---- */
 #ifndef PP_SORT_THREADS
@@ -85,6 +91,9 @@
 #ifndef PP_SORT_MATCH
 #define PP_SORT_MATCH 0
 #endif
+#ifndef PP_SORT_MATCH_K32
+#define PP_SORT_MATCH_K32 2 /* the same, 4-byte keys alone */
+#endif
 #ifndef PP_SORT_MATCH_K64
 #define PP_SORT_MATCH_K64 2 /* the same, 8-byte keys alone */
 #endif
@@ -99,10 +108,15 @@
 #ifndef PP_SORT_WIDE_FROM
 #define PP_SORT_WIDE_FROM ((size_t)1 << 30)
 #endif
+/* Earlier tiles the look-back reads at once when the predecessor is not done: 8 for 4-byte
+ * keys alone, 2 for the rest (H100, 2^28: f32 keys 0.5% faster with 8 than with 2; u64 keys
+ * 1.8% and u32 pairs 1% faster with 2 than with 8) */
 #ifndef PP_SORT_LOOKBACK_BATCH
-#define PP_SORT_LOOKBACK_BATCH 8 /* earlier tiles read at once when the predecessor is not done */
+#define PP_SORT_LOOKBACK_BATCH 8
 #endif
-#define LOOKBACK_BATCH PP_SORT_LOOKBACK_BATCH
+#ifndef PP_SORT_LOOKBACK_BATCH_OTHER
+#define PP_SORT_LOOKBACK_BATCH_OTHER 2
+#endif
 #ifndef PP_SORT_HIST_THREADS
 #define PP_SORT_HIST_THREADS 256 /* histogram block; at least 256 (its last block scans 256 digits) */
 #endif
@@ -162,10 +176,15 @@ struct sort_header {
 
 /* ---- warp and tile ranking ------------------------------------------------------------- */
 
-/* IMG: the key is already an image (a pass between the first and the last). */
+/* IMG: the key is already an image (a pass between the first and the last). For 4-byte
+ * keys one byte permute (PRMT) picks the digit, where a shift and a mask take two. */
 template <bool IMG, typename U>
 __device__ __forceinline__ unsigned radix_digit(U key, pp_key_order<U> order, int shift) {
-  return (unsigned)((IMG ? key : pp_key_image(key, order)) >> shift) & (RADIX - 1);
+  const U img = IMG ? key : pp_key_image(key, order);
+  if constexpr (sizeof(U) == 4)
+    return __byte_perm((unsigned)img, 0u, 0x4440u | (unsigned)(shift >> 3)); /* byte shift/8, zero above */
+  else
+    return (unsigned)(img >> shift) & (RADIX - 1);
 }
 
 /* The lanes of the warp holding the same digit. MATCH 2: masks is the warp's table of 256
@@ -210,25 +229,26 @@ __device__ __forceinline__ unsigned tile_index(int warp, int i, int lane) {
  * starting from the warp's counters (its row of whist): lanes with equal digits find each
  * other (warp_peers), all read the warp's counter for the digit, the lowest of them adds
  * their number to it, and each adds the number of peers in lower lanes. Item i's update
- * precedes item i+1's read, so the ranks follow index order (stability). Items at index
- * >= valid are padding: digit 255 and the highest indices, so they rank after every real
- * key. packed[i] = (rank << 8) | digit (rank < 2^24). MATCH: see PP_SORT_MATCH; with 2,
- * whist has 2 * WARPS rows and rows WARPS.. (zero on entry, zero on return) are the
- * warps' match tables. */
-template <bool IMG, int MATCH, int WARPS, typename U, int ITEMS>
-__device__ __forceinline__ void rank_warp_items(const U (&key)[ITEMS], unsigned valid,
-                                                pp_key_order<U> order, int shift,
-                                                unsigned (&packed)[ITEMS],
+ * precedes item i+1's read, so the ranks follow index order (stability). digit_of(i) is
+ * item i's digit. With PAD, items at index >= valid are given digit 255 (they have the
+ * highest indices, so they rank after every real key); without, their keys must be such.
+ * packed[i] = (rank << 8) | digit (rank < 2^24). MATCH: see PP_SORT_MATCH; with 2, whist
+ * has 2 * WARPS rows and rows WARPS.. (zero on entry, zero on return) are the warps'
+ * match tables. */
+template <bool PAD, int MATCH, int WARPS, int ITEMS, typename DigitOf>
+__device__ __forceinline__ void rank_warp_items(DigitOf digit_of, unsigned valid, unsigned (&packed)[ITEMS],
                                                 unsigned (*whist)[RADIX]) {
   const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
   const unsigned below = (1u << lane) - 1u;
+  /* item i is padding when i * 32 >= left: a compare with an immediate, nothing per item
+     that ptxas could hoist out of the tile loop and keep (or spill) */
+  const int left = (int)valid - (int)tile_index<ITEMS>(warp, 0, lane);
   unsigned *counters = whist[warp];
   unsigned *masks = MATCH == 2 ? whist[WARPS + warp] : nullptr;
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
     /* a select, not a branch around the digit: padding is only ever in the last tile */
-    unsigned d = radix_digit<IMG>(key[i], order, shift);
-    d = tile_index<ITEMS>(warp, i, lane) < valid ? d : RADIX - 1;
+    const unsigned d = !PAD || i * PP_WARP < left ? digit_of(i) : RADIX - 1;
     const unsigned peers = warp_peers<MATCH>(d, masks);
     /* a plain read and a write by the lowest peer, not an atomic add by it and a shuffle
        of the result (0.7% slower for u32 keys at 2^28 on the H100, 4% for u32 pairs). The
@@ -267,32 +287,34 @@ __device__ __forceinline__ unsigned warp_counts_to_bases(unsigned (*whist)[RADIX
  * (rank_warp_items, counters from zero), then, for thread d < 256, whist[w][d] becomes
  * the count of digit d in warps before w, and the return value is the tile's count of
  * digit d. whist must be zero on entry; every thread must call this. */
-template <bool IMG, int MATCH, typename U, int THREADS, int ITEMS>
-__device__ __forceinline__ unsigned rank_tile_count(const U (&key)[ITEMS], unsigned valid,
-                                                    pp_key_order<U> order, int shift,
-                                                    unsigned (&packed)[ITEMS],
+template <bool PAD, int MATCH, int THREADS, int ITEMS, typename DigitOf>
+__device__ __forceinline__ unsigned rank_tile_count(DigitOf digit_of, unsigned valid, unsigned (&packed)[ITEMS],
                                                     unsigned (*whist)[RADIX]) {
-  rank_warp_items<IMG, MATCH, THREADS / PP_WARP>(key, valid, order, shift, packed, whist);
+  rank_warp_items<PAD, MATCH, THREADS / PP_WARP>(digit_of, valid, packed, whist);
   __syncthreads();
   return warp_counts_to_bases<THREADS>(whist);
 }
 
-/* Part 2: the digits' first positions in the tile (scan over digits), then each key's
- * position in the tile sorted by digit: packed[i] becomes (position << 8) | digit.
- * Returns, for thread d < 256, digit d's first position. The caller must
- * __syncthreads() before reusing whist's memory. */
+/* Part 2: the digits' first positions in the tile (scan over digits), added by thread d
+ * to column d of whist, which then holds each warp's first position per digit; then each
+ * key's position in the tile sorted by digit: packed[i] becomes (position << 8) | digit
+ * (one shared load per key). Returns, for thread d < 256, digit d's first position. The
+ * caller must __syncthreads() before reusing whist's memory. */
 template <int THREADS, int ITEMS>
 __device__ __forceinline__ unsigned rank_tile_finish(unsigned count, unsigned (&packed)[ITEMS],
-                                                     unsigned (*whist)[RADIX], unsigned *s_first,
-                                                     unsigned *s_scan) {
+                                                     unsigned (*whist)[RADIX], unsigned *s_scan) {
+  constexpr int WARPS = THREADS / PP_WARP;
   const int tid = threadIdx.x, warp = tid / PP_WARP;
   const unsigned first = pp_block_exclusive_sum256<THREADS>(count, s_scan);
-  if (tid < RADIX) s_first[tid] = first;
+  if (tid < RADIX) {
+#pragma unroll 4
+    for (int w = 0; w < WARPS; w++) whist[w][tid] += first;
+  }
   __syncthreads();
 #pragma unroll
   for (int i = 0; i < ITEMS; i++) {
     const unsigned d = packed[i] & (RADIX - 1);
-    packed[i] = ((s_first[d] + whist[warp][d] + (packed[i] >> 8)) << 8) | d;
+    packed[i] = ((whist[warp][d] + (packed[i] >> 8)) << 8) | d;
   }
   return first;
 }
@@ -322,7 +344,6 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
   constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
   constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
   __shared__ __align__(16) unsigned char s_buf[EXCH > HIST ? EXCH : HIST];
-  __shared__ unsigned s_first[RADIX];
   __shared__ unsigned s_scan[8];
   __shared__ U s_or[WARPS], s_and[WARPS];
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
@@ -369,8 +390,9 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
     for (int i = tid; i < WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     unsigned rank[ITEMS];
-    const unsigned count = rank_tile_count<false, 0, U, THREADS, ITEMS>(key, n, order, shift, rank, whist);
-    rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
+    const unsigned count = rank_tile_count<true, 0, THREADS>(
+        [&](int i) { return radix_digit<false>(key[i], order, shift); }, n, rank, whist);
+    rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_scan);
     __syncthreads(); /* whist is read; xk overwrites it */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) xk[rank[i] >> 8] = key[i];
@@ -505,6 +527,39 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   }
 }
 
+/* PP_SORT_PHASES (probe builds only): thread 0 of each onesweep block adds the clock cycles
+ * of each phase of its tiles into pp_sort_phase_cycles (0 tile claim, 1 ranking, 2 tile
+ * positions, 3 look-back, 4 key scatter, 5 values and the wait for the block; 7 counts
+ * tiles), to see where a pass spends its time at full clocks. */
+#ifdef PP_SORT_PHASES
+__device__ unsigned long long pp_sort_phase_cycles[8];
+__shared__ long long s_phase[9];
+#define SORT_PHASE(k)                                                                              \
+  do {                                                                                             \
+    if (threadIdx.x == 0) {                                                                        \
+      const long long t_ = clock64();                                                              \
+      s_phase[k] += t_ - s_phase[8];                                                               \
+      s_phase[8] = t_;                                                                             \
+    }                                                                                              \
+  } while (0)
+#define SORT_PHASE_INIT()                                                                          \
+  do {                                                                                             \
+    if (threadIdx.x == 0) {                                                                        \
+      for (int i_ = 0; i_ < 8; i_++) s_phase[i_] = 0;                                              \
+      s_phase[8] = clock64();                                                                      \
+    }                                                                                              \
+  } while (0)
+#define SORT_PHASE_FLUSH()                                                                         \
+  do {                                                                                             \
+    if (threadIdx.x == 0)                                                                          \
+      for (int i_ = 0; i_ < 8; i_++) atomicAdd(&pp_sort_phase_cycles[i_], (unsigned long long)s_phase[i_]); \
+  } while (0)
+#else
+#define SORT_PHASE(k) ((void)0)
+#define SORT_PHASE_INIT() ((void)0)
+#define SORT_PHASE_FLUSH() ((void)0)
+#endif
+
 /* ---- one digit pass ------------------------------------------------------------------------ */
 
 template <typename U, typename V, bool HAS_V, int THREADS>
@@ -537,11 +592,11 @@ __device__ __forceinline__ void copy_pass(const U *ks, U *kd, const V *vs, V *vd
  * The predecessor is read first: in the steady state it has published its inclusive
  * prefix and one load ends the walk. Otherwise (e.g. a whole grid of tiles started
  * together, as for n ~ 2^20) the inclusive prefixes spread one tile per walk step, so
- * the walk reads LOOKBACK_BATCH earlier tiles at a time (independent loads in flight
- * together) and only then waits, in order, for those not yet published. Words read as
+ * the walk reads BATCH earlier tiles at a time (independent loads in flight together)
+ * and only then waits, in order, for those not yet published. Words read as
  * AGGREGATE may have become INCLUSIVE since; adding the tile's own count and going on is
  * still exact. */
-template <typename S>
+template <int BATCH, typename S>
 __device__ __forceinline__ S look_back(const S *column, unsigned tile) {
   typedef pp_status_word<S> SW;
   constexpr S INC = SW::INCLUSIVE >> SW::SHIFT;
@@ -554,97 +609,246 @@ __device__ __forceinline__ S look_back(const S *column, unsigned tile) {
   if ((w >> SW::SHIFT) == INC) return before;
   long long j = (long long)tile - 2; /* next tile to add; tile 0 is INCLUSIVE, so j >= 0 */
   for (;;) {
-    S b[LOOKBACK_BATCH];
+    S b[BATCH];
 #pragma unroll
-    for (int u = 0; u < LOOKBACK_BATCH; u++)
+    for (int u = 0; u < BATCH; u++)
       b[u] = j - u >= 0 ? pp_ld_relaxed(column + (size_t)(j - u) * RADIX) : SW::INCLUSIVE;
 #pragma unroll
-    for (int u = 0; u < LOOKBACK_BATCH; u++) {
+    for (int u = 0; u < BATCH; u++) {
       while ((b[u] >> SW::SHIFT) == 0) b[u] = pp_ld_relaxed(column + (size_t)(j - u) * RADIX);
       before += b[u] & SW::VALUE;
       if ((b[u] >> SW::SHIFT) == INC) return before;
     }
-    j -= LOOKBACK_BATCH;
+    j -= BATCH;
   }
 }
 
-/* Each key to its slot of the sorted tile in shared memory, with its digit. CONV: 0 as it
- * is, 1 stored bits to image (the first of several passes), 2 image to stored bits (the
- * last). */
-template <int CONV, typename U, int ITEMS>
+/* Each key to its slot of the sorted tile in shared memory, as the scatter reads it: as it
+ * is, or (TO_IMAGE: a first pass whose ranking read the stored bits) as its image. */
+template <bool TO_IMAGE, typename U, int ITEMS>
 __device__ __forceinline__ void keys_to_shared(const U (&key)[ITEMS], const unsigned (&rank)[ITEMS],
-                                               U *xk, unsigned char *s_digit, pp_key_order<U> order) {
+                                               U *xk, pp_key_order<U> order) {
 #pragma unroll
-  for (int i = 0; i < ITEMS; i++) {
-    U k = key[i];
-    if (CONV == 1) k = pp_key_image(k, order);
-    if (CONV == 2) k = pp_key_from_image(k, order);
-    xk[rank[i] >> 8] = k;
-    s_digit[rank[i] >> 8] = (unsigned char)rank[i];
+  for (int i = 0; i < ITEMS; i++) xk[rank[i] >> 8] = TO_IMAGE ? pp_key_image_plain(key[i], order) : key[i];
+}
+
+/* What the keys in the sorted tile (shared memory) are, and what goes out. */
+enum scatter_form {
+  SCATTER_RAW = 0,   /* stored bits in, stored bits out: the digit takes the full image */
+  SCATTER_IMAGE = 1, /* images in, images out (a pass the next one reads images from) */
+  SCATTER_LAST = 2   /* images in, stored bits out (the last of several passes) */
+};
+
+/* Where slot j = k * THREADS + tid of the sorted tile goes: dst[base + j], base + j being
+ * the exact output position. dst_t is dst + tid (out_base) and base is taken as signed (it
+ * may be below zero, base + j never is), so the address is one wide multiply-add and
+ * k * THREADS an immediate offset of the store: no per-slot index (tid + k * THREADS) for
+ * ptxas to hoist out of the tile loop and spill. */
+template <typename T>
+__device__ __forceinline__ T *out_base(T *dst) {
+  T *p = dst + threadIdx.x;
+  asm("" : "+l"(p)); /* opaque: ptxas would split it into dst + (base + tid) * size again */
+  return p;
+}
+template <int THREADS, typename T, typename S>
+__device__ __forceinline__ T *slot_out(T *dst_t, S base, int k) {
+  typedef typename std::make_signed<S>::type SS;
+  return (dst_t + (long long)(SS)base) + k * THREADS;
+}
+
+/* Writes slot j = k * THREADS + tid of the sorted tile (j < valid) to its place in the
+ * output (slot_out). The digit comes from the key in shared memory (one byte permute for
+ * images), so no digit per slot is kept. With values, each rank[k]'s low byte (its own
+ * digit, no longer needed) becomes slot j's digit, for the values' scatter. */
+template <int FORM, bool HAS_V, typename U, typename S, int THREADS, int ITEMS>
+__device__ __forceinline__ void scatter_keys(const U *xk, const S *s_base, U *kd, unsigned valid,
+                                             int shift, pp_key_order<U> order,
+                                             unsigned (&rank)[ITEMS]) {
+  const int tid = threadIdx.x, left = (int)valid - tid;
+  U *kd_t = out_base(kd);
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++) {
+    const U key = xk[k * THREADS + tid];
+    const unsigned d = radix_digit<FORM != SCATTER_RAW>(key, order, shift);
+    /* a plain `if`: a predicated store (inline PTX) that let ptxas hoist every item's loads
+       was 4-5% slower for every key type on the H100 */
+    if (k * THREADS < left)
+      *slot_out<THREADS>(kd_t, s_base[d], k) = FORM == SCATTER_LAST ? pp_key_from_image(key, order) : key;
+    if (HAS_V) rank[k] = (rank[k] & ~(unsigned)(RADIX - 1)) | d;
   }
 }
 
-/* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for 8-byte keys alone
- * (u64 at 2^28 on the H100: 3% faster than ballots), ballots for the rest (f32 keys 2%
- * slower with ORs, u32 1% faster, pairs even). */
+/* Item i of the thread (warp-striped, tile_index) from p = the tile's first element plus
+ * idx0; items at index >= valid are fill and not read. One base pointer and constant
+ * offsets: no 64-bit address per item, and compares with immediates. */
+template <typename T, int ITEMS>
+__device__ __forceinline__ void load_items(const T *p, unsigned idx0, unsigned valid, T (&x)[ITEMS], T fill) {
+  const int left = (int)valid - (int)idx0;
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) x[i] = i * PP_WARP < left ? p[i * PP_WARP] : fill;
+}
+
+/* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for keys alone (H100,
+ * 2^28: u64 3% faster than ballots; u32 3.6% faster, sorted u32 10%, f32 even), ballots
+ * for pairs (ORs 2.6% slower). */
 template <typename U, bool HAS_V>
 __host__ __device__ static constexpr int onesweep_match() {
-  return sizeof(U) == 8 && !HAS_V ? PP_SORT_MATCH_K64 : PP_SORT_MATCH;
+  return sizeof(U) == 8 && !HAS_V ? PP_SORT_MATCH_K64 : sizeof(U) == 4 && !HAS_V ? PP_SORT_MATCH_K32 : PP_SORT_MATCH;
 }
 
-/* Bytes of onesweep_kernel's exchange buffer: the tile's keys or values, and while ranking
- * the per-warp counters (with shared-OR matching also the match tables). */
+/* Bytes of the tile's keys or values, whichever are wider. */
+template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
+__host__ __device__ static constexpr size_t onesweep_tile_bytes() {
+  return (size_t)THREADS * ITEMS * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+}
+
+/* Bytes of onesweep_kernel's exchange buffer: the sorted tile's keys or values, and while
+ * ranking the per-warp counters (with shared-OR matching also the match tables). */
 template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
 __host__ __device__ static constexpr size_t onesweep_buf_bytes() {
-  constexpr size_t EXCH = (size_t)THREADS * ITEMS * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
+  constexpr size_t EXCH = onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>();
   constexpr size_t HIST =
       (size_t)(THREADS / PP_WARP) * RADIX * sizeof(unsigned) * (onesweep_match<U, HAS_V>() == 2 ? 2 : 1);
   return EXCH > HIST ? EXCH : HIST;
 }
 
-/* The exchange buffer and one digit per key of the tile. */
-template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
-__host__ __device__ static constexpr size_t onesweep_tile_bytes() {
-  return onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>() + (size_t)THREADS * ITEMS;
-}
-
-/* Dynamic shared memory of onesweep_kernel: none while the tile's bytes fit the 48 KB of
- * static shared memory with the rest (static was 1.5-3% faster on the H100 at 2^28 for the
- * same tile), else the tile's bytes. */
+/* Dynamic shared memory of onesweep_kernel: none while the exchange buffer fits the 48 KB
+ * of static shared memory with the rest (static was 1.5-3% faster on the H100 at 2^28 for
+ * the same tile), else the buffer's bytes. */
 template <typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
 __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
-  constexpr size_t rest = RADIX * sizeof(S) + RADIX * sizeof(unsigned) + 64;
-  return onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>() + rest <= 48 * 1024
+  constexpr size_t rest = RADIX * sizeof(S) + 64; /* s_base, s_scan, s_tile */
+  return onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>() + rest <= 48 * 1024
              ? 0
-             : onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>();
+             : onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>();
+}
+
+/* One tile of a digit pass (onesweep_kernel's loop body): rank the keys by digit, publish
+ * the tile's counts, look back for the counts of the tiles before, scatter. ks/kd, vs/vd:
+ * the pass's source and destination; status_next: the status buffer to clear for the pass
+ * after (NULL with one pass); digit_first: for thread d < 256, digit d's first output
+ * position; images: the plan's IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange
+ * buffer.
+ *
+ * Padding (the last tile's items at index >= valid) must rank after every key: where the
+ * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
+ * so no compare per item); where it takes the full image of the stored bits, the ranking
+ * gives padding digit 255 itself. */
+template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+__device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, const U *ks, U *kd,
+                                              const V *vs, V *vd, S *status, S *status_next,
+                                              S digit_first, int shift, unsigned images,
+                                              pp_key_order<U> order, unsigned char *s_buf,
+                                              S *s_base, unsigned *s_scan) {
+  typedef pp_status_word<S> SW;
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
+  /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
+     the load, for the ranking and the store alike (it was computed twice: ncu gave the
+     first pass of f32 keys at 2^28 1.74 ms against 1.45 for the passes between); not with
+     an 8-byte key or value beside values, where the longer life of the images made ptxas
+     spill (20-44 bytes) */
+  constexpr bool ONE_IMAGE = !(HAS_V && (sizeof(U) == 8 || sizeof(V) == 8));
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
+  U *xk = reinterpret_cast<U *>(s_buf);
+  V *xv = reinterpret_cast<V *>(s_buf);
+  const size_t start = (size_t)tile * TILE;
+  const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
+
+  U key[ITEMS];
+  unsigned rank[ITEMS];
+  const bool first_pass = ONE_IMAGE && images == IMAGES_OUT; /* turns stored bits into images */
+  const bool img = ONE_IMAGE ? images != 0 : (images & IMAGES_IN) != 0;
+  /* padding: the largest image, or (first pass) the stored bits whose image that is */
+  load_items(ks + start + idx0, idx0, valid, key,
+             (images & IMAGES_IN) ? (U)~(U)0 : first_pass ? pp_key_preimage_of_max(order) : (U)0);
+  if (first_pass) { /* no key is special: the plain image is exact */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) key[i] = pp_key_image_plain(key[i], order);
+  }
+  const unsigned count =
+      img ? rank_tile_count<false, MATCH, THREADS>([&](int i) { return radix_digit<true>(key[i], order, shift); },
+                                                   valid, rank, whist)
+          : rank_tile_count<true, MATCH, THREADS>([&](int i) { return radix_digit<false>(key[i], order, shift); },
+                                                  valid, rank, whist);
+
+  SORT_PHASE(1);
+  /* publish this tile's counts as early as possible: later tiles are waiting for them */
+  S *slot = status + (size_t)tile * RADIX + tid;
+  if (tid < RADIX) {
+    pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
+    if (status_next) status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
+  }
+  const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_scan);
+  __syncthreads(); /* whist is read; xk overwrites it */
+  SORT_PHASE(2);
+  /* the sorted tile holds images whenever this pass reads or writes them */
+  if (!ONE_IMAGE && images == IMAGES_OUT)
+    keys_to_shared<true>(key, rank, xk, order);
+  else
+    keys_to_shared<false>(key, rank, xk, order);
+  V val[HAS_V ? ITEMS : 1];
+  if constexpr (HAS_V && !PP_SORT_VALUES_LATE) /* in flight during the look-back */
+    load_items(vs + start + idx0, idx0, valid, val, (V)0);
+
+  /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
+     that has published its inclusive prefix; tile 0 published its own above */
+  if (tid < RADIX) {
+    S before = 0;
+    if (tile > 0) {
+      before = look_back<sizeof(U) == 4 && !HAS_V ? PP_SORT_LOOKBACK_BATCH : PP_SORT_LOOKBACK_BATCH_OTHER>(
+          status + tid, tile);
+      pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
+    }
+    /* modular arithmetic: adding the slot index (>= first for this digit) is exact */
+    s_base[tid] = (S)(digit_first + before - (S)first);
+  }
+  __syncthreads();
+  SORT_PHASE(3);
+
+  /* the keys go out in the form the next pass reads: images or the stored bits */
+  if (images == 0)
+    scatter_keys<SCATTER_RAW, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
+  else if (images == IMAGES_IN)
+    scatter_keys<SCATTER_LAST, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
+  else
+    scatter_keys<SCATTER_IMAGE, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
+  SORT_PHASE(4);
+  if constexpr (HAS_V) {
+    if constexpr (PP_SORT_VALUES_LATE) load_items(vs + start + idx0, idx0, valid, val, (V)0);
+    __syncthreads(); /* the keys are read; xv overwrites them */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
+    __syncthreads();
+    V *vd_t = out_base(vd);
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++)
+      if (k * THREADS < (int)valid - tid) *slot_out<THREADS>(vd_t, s_base[rank[k] & (RADIX - 1)], k) = xv[k * THREADS + tid];
+  }
 }
 
 /* One digit position. buffers[0] holds the keys when the sort starts; the plan says
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
- * sort has a single pass. */
-template <typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+ * sort has a single pass. KIND: PP_KEY_FLOAT, or PP_KEY_UNSIGNED for every integer (the
+ * host folds a signed key's sign flip into flip), so the images take no branches. */
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
 __global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
 onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
-                sort_header *hdr, S *status0, S *status1, pp_key_order<U> order) {
-  typedef pp_status_word<S> SW;
-  constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
+                sort_header *hdr, S *status0, S *status1, U flip) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
   constexpr int MATCH = onesweep_match<U, HAS_V>();
   constexpr size_t BUF = onesweep_buf_bytes<U, V, HAS_V, THREADS, ITEMS>();
   constexpr size_t DYN = onesweep_dyn_bytes<U, V, HAS_V, S, THREADS, ITEMS>();
   static_assert(THREADS >= RADIX && THREADS % PP_WARP == 0, "one thread per digit");
-  /* the exchange buffer, then the digit of each slot of the sorted tile: static memory, or
-     dynamic where they pass 48 KB (8-byte keys) */
-  __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF + TILE];
+  /* the exchange buffer: static memory, or dynamic where it passes 48 KB */
+  __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF];
   extern __shared__ __align__(16) unsigned char s_dyn[];
   unsigned char *const s_buf = DYN ? s_dyn : s_static;
-  unsigned char *const s_digit = s_buf + BUF;
-  __shared__ S s_base[RADIX];             /* global position of tile slot 0 per digit */
-  __shared__ unsigned s_first[RADIX];
+  __shared__ S s_base[RADIX]; /* global position of tile slot 0 per digit */
   __shared__ unsigned s_scan[8];
   __shared__ unsigned s_tile;
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
-  U *xk = reinterpret_cast<U *>(s_buf);
-  V *xv = reinterpret_cast<V *>(s_buf);
 
   const unsigned mode = hdr->mode[pass];
   if (mode == MODE_SKIP) return;
@@ -659,102 +863,31 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   }
   S *status = hdr->sbuf[pass] ? status1 : status0;
   S *status_next = status1 == nullptr ? nullptr : hdr->sbuf[pass] ? status0 : status1;
-  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  const int tid = threadIdx.x;
   const int shift = pass * 8;
   const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
   const unsigned images = hdr->images[pass];
-  /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
-     the load, for the ranking and the store alike (it was computed twice: ncu gave the
-     first pass of f32 keys at 2^28 1.74 ms against 1.45 for the passes between); not with
-     an 8-byte key or value beside values, where the longer life of the images made ptxas
-     spill (20-44 bytes) */
-  constexpr bool ONE_IMAGE = !(HAS_V && (sizeof(U) == 8 || sizeof(V) == 8));
-  const bool img = ONE_IMAGE ? images != 0 : (images & IMAGES_IN) != 0;
+  const pp_key_order<U> order = {KIND, flip};
 
+  SORT_PHASE_INIT();
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
+    SORT_PHASE(5);
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
     for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
+    SORT_PHASE(0);
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
-    const size_t start = (size_t)tile * TILE;
-    const unsigned valid = n - start < (size_t)TILE ? (unsigned)(n - start) : (unsigned)TILE;
-
-    U key[ITEMS];
-    unsigned rank[ITEMS];
-    /* one base pointer and constant offsets: no 64-bit address per item */
-    const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
-    const U *tile_keys = ks + start + idx0;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) key[i] = idx0 + i * PP_WARP < valid ? tile_keys[i * PP_WARP] : (U)0;
-    if (ONE_IMAGE && images == IMAGES_OUT) {
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++) key[i] = pp_key_image(key[i], order);
-    }
-    const unsigned count =
-        img ? rank_tile_count<true, MATCH, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist)
-            : rank_tile_count<false, MATCH, U, THREADS, ITEMS>(key, valid, order, shift, rank, whist);
-
-    /* publish this tile's counts as early as possible: later tiles are waiting for them */
-    S *slot = status + (size_t)tile * RADIX + tid;
-    if (tid < RADIX) {
-      pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
-      if (status_next) status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
-    }
-    const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_first, s_scan);
-    __syncthreads(); /* whist is read; xk overwrites it */
-    /* the keys go out in the form the next pass reads: images or the stored bits */
-    if (images == IMAGES_IN)
-      keys_to_shared<2>(key, rank, xk, s_digit, order);
-    else if (!ONE_IMAGE && images == IMAGES_OUT)
-      keys_to_shared<1>(key, rank, xk, s_digit, order);
-    else
-      keys_to_shared<0>(key, rank, xk, s_digit, order);
-    V val[ITEMS];
-    if constexpr (HAS_V && !PP_SORT_VALUES_LATE) { /* in flight during the look-back */
-      const V *tile_vals = vs + start + idx0;
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++)
-        val[i] = idx0 + i * PP_WARP < valid ? tile_vals[i * PP_WARP] : (V)0;
-    }
-
-    /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
-       that has published its inclusive prefix; tile 0 published its own above */
-    if (tid < RADIX) {
-      S before = 0;
-      if (tile > 0) {
-        before = look_back<S>(status + tid, tile);
-        pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
-      }
-      /* modular arithmetic: adding the slot index (>= first for this digit) is exact */
-      s_base[tid] = (S)(digit_first + before - (S)first);
-    }
-    __syncthreads();
-
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) {
-      const unsigned j = (unsigned)(k * THREADS + tid);
-      if (j < valid) kd[(S)(s_base[s_digit[j]] + j)] = xk[j];
-    }
-    if constexpr (HAS_V) {
-      if constexpr (PP_SORT_VALUES_LATE) {
-        const V *tile_vals = vs + start + idx0;
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++)
-          val[i] = idx0 + i * PP_WARP < valid ? tile_vals[i * PP_WARP] : (V)0;
-      }
-      __syncthreads(); /* the keys are read; xv overwrites them */
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
-      __syncthreads();
-#pragma unroll
-      for (int k = 0; k < ITEMS; k++) {
-        const unsigned j = (unsigned)(k * THREADS + tid);
-        if (j < valid) vd[(S)(s_base[s_digit[j]] + j)] = xv[j];
-      }
-    }
+#ifdef PP_SORT_PHASES
+    if (tid == 0) s_phase[7]++;
+#endif
+    const size_t left = n - (size_t)tile * TILE;
+    onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS>(tile, left < TILE ? (unsigned)left : (unsigned)TILE, ks, kd,
+                                                         vs, vd, status, status_next, digit_first, shift, images,
+                                                         order, s_buf, s_base, s_scan);
   }
+  SORT_PHASE_FLUSH();
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
@@ -820,12 +953,12 @@ static bool add_size(size_t *acc, size_t b) {
   return true;
 }
 
-template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
-static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
-                               unsigned tiles, sort_header *hdr, void *status0, void *status1,
-                               pp_key_order<U> order) {
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS>
+static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
+                                    unsigned tiles, sort_header *hdr, void *status0, void *status1,
+                                    U flip) {
   pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = onesweep_kernel<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>;
+  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS>;
   constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>();
   if (dyn > 0) {
     /* above the default limit the kernel must opt in, once per device (a benign race
@@ -843,10 +976,28 @@ static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size
   const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
   for (int pass = 0; pass < (int)sizeof(U); pass++) {
     kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
-                                                       (S *)status0, (S *)status1, order);
+                                                       (S *)status0, (S *)status1, flip);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
   return PP_OK;
+}
+
+/* The pass kernels are compiled per key kind so that images take no branches: floats
+ * have their own; a signed key's image is its bits with the sign flipped, so it runs the
+ * unsigned kernel with the sign folded into flip. */
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
+static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
+                               unsigned tiles, sort_header *hdr, void *status0, void *status1,
+                               pp_key_order<U> order) {
+  U flip = order.flip;
+  if constexpr (sizeof(U) >= 4) {
+    if (order.kind == PP_KEY_FLOAT)
+      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+                                                                    status0, status1, flip);
+    if (order.kind == PP_KEY_SIGNED) flip ^= (U)1 << (sizeof(U) * 8 - 1);
+  }
+  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+                                                                   status0, status1, flip);
 }
 
 template <typename U, typename V, bool HAS_V, int ITEMS>

@@ -97,6 +97,36 @@ __device__ __forceinline__ U pp_key_from_image(U img, pp_key_order<U> o) {
   return k;
 }
 
+/* The image of a key that is not pp_key_special: pp_key_image without the -0.0 and NaN
+ * rules, so a float's image is its bits XOR (sign ? all ones : the sign bit), two
+ * instructions. Used where a pass knows that no key is special. */
+template <typename U>
+__device__ __forceinline__ U pp_key_image_plain(U raw, pp_key_order<U> o) {
+  if constexpr (sizeof(U) >= 4) {
+    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+    if (o.kind == PP_KEY_SIGNED) {
+      raw ^= SIGN;
+    } else if (o.kind == PP_KEY_FLOAT) {
+      U neg; /* all ones where the sign bit is set: an arithmetic shift */
+      if constexpr (sizeof(U) == 8) neg = (U)((long long)raw >> 63);
+      else neg = (U)((int)raw >> 31);
+      raw ^= neg | SIGN;
+    }
+  }
+  return (U)(raw ^ o.flip);
+}
+
+/* The stored bits whose pp_key_image_plain is all ones (the largest image). */
+template <typename U>
+__device__ __forceinline__ U pp_key_preimage_of_max(pp_key_order<U> o) {
+  constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+  if constexpr (sizeof(U) >= 4) {
+    if (o.kind == PP_KEY_SIGNED) return (U)(~o.flip ^ SIGN);
+    if (o.kind == PP_KEY_FLOAT) return o.flip ? (U)~(U)0 : (U)~SIGN; /* a NaN either way */
+  }
+  return (U)~o.flip;
+}
+
 /* ---- look-back status words ------------------------------------------------------------
  * One word per (tile, digit): the top two bits say what the rest holds.
  *   0          nothing published yet
