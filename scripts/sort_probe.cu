@@ -12,6 +12,8 @@
  * 3 u32/u32 pairs, 4 u32 keys already sorted (0, 1, 2, ...). hist times the upfront histogram kernel alone (with its header memset).
  * merge: two sorted f32 halves of n. Rows: variant, median ms over R runs, CUB's median,
  * CUB / ours, and whether the output equals CUB's bit for bit.
+ * msort (only when asked for): the merge and sample sorts of the MSORT variants, u32 and
+ * f32 keys (--kinds 0,1), against cub::DeviceMergeSort::SortKeys, checked against its keys.
  */
 #include "sort_probe.h"
 
@@ -302,6 +304,55 @@ int main(int argc, char **argv) {
     CK(cudaFree(temp));
     CK(cudaFree(in));
     CK(cudaFree(out));
+    CK(cudaFree(ref));
+  }
+  if (std::find(what.begin(), what.end(), "msort") != what.end()) {
+    uint32_t *src, *work, *ref;
+    CK(cudaMalloc(&src, n * 4));
+    CK(cudaMalloc(&work, n * 4));
+    CK(cudaMalloc(&ref, n * 4));
+    size_t tbytes = 0;
+    CK(cub::DeviceMergeSort::SortKeys(nullptr, tbytes, (float *)ref, (int64_t)n, ::cuda::std::less<>{}, g_stream));
+    size_t tb2 = 0;
+    CK(cub::DeviceMergeSort::SortKeys(nullptr, tb2, ref, (int64_t)n, ::cuda::std::less<>{}, g_stream));
+    tbytes = std::max(tbytes, tb2);
+    void *temp;
+    CK(cudaMalloc(&temp, tbytes));
+    for (int kind = 0; kind < 2; kind++) {
+      if (!listed(kinds, std::to_string(kind))) continue;
+      gen_keys<<<4096, 256, 0, g_stream>>>(kind, src, nullptr, n, 0x5eed0000ull + (uint64_t)kind);
+      auto prep = [&] { CK(cudaMemcpyAsync(work, src, n * 4, cudaMemcpyDeviceToDevice, g_stream)); };
+      const double cub_ms = time_ms(reps, [&] { CK(cudaMemcpyAsync(ref, src, n * 4, cudaMemcpyDeviceToDevice, g_stream)); },
+                                    [&] {
+                                      size_t b = tbytes;
+                                      if (kind == 1)
+                                        CK(cub::DeviceMergeSort::SortKeys(temp, b, (float *)ref, (int64_t)n,
+                                                                          ::cuda::std::less<>{}, g_stream));
+                                      else
+                                        CK(cub::DeviceMergeSort::SortKeys(temp, b, ref, (int64_t)n,
+                                                                          ::cuda::std::less<>{}, g_stream));
+                                    });
+      CK(cudaStreamSynchronize(g_stream));
+      printf("msort %-8s %-14s %9.4f ms\n", kind_name[kind], "CUB", cub_ms);
+      for (int algo = 0; algo < 2; algo++) {
+        for (const probe_variant &v : probe_registry()) {
+          if (!v.msort || !listed(variants, v.name)) continue;
+          pp_status st = PP_OK;
+          const double ms = time_ms(reps, prep, [&] {
+            pp_status s2 = v.msort(ctx, algo, kind, work, n);
+            if (s2 != PP_OK) st = s2;
+          });
+          CK(cudaStreamSynchronize(g_stream));
+          const unsigned long long bad = st != PP_OK ? ~0ull : diff(work, ref, n * 4);
+          failures += bad != 0;
+          printf("%-6s %-7s %-14s %9.4f ms  CUB %9.4f  ratio %6.3f  %s\n", algo ? "sample" : "merge",
+                 kind_name[kind], v.name, ms, cub_ms, cub_ms / ms, bad ? "MISMATCH" : "ok");
+        }
+      }
+    }
+    CK(cudaFree(temp));
+    CK(cudaFree(src));
+    CK(cudaFree(work));
     CK(cudaFree(ref));
   }
   pp_destroy(ctx);

@@ -16,6 +16,9 @@ struct probe_variant {
   /* the upfront histogram kernel alone, with its header memset */
   pp_status (*hist)(pp_context *ctx, int kind, const void *keys, size_t n);
   pp_status (*merge)(pp_context *ctx, const float *a, size_t na, const float *b, size_t nb, float *out);
+  /* the comparison sorts of sort_merge.cu / sort_sample.cu (with sort_block.cuh), keys
+     only: algo 0 merge sort, 1 sample sort; kind 0 u32, 1 f32 */
+  pp_status (*msort)(pp_context *ctx, int algo, int kind, void *keys, size_t n);
 };
 
 int probe_register(const probe_variant &v);

@@ -4,11 +4,17 @@
  * Built by scripts/sort_probe.sh:
  *   -DPROBE_NS=v1 -DPROBE_NAME='"early"' -DPROBE_SORT_SRC='"path/sort_body.cu"' -DPP_SORT_...
  *   -DPROBE_NS=m1 -DPROBE_NAME='"m256"' -DPROBE_MERGE_SRC='"src/cuda/merge.cu"' -DPP_MERGE_...
+ *   -DPROBE_NS=s1 -DPROBE_NAME='"c2"' -DPROBE_MSORT_SRC='"path/sort_merge_body.cu"'
+ *     -DPROBE_SSORT_SRC='"path/sort_sample_body.cu"' -DPP_MSORT_...
  */
 #include "sort.cuh" /* at file scope: the included source's own #include is then empty */
 #include "sort_probe.h"
 
+#include <stdint.h>
+
 #include <cstdio>
+#include <type_traits>
+#include <utility>
 
 #ifdef PROBE_SORT_SRC
 namespace PROBE_NS {
@@ -113,4 +119,20 @@ static pp_status probe_merge(pp_context *ctx, const float *a, size_t na, const f
 }
 
 static int registered = probe_register({PROBE_NAME, nullptr, nullptr, probe_merge});
+#endif
+
+#ifdef PROBE_MSORT_SRC
+namespace PROBE_NS {
+#include PROBE_MSORT_SRC
+#include PROBE_SSORT_SRC
+}
+
+static pp_status probe_msort(pp_context *ctx, int algo, int kind, void *keys, size_t n) {
+  using namespace PROBE_NS;
+  const pp_key_order<uint32_t> o = pp_make_key_order<uint32_t>(kind == 1 ? PP_F32 : PP_U32, PP_ASCENDING);
+  if (algo == 0) return msort_sort<uint32_t, uint32_t, false>(ctx, (uint32_t *)keys, nullptr, n, o);
+  return ssort_sort<uint32_t, uint32_t, false>(ctx, (uint32_t *)keys, nullptr, n, o);
+}
+
+static int registered = probe_register({PROBE_NAME, nullptr, nullptr, nullptr, probe_msort});
 #endif
