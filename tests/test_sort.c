@@ -539,15 +539,15 @@ static void test_sort_medium(pp_context *ctx) {
 }
 
 /* Around the GPU merge and sample sorts' chunks and merge tiles (chunks of 512 x 33 = 16896
- * four-byte keys, 512 x 17 = 8704 one- or eight-byte keys, 512 x 11 = 5632 with 4-byte
- * values, 512 x 9 = 4608 with any 8-byte member; merge tiles are half a chunk): one tile,
- * one more, two and a bit, and odd tile counts whose merge rounds leave a run without a
- * partner. */
+ * four-byte keys, 1024 x 33 = 33792 in the merge sort of 4-byte keys alone, 512 x 17 = 8704
+ * one- or eight-byte keys, 512 x 11 = 5632 with 4-byte values, 512 x 9 = 4608 with any
+ * 8-byte member; merge tiles are 256 x the items): one tile, one more, two and a bit, and
+ * odd tile counts whose merge rounds leave a run without a partner. */
 static void test_sort_tiles(pp_context *ctx) {
   static const size_t sizes[] = {4351,  4353,  4607,  4608,  4609,  5631,  5632,  5633,
                                  8447,  8448,  8449,  8703,  8704,  8705,  9217,  11265,
-                                 16895, 16896, 16897, 17409, 23047, 26111, 33791, 33793,
-                                 60933, 73217};
+                                 16895, 16896, 16897, 17409, 23047, 26111, 33791, 33792,
+                                 33793, 60933, 67585, 73217};
   unsigned mem = 5;
   uint64_t stream = 150000;
   for (size_t ti = 0; ti < N_TYPES; ti++)
@@ -619,6 +619,10 @@ static void test_sort_large(pp_context *ctx) {
       {PP_U8, 8, PP_DESCENDING, P_RANDOM, ((size_t)1 << 20) + 3},
       {PP_U32, 4, PP_DESCENDING, P_DUPS, 3 * ((size_t)1 << 20) + 17},
       {PP_F32, 0, PP_ASCENDING, P_RANDOM, 3 * ((size_t)1 << 20) + 17},
+      /* 4-byte keys alone: the GPU merge sort's chunks of 1024 x 33 keys, just over 8 (four
+         rounds) and just under 17 (five) of them */
+      {PP_U32, 0, PP_DESCENDING, P_DUPS, 8 * (size_t)33792 + 5},
+      {PP_I32, 0, PP_ASCENDING, P_RANDOM, 17 * (size_t)33792 - 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     sort_pattern(ctx, cases[i].t, cases[i].vs, cases[i].o, cases[i].p, cases[i].n,

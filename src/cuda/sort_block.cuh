@@ -64,7 +64,8 @@
  * accesses). Every merge round moves the whole array through memory, so the chunk is as
  * large as two blocks per SM allow in registers (64 each) and shared memory: 33 x 512 =
  * 16896 four-byte keys make 2^28 keys 15888 chunks, 14 merge rounds (CUB's merge sort,
- * 17 x 256, needs 16). One- and eight-byte keys take 17 (one-byte keys are staged through
+ * 17 x 256, needs 16); the plain merge sort of 4-byte keys sorts chunks of 33 x 1024 (one
+ * block per SM): 7944 chunks, 13 rounds. One- and eight-byte keys take 17 (one-byte keys are staged through
  * registers); pairs keep keys, positions and values: smaller tiles. */
 __host__ __device__ constexpr int msort_items(int key_bytes, int value_bytes) {
   return value_bytes == 0 ? (key_bytes == 4 ? 33 : 17) : (key_bytes <= 4 && value_bytes == 4 ? 11 : 9);
@@ -72,12 +73,15 @@ __host__ __device__ constexpr int msort_items(int key_bytes, int value_bytes) {
 
 __host__ __device__ constexpr size_t msort_round16(size_t x) { return (x + 15) & ~(size_t)15; }
 
-/* Shared memory is dynamic (the tiles exceed the 48 KB of static shared memory). */
-template <typename U, typename V, bool HAS_V>
+/* Shared memory is dynamic (the tiles exceed the 48 KB of static shared memory). CT: the
+ * threads of the block sort, MSORT_THREADS (two blocks per SM), or 1024 (one block per SM,
+ * chunks of four merge tiles: the plain merge sort of keys, sort_merge.cu). */
+template <typename U, typename V, bool HAS_V, int CT = MSORT_THREADS>
 struct msort_cfg {
   static constexpr int ITEMS = msort_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
-  static constexpr int CHUNK = MSORT_THREADS * ITEMS;      /* block sort */
+  static constexpr int CHUNK = CT * ITEMS;                 /* block sort */
   static constexpr int TILE = MSORT_MERGE_THREADS * ITEMS; /* merge output tile */
+  static constexpr int CHUNK_LOG2 = CT == 1024 ? 2 : MSORT_CHUNK_LOG2; /* log2(chunk / tile) */
   /* block sort: keys, then the 16-bit positions (pairs); later the values in the same space */
   static constexpr size_t SORT_KEYS_BYTES = msort_round16((size_t)CHUNK * sizeof(U));
   static constexpr size_t SORT_SMEM_KEYS = SORT_KEYS_BYTES + (HAS_V ? (size_t)CHUNK * 2 : 0);
@@ -86,9 +90,11 @@ struct msort_cfg {
   /* merge: keys and the readable slot, later the values, in the same space */
   static constexpr size_t MERGE_SMEM =
       msort_round16(((size_t)TILE + 1) * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U)));
-  static_assert(CHUNK == TILE << MSORT_CHUNK_LOG2, "a chunk is 2^MSORT_CHUNK_LOG2 merge tiles");
+  static_assert(CT == MSORT_THREADS || CT == 1024, "block sorts of 512 or 1024 threads");
+  static_assert(CHUNK == TILE << CHUNK_LOG2, "a chunk is 2^CHUNK_LOG2 merge tiles");
   static_assert(CHUNK <= 65536, "positions in a chunk are 16-bit");
-  static_assert(SORT_SMEM <= 112 * 1024 && MERGE_SMEM <= 56 * 1024, "2 block sorts, 4 merges per SM");
+  static_assert(SORT_SMEM <= (CT == 1024 ? 224 : 112) * 1024 && MERGE_SMEM <= 56 * 1024,
+                "2 block sorts (1 of 1024 threads), 4 merges per SM");
   static_assert((size_t)TILE * sizeof(U) % 16 == 0 && (!HAS_V || (size_t)TILE * sizeof(V) % 16 == 0),
                 "a full tile (and chunk) is whole 16-byte vectors");
 };

@@ -15,21 +15,22 @@
  * shared memory, ITEMS outputs merged serially and branch-free, written back through
  * shared memory, 16 bytes per store where the output is aligned). Every round moves the
  * whole array twice through memory, so the chunk is as large as shared memory and
- * registers allow for two blocks per SM: fewer rounds. The chunk and merge kernels are
- * persistent (a
- * grid of a few blocks per SM walks the tiles), so that rounds in which few segments still
- * merge (the sample sort's buckets) cost a short launch rather than a grid of blocks with
- * nothing to do.
+ * registers allow for two blocks per SM: fewer rounds; for the plain sort of 4-byte keys
+ * (not the sample sort's buckets) it is twice that, one block of 1024 threads per SM. The
+ * chunk and merge kernels are persistent (a grid of a few blocks per SM walks the tiles), so
+ * that rounds in which few segments still merge (the sample sort's buckets) cost a short
+ * launch rather than a grid of blocks with nothing to do.
  */
 #include "sort_block.cuh"
 
 /* Blocks per SM the registers must allow. The block sort of 512 threads: two (64 registers)
  * for keys; pairs carry keys and positions (two per item) and get the registers of one
- * block rather than spill. The merge of 256 threads: four (64 registers) for four-byte keys,
- * so that some block is always loading; three (85) for the rest, which need more. */
-template <typename U, typename V, bool HAS_V>
+ * block rather than spill; of 1024 threads: one (64 registers). The merge of 256 threads:
+ * four (64 registers) for four-byte keys, so that some block is always loading; three (85)
+ * for the rest, which need more. */
+template <typename U, typename V, bool HAS_V, int CT = MSORT_THREADS>
 __host__ __device__ constexpr int msort_chunk_min_blocks() {
-  return HAS_V ? 1 : 2;
+  return HAS_V || CT > MSORT_THREADS ? 1 : 2;
 }
 template <typename U, typename V, bool HAS_V>
 __host__ __device__ constexpr int msort_merge_min_blocks() {
@@ -37,14 +38,22 @@ __host__ __device__ constexpr int msort_merge_min_blocks() {
 }
 #define MSORT_SPLIT_THREADS 256
 
+/* Block-sort threads of the plain merge sort of 4-byte keys without values (not of the
+ * sample sort's buckets): 1024 x 33 = 33792-key chunks, one block per SM, so that 2^28 keys
+ * take 13 merge rounds instead of 14 (H100, 2^28: u32 14.69 -> 14.19 ms, f32 14.77 -> 14.27;
+ * docs/benchmarks/h100-sort-algos.md). */
+#ifndef PP_MSORT_CHUNK_THREADS
+#define PP_MSORT_CHUNK_THREADS 1024
+#endif
+
 /* ---- one tile: block sort from global to global -------------------------------------------- */
 
 /* Sorts src[0, valid) into dst[0, valid) (dst may be src: every load precedes every store). */
-template <int KIND, typename U, typename V, bool HAS_V>
+template <int KIND, typename U, typename V, bool HAS_V, int CT = MSORT_THREADS>
 __device__ __forceinline__ void msort_tile(const U *src_k, U *dst_k, const V *src_v, V *dst_v,
                                            int valid, pp_key_order<U> o, unsigned char *smem) {
-  typedef msort_cfg<U, V, HAS_V> C;
-  constexpr int ITEMS = C::ITEMS, THREADS = MSORT_THREADS;
+  typedef msort_cfg<U, V, HAS_V, CT> C;
+  constexpr int ITEMS = C::ITEMS, THREADS = CT;
   U *sk = reinterpret_cast<U *>(smem);
   uint16_t *spos = reinterpret_cast<uint16_t *>(smem + C::SORT_KEYS_BYTES);
   V *sv = reinterpret_cast<V *>(smem);
@@ -103,11 +112,11 @@ __device__ __forceinline__ unsigned msort_find_seg(const msort_seg *segs, unsign
   return lo;
 }
 
-template <int KIND, typename U, typename V, bool HAS_V>
+template <int KIND, typename U, typename V, bool HAS_V, int CT>
 __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int src,
                                                  const msort_plan *plan, const msort_seg *segs,
                                                  pp_key_order<U> o, unsigned char *smem) {
-  typedef msort_cfg<U, V, HAS_V> C;
+  typedef msort_cfg<U, V, HAS_V, CT> C;
   const unsigned chunks = plan->chunks, count = plan->count;
   const U *ks = src ? k1 : k0;
   const V *vs = src ? v1 : v0;
@@ -119,7 +128,7 @@ __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int
     const int valid = rest < (unsigned long long)C::CHUNK ? (int)rest : C::CHUNK;
     if (sg->copy_only) { /* in order already: only moved to the caller's arrays */
       if (src) {
-        for (int x = threadIdx.x; x < valid; x += MSORT_THREADS) {
+        for (int x = threadIdx.x; x < valid; x += CT) {
           k0[off + x] = ks[off + x];
           if constexpr (HAS_V) v0[off + x] = vs[off + x];
         }
@@ -129,17 +138,34 @@ __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int
     /* the buffer from which its rounds end in buffer 0 */
     U *kd = (sg->rounds & 1) ? k1 : k0;
     V *vd = (sg->rounds & 1) ? v1 : v0;
-    msort_tile<KIND, U, V, HAS_V>(ks + off, kd + off, HAS_V ? vs + off : nullptr,
-                                  HAS_V ? vd + off : nullptr, valid, o, smem);
+    if constexpr (CT > MSORT_THREADS) {
+      /* one block per SM: nothing else on the SM runs while this block stages its chunk, so
+         the block's next chunk goes to L2 now and its loads then hit L2 */
+      const unsigned tn = t + gridDim.x;
+      if (tn < chunks) {
+        const msort_seg *sn = segs + msort_find_seg<true>(segs, count, tn);
+        const unsigned long long fn = (unsigned long long)(tn - sn->first_chunk) * C::CHUNK;
+        const unsigned long long rn = sn->len - fn;
+        const size_t bytes = (rn < (unsigned long long)C::CHUNK ? (size_t)rn : (size_t)C::CHUNK) * sizeof(U);
+        const uintptr_t p0 = (uintptr_t)(ks + sn->start + fn); /* one address in each line */
+        const int lines = (int)((p0 + bytes + 127) / 128 - p0 / 128);
+        if (!sn->copy_only)
+          for (int l = threadIdx.x; l < lines; l += CT)
+            asm volatile("prefetch.global.L2 [%0];\n" ::"l"(l ? (p0 & ~(uintptr_t)127) + (uintptr_t)l * 128
+                                                                : p0));
+      }
+    }
+    msort_tile<KIND, U, V, HAS_V, CT>(ks + off, kd + off, HAS_V ? vs + off : nullptr,
+                                      HAS_V ? vd + off : nullptr, valid, o, smem);
   }
 }
 
-template <typename U, typename V, bool HAS_V>
-__global__ void __launch_bounds__(MSORT_THREADS, (msort_chunk_min_blocks<U, V, HAS_V>()))
+template <typename U, typename V, bool HAS_V, int CT>
+__global__ void __launch_bounds__(CT, (msort_chunk_min_blocks<U, V, HAS_V, CT>()))
 msort_chunk_kernel(U *k0, U *k1, V *v0, V *v1, int src, const msort_plan *plan,
                    const msort_seg *segs, pp_key_order<U> o) {
   extern __shared__ __align__(16) unsigned char smem[];
-  MSORT_WITH_KIND(U, o, msort_chunk_body<KIND, U, V, HAS_V>(k0, k1, v0, v1, src, plan, segs, o, smem));
+  MSORT_WITH_KIND(U, o, msort_chunk_body<KIND, U, V, HAS_V, CT>(k0, k1, v0, v1, src, plan, segs, o, smem));
 }
 
 /* Output tile t when runs of tile << r keys merge: its segment, its pair of runs [ps, ps +
@@ -190,11 +216,12 @@ __device__ __forceinline__ unsigned long long msort_split_global(const U *a, uns
 template <typename U>
 __global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
 msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
-                   unsigned long long *splits, unsigned r, unsigned tile, pp_key_order<U> o) {
+                   unsigned long long *splits, unsigned r, unsigned tile, unsigned chunk_log2,
+                   pp_key_order<U> o) {
   const unsigned active = plan->active[r], count = plan->count;
   for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
        t += gridDim.x * MSORT_SPLIT_THREADS) {
-    const msort_tile_pos p = msort_locate(segs, count, t, r + MSORT_CHUNK_LOG2, tile);
+    const msort_tile_pos p = msort_locate(segs, count, t, r + chunk_log2, tile);
     const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
     unsigned long long split;
     MSORT_WITH_KIND(U, o, split = msort_split_global<KIND>(a, p.la, a + p.la, p.lb, p.d0, o));
@@ -220,12 +247,12 @@ __device__ __forceinline__ bool msort_is_nan(U raw) {
   return (U)(raw & (U)~SIGN) > EXP;
 }
 
-template <int KIND, typename U, typename V, bool HAS_V>
+template <int KIND, typename U, typename V, bool HAS_V, int CT>
 __device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan,
                                                  const msort_seg *segs,
                                                  const unsigned long long *splits, unsigned r,
                                                  pp_key_order<U> o, unsigned char *smem) {
-  typedef msort_cfg<U, V, HAS_V> C;
+  typedef msort_cfg<U, V, HAS_V, CT> C;
   constexpr int ITEMS = C::ITEMS, THREADS = MSORT_MERGE_THREADS;
   U *sk = reinterpret_cast<U *>(smem);
   V *sv = reinterpret_cast<V *>(smem);
@@ -237,7 +264,7 @@ __device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, con
     int la, len;
     bool from1;
     {
-      const msort_tile_pos p = msort_locate(segs, count, t, r + MSORT_CHUNK_LOG2, C::TILE);
+      const msort_tile_pos p = msort_locate(segs, count, t, r + C::CHUNK_LOG2, C::TILE);
       from1 = (p.rounds - r) & 1;
       const unsigned long long i0 = splits[t];
       /* the next tile is in the same pair unless this one ends it */
@@ -295,12 +322,13 @@ __device__ __forceinline__ void msort_merge_body(U *k0, U *k1, V *v0, V *v1, con
   }
 }
 
-template <typename U, typename V, bool HAS_V>
+template <typename U, typename V, bool HAS_V, int CT>
 __global__ void __launch_bounds__(MSORT_MERGE_THREADS, (msort_merge_min_blocks<U, V, HAS_V>()))
 msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const msort_seg *segs,
                    const unsigned long long *splits, unsigned r, pp_key_order<U> o) {
   extern __shared__ __align__(16) unsigned char smem[];
-  MSORT_WITH_KIND(U, o, msort_merge_body<KIND, U, V, HAS_V>(k0, k1, v0, v1, plan, segs, splits, r, o, smem));
+  MSORT_WITH_KIND(U, o,
+                  msort_merge_body<KIND, U, V, HAS_V, CT>(k0, k1, v0, v1, plan, segs, splits, r, o, smem));
 }
 
 /* The plan of the plain merge sort: one segment, the whole array. */
@@ -360,24 +388,25 @@ pp_status msort_one_tile(pp_context *ctx, U *keys, V *values, unsigned n, pp_key
   return PP_OK;
 }
 
-template <typename U, typename V, bool HAS_V>
-pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
-  typedef msort_cfg<U, V, HAS_V> C;
+/* The chunk pass (block sorts of CT threads) and the merge rounds. */
+template <typename U, typename V, bool HAS_V, int CT>
+static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) {
+  typedef msort_cfg<U, V, HAS_V, CT> C;
   pp_cuda_state *st = pp_cuda(ctx);
   const size_t sms = (size_t)st->sm_count;
   const size_t max_tiles = job.max_tiles ? job.max_tiles : 1;
 
-  auto chunk = msort_chunk_kernel<U, V, HAS_V>;
+  auto chunk = msort_chunk_kernel<U, V, HAS_V, CT>;
   pp_status s = msort_allow_smem(ctx, (const void *)chunk, C::SORT_SMEM);
   if (s != PP_OK) return s;
   static int chunk_cache = 0;
-  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, MSORT_THREADS, C::SORT_SMEM, &chunk_cache);
+  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, CT, C::SORT_SMEM, &chunk_cache);
   grid = grid < max_tiles ? grid : max_tiles;
-  chunk<<<(unsigned)grid, MSORT_THREADS, C::SORT_SMEM, st->stream>>>(job.k0, job.k1, job.v0, job.v1,
-                                                                     job.src, job.plan, job.segs, job.order);
+  chunk<<<(unsigned)grid, CT, C::SORT_SMEM, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.src, job.plan,
+                                                          job.segs, job.order);
   PP_CUDA_LAUNCHED(ctx, "pp_sort");
 
-  auto merge = msort_merge_kernel<U, V, HAS_V>;
+  auto merge = msort_merge_kernel<U, V, HAS_V, CT>;
   s = msort_allow_smem(ctx, (const void *)merge, C::MERGE_SMEM);
   if (s != PP_OK) return s;
   static int merge_cache = 0;
@@ -387,7 +416,8 @@ pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
   for (unsigned r = 0; r < job.rounds; r++) {
     msort_split_kernel<U><<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
-        job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, job.order);
+        job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, (unsigned)C::CHUNK_LOG2,
+        job.order);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
     merge<<<(unsigned)mgrid, MSORT_MERGE_THREADS, C::MERGE_SMEM, st->stream>>>(
         job.k0, job.k1, job.v0, job.v1, job.plan, job.segs, job.splits, r, job.order);
@@ -396,12 +426,19 @@ pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
   return PP_OK;
 }
 
+template <typename U, typename V, bool HAS_V>
+pp_status msort_segments(pp_context *ctx, const msort_job<U, V> &job) {
+  return msort_segments_ct<U, V, HAS_V, MSORT_THREADS>(ctx, job);
+}
+
 static size_t msort_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
 template <typename U, typename V, bool HAS_V>
 static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
-  typedef msort_cfg<U, V, HAS_V> C;
-  if (n <= (size_t)C::CHUNK) return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, order);
+  constexpr int CT = sizeof(U) == 4 && !HAS_V ? PP_MSORT_CHUNK_THREADS : MSORT_THREADS;
+  typedef msort_cfg<U, V, HAS_V, CT> C;
+  if (n <= (size_t)msort_cfg<U, V, HAS_V>::CHUNK)
+    return msort_one_tile<U, V, HAS_V>(ctx, keys, values, (unsigned)n, order);
   const size_t tiles = (n + C::TILE - 1) / C::TILE, chunks = (n + C::CHUNK - 1) / C::CHUNK;
   if (tiles >= 0xffffffffu)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than the merge sort counts", n);
@@ -437,7 +474,7 @@ static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
       (msort_plan *)scratch, (msort_seg *)(scratch + off_segs), (unsigned long long)n,
       (unsigned)tiles, (unsigned)chunks, rounds);
   cudaError_t e = cudaGetLastError();
-  s = e == cudaSuccess ? msort_segments<U, V, HAS_V>(ctx, job)
+  s = e == cudaSuccess ? msort_segments_ct<U, V, HAS_V, CT>(ctx, job)
                        : pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
   ctx->ops->temp_free(ctx, scratch);
   return s;
