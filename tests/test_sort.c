@@ -620,9 +620,12 @@ static void test_sort_large(pp_context *ctx) {
       {PP_U32, 4, PP_DESCENDING, P_DUPS, 3 * ((size_t)1 << 20) + 17},
       {PP_F32, 0, PP_ASCENDING, P_RANDOM, 3 * ((size_t)1 << 20) + 17},
       /* 4-byte keys alone: the GPU merge sort's chunks of 1024 x 33 keys, just over 8 (four
-         rounds) and just under 17 (five) of them */
+         rounds) and just under 17 (five) of them; it takes them once they fill half a wave
+         of one block per SM, so also just over 137 and just under 263 (up to 526 SMs) */
       {PP_U32, 0, PP_DESCENDING, P_DUPS, 8 * (size_t)33792 + 5},
       {PP_I32, 0, PP_ASCENDING, P_RANDOM, 17 * (size_t)33792 - 1},
+      {PP_U32, 0, PP_ASCENDING, P_RANDOM, 137 * (size_t)33792 + 5},
+      {PP_F32, 0, PP_DESCENDING, P_DUPS, 263 * (size_t)33792 - 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     sort_pattern(ctx, cases[i].t, cases[i].vs, cases[i].o, cases[i].p, cases[i].n,
