@@ -52,22 +52,39 @@ static inline pp_key_order<U> pp_make_key_order(pp_dtype t, pp_order order) {
   return o;
 }
 
+/* The image of a key that is not pp_key_special: pp_key_image without the -0.0 and NaN
+ * rules, so a float's image is its bits XOR (sign ? all ones : the sign bit), two
+ * instructions. Used alone where a pass knows that no key is special. */
 template <typename U>
-__device__ __forceinline__ U pp_key_image(U raw, pp_key_order<U> o) {
+__device__ __forceinline__ U pp_key_image_plain(U raw, pp_key_order<U> o) {
   if constexpr (sizeof(U) >= 4) {
     constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
     if (o.kind == PP_KEY_SIGNED) {
       raw ^= SIGN;
     } else if (o.kind == PP_KEY_FLOAT) {
-      constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
-      const U mag = raw & (U)~SIGN;
-      U k = (raw & SIGN) ? (U)~raw : (U)(raw | SIGN);
-      k = mag == 0 ? SIGN : k;      /* -0.0 -> +0.0 */
-      k = mag > EXP ? (U)~(U)0 : k; /* NaN -> above +inf */
-      raw = k;
+      U neg; /* all ones where the sign bit is set: an arithmetic shift */
+      if constexpr (sizeof(U) == 8) neg = (U)((long long)raw >> 63);
+      else neg = (U)((int)raw >> 31);
+      raw ^= neg | SIGN;
     }
   }
   return (U)(raw ^ o.flip);
+}
+
+/* The image: the plain one, with -0.0 given +0.0's and every NaN the largest. */
+template <typename U>
+__device__ __forceinline__ U pp_key_image(U raw, pp_key_order<U> o) {
+  U k = pp_key_image_plain(raw, o);
+  if constexpr (sizeof(U) >= 4) {
+    if (o.kind == PP_KEY_FLOAT) {
+      constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
+      constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
+      const U mag = raw & (U)~SIGN;
+      k = mag == 0 ? (U)(SIGN ^ o.flip) : k;   /* -0.0 -> +0.0 */
+      k = mag > EXP ? (U)(~(U)0 ^ o.flip) : k; /* NaN -> above +inf */
+    }
+  }
+  return k;
 }
 
 /* True for the keys whose image does not give back their bits: -0.0 (it takes +0.0's
@@ -95,25 +112,6 @@ __device__ __forceinline__ U pp_key_from_image(U img, pp_key_order<U> o) {
     else if (o.kind == PP_KEY_FLOAT) k = (k & SIGN) ? (U)(k ^ SIGN) : (U)~k; /* sign set: was >= +0.0 */
   }
   return k;
-}
-
-/* The image of a key that is not pp_key_special: pp_key_image without the -0.0 and NaN
- * rules, so a float's image is its bits XOR (sign ? all ones : the sign bit), two
- * instructions. Used where a pass knows that no key is special. */
-template <typename U>
-__device__ __forceinline__ U pp_key_image_plain(U raw, pp_key_order<U> o) {
-  if constexpr (sizeof(U) >= 4) {
-    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-    if (o.kind == PP_KEY_SIGNED) {
-      raw ^= SIGN;
-    } else if (o.kind == PP_KEY_FLOAT) {
-      U neg; /* all ones where the sign bit is set: an arithmetic shift */
-      if constexpr (sizeof(U) == 8) neg = (U)((long long)raw >> 63);
-      else neg = (U)((int)raw >> 31);
-      raw ^= neg | SIGN;
-    }
-  }
-  return (U)(raw ^ o.flip);
 }
 
 /* The stored bits whose pp_key_image_plain is all ones (the largest image). */
