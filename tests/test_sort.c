@@ -632,6 +632,42 @@ static void test_sort_large(pp_context *ctx) {
                  (unsigned)(i * 5) % 8, 200000 + i);
 }
 
+/* 4-byte keys with 4-byte values in which only some bytes vary, so that a radix sort makes
+ * 2, 3 or 4 digit passes: the CUDA radix sort then carries the pairs packed into 8-byte
+ * words from its first pass to its last, through 0, 1 or 2 passes between (with -0.0 or a
+ * NaN among float keys it does not pack; those cases are here too). Sizes: one tile of the
+ * packed passes (384 x 13 = 4992) and of the unpacked (384 x 23 = 8832) and a bit, and
+ * many tiles. */
+static void test_sort_packed_pairs(pp_context *ctx) {
+  static const size_t sizes[] = {4993, 8833, 70001, ((size_t)1 << 20) + 3};
+  /* which bytes vary (the others keep the base's): 2, 3 and 4 digit positions */
+  static const uint32_t masks[] = {0x00ff00ffu, 0xff00ff00u, 0x00ffff00u, 0xffffff00u, 0x7fff00ffu,
+                                   0xffffffffu};
+  static const pp_dtype types[] = {PP_U32, PP_I32, PP_F32};
+  unsigned mem = 0;
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++)
+      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const pp_dtype t = types[ti];
+        const size_t n = sizes[si];
+        const pp_order o = (ti + mi + si) % 2 ? PP_DESCENDING : PP_ASCENDING;
+        th_rng r = th_rng_make(300000 + 100 * ti + 10 * mi + si);
+        /* floats: a base of 1.5 and no varying exponent byte all ones, so no NaN, except in
+           the last mask, whose keys are any bits (NaNs, -0.0: not packed) */
+        const uint32_t base = t == PP_F32 ? 0x3fc00000u : (uint32_t)th_next(&r);
+        uint32_t *keys = th_xmalloc(n * sizeof *keys);
+        for (size_t i = 0; i < n; i++) {
+          uint32_t k = (base & ~masks[mi]) | ((uint32_t)th_next(&r) & masks[mi]);
+          if (t == PP_F32 && masks[mi] != 0xffffffffu && (k & 0x7f800000u) == 0x7f800000u) k ^= 0x00800000u;
+          keys[i] = k;
+        }
+        char what[96];
+        snprintf(what, sizeof what, "packed pairs: bytes 0x%08x vary", (unsigned)masks[mi]);
+        check_sort(ctx, t, 4, o, keys, n, mem++ % 16, what);
+        free(keys);
+      }
+}
+
 /* Targeted cases whose right answer is written out by hand, so that a reference sharing
  * a misreading of API.md with the library cannot hide it. */
 static void test_sort_exact(pp_context *ctx) {
@@ -941,6 +977,7 @@ int main(int argc, char **argv) {
   if (g_thin == 1) {
     test_sort_buckets(ctx);
     test_sort_large(ctx);
+    test_sort_packed_pairs(ctx);
     test_merge(ctx);
     test_merge_ties(ctx);
   }

@@ -44,6 +44,7 @@
  */
 #include "sort.cuh"
 
+#include <string.h>
 #include <type_traits>
 
 /* ---- tuning (overridable at build time so that variants can be timed side by side) ---- */
@@ -117,6 +118,14 @@
 #ifndef PP_SORT_LOOKBACK_BATCH_OTHER
 #define PP_SORT_LOOKBACK_BATCH_OTHER 2
 #endif
+/* Packed pairs (pack_kernel) for 4-byte keys with 4-byte values: 1 on, 0 off; the items
+ * per thread of its passes */
+#ifndef PP_SORT_PACK_PAIRS
+#define PP_SORT_PACK_PAIRS 1
+#endif
+#ifndef PP_SORT_ITEMS_PACK
+#define PP_SORT_ITEMS_PACK 13
+#endif
 #ifndef PP_SORT_HIST_THREADS
 #define PP_SORT_HIST_THREADS 256 /* histogram block; at least 256 (its last block scans 256 digits) */
 #endif
@@ -159,7 +168,16 @@ static constexpr int onesweep_items(int key_bytes, int value_bytes) {
                           : (value_bytes == 0 ? PP_SORT_ITEMS_K64 : value_bytes == 4 ? PP_SORT_ITEMS_WIDE : 10);
 }
 
-enum pass_mode { MODE_SKIP = 0, MODE_SORT = 1, MODE_COPY = 2 };
+/* MODE_PACK_*: a pair sort whose keys and values travel packed as one 8-byte word (key
+ * image low, value high) between its first and last sort passes (pack_kernel) */
+enum pass_mode {
+  MODE_SKIP = 0,
+  MODE_SORT = 1,
+  MODE_COPY = 2,
+  MODE_PACK_FIRST = 3, /* keys and values in, packed out */
+  MODE_PACK_MID = 4,   /* packed in, packed out */
+  MODE_PACK_LAST = 5   /* packed in, keys and values out */
+};
 enum pass_images { IMAGES_IN = 1, IMAGES_OUT = 2 }; /* the pass reads / writes images */
 
 /* What the histogram kernel leaves for the passes; zeroed by a memset before it runs. */
@@ -434,7 +452,7 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
 template <typename U, int KIND, int THREADS, int ITEMS>
 __global__ void HIST_LAUNCH_BOUNDS(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
-                       size_t status0_vectors, U flip) {
+                       size_t status0_vectors, U flip, unsigned pack) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   __shared__ unsigned s_hist[P][RADIX];
@@ -502,6 +520,27 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
     /* images between passes: written by every sort pass but the last, read by every one
        but the first; not when some key's image would not give its bits back */
     const bool images = __ldcg(&hdr->special) == 0;
+    if (pack && images && active >= 2) {
+      /* packed pairs: sort pass j reads packed buffer (j - 1) % 2 and writes j % 2, the
+         first reading and the last writing the caller's arrays; no copy for odd counts */
+      unsigned sorts = 0;
+      for (int p = 0; p < P; p++) {
+        hdr->src[p] = sorts;
+        hdr->sbuf[p] = sorts & 1;
+        hdr->images[p] = 0;
+        if (s_trivial[p]) {
+          hdr->mode[p] = MODE_SKIP;
+        } else if ((int)sorts == active - 1) {
+          hdr->mode[p] = MODE_PACK_LAST;
+          hdr->images[p] = IMAGES_IN; /* the packed words hold images */
+          sorts++;
+        } else {
+          hdr->mode[p] = sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
+          sorts++;
+        }
+      }
+      return;
+    }
     /* with an odd number of sort passes the data would end in scratch: copy once more
        in the place of a skipped pass (P > 1 and odd => one was skipped) */
     bool copy_once = P > 1 && (active & 1);
@@ -688,6 +727,8 @@ __device__ __forceinline__ void load_items(const T *p, unsigned idx0, unsigned v
   for (int i = 0; i < ITEMS; i++) x[i] = i * PP_WARP < left ? p[i * PP_WARP] : fill;
 }
 
+
+
 /* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for keys alone (H100,
  * 2^28: u64 3% faster than ballots; u32 3.6% faster, sorted u32 10%, f32 even), ballots
  * for pairs (ORs 2.6% slower). */
@@ -734,12 +775,12 @@ __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
  * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
  * so no compare per item); where it takes the full image of the stored bits, the ranking
  * gives padding digit 255 itself. */
-template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, bool PACKED_IN>
 __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, const U *ks, U *kd,
                                               const V *vs, V *vd, S *status, S *status_next,
                                               S digit_first, int shift, unsigned images,
                                               pp_key_order<U> order, unsigned char *s_buf,
-                                              S *s_base, unsigned *s_scan) {
+                                              S *s_base, unsigned *s_scan, V *s_stage) {
   typedef pp_status_word<S> SW;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
@@ -760,8 +801,23 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   const bool first_pass = ONE_IMAGE && images == IMAGES_OUT; /* turns stored bits into images */
   const bool img = ONE_IMAGE ? images != 0 : (images & IMAGES_IN) != 0;
   /* padding: the largest image, or (first pass) the stored bits whose image that is */
-  load_items(ks + start + idx0, idx0, valid, key,
-             (images & IMAGES_IN) ? (U)~(U)0 : first_pass ? pp_key_preimage_of_max(order) : (U)0);
+  if constexpr (PACKED_IN) {
+    /* packed pairs: each word's key to a register, its value to the stage (a value loaded
+       again later came from DRAM a second time: the word had left the caches) */
+    const uint64_t *pw = reinterpret_cast<const uint64_t *>(ks) + start + idx0;
+    const int left = (int)valid - (int)idx0;
+    uint64_t w[ITEMS];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) w[i] = i * PP_WARP < left ? pw[i * PP_WARP] : ~(uint64_t)0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+      key[i] = (U)w[i];
+      s_stage[idx0 + i * PP_WARP] = (V)(w[i] >> 32);
+    }
+  } else {
+    load_items(ks + start + idx0, idx0, valid, key,
+               (images & IMAGES_IN) ? (U)~(U)0 : first_pass ? pp_key_preimage_of_max(order) : (U)0);
+  }
   if (first_pass) { /* no key is special: the plain image is exact */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) key[i] = pp_key_image_plain(key[i], order);
@@ -788,7 +844,7 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   else
     keys_to_shared<false>(key, rank, xk, order);
   V val[HAS_V ? ITEMS : 1];
-  if constexpr (HAS_V && !PP_SORT_VALUES_LATE) /* in flight during the look-back */
+  if constexpr (HAS_V && !PP_SORT_VALUES_LATE && !PACKED_IN) /* in flight during the look-back */
     load_items(vs + start + idx0, idx0, valid, val, (V)0);
 
   /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
@@ -815,7 +871,12 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     scatter_keys<SCATTER_IMAGE, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
   SORT_PHASE(4);
   if constexpr (HAS_V) {
-    if constexpr (PP_SORT_VALUES_LATE) load_items(vs + start + idx0, idx0, valid, val, (V)0);
+    if constexpr (PACKED_IN) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) val[i] = s_stage[idx0 + i * PP_WARP]; /* its own items: no barrier */
+    } else if constexpr (PP_SORT_VALUES_LATE) {
+      load_items(vs + start + idx0, idx0, valid, val, (V)0);
+    }
     __syncthreads(); /* the keys are read; xv overwrites them */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
@@ -831,10 +892,15 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. KIND: PP_KEY_FLOAT, or PP_KEY_UNSIGNED for every integer (the
  * host folds a signed key's sign flip into flip), so the images take no branches. */
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS>
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, bool PACKED_IN = false>
 __global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
 onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
-                sort_header *hdr, S *status0, S *status1, U flip) {
+                sort_header *hdr, S *status0, S *status1, U flip, const void *packed0, const void *packed1) {
+  /* PACKED_IN: the last pass of packed pairs (MODE_PACK_LAST, and only that), reading each
+     half of the packed words as keys or values, two elements apart; its tiles are larger
+     than pack_kernel's, so the runs in the caller's two arrays are longer. A kernel of its
+     own: in one kernel with the other passes, both spilt registers */
+  static_assert(!PACKED_IN || (sizeof(U) == 4 && HAS_V && sizeof(V) == 4), "4-byte keys and values");
   constexpr int WARPS = THREADS / PP_WARP;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   constexpr int MATCH = onesweep_match<U, HAS_V>();
@@ -851,12 +917,17 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
 
   const unsigned mode = hdr->mode[pass];
-  if (mode == MODE_SKIP) return;
+  if (PACKED_IN ? mode != MODE_PACK_LAST : mode == MODE_SKIP || mode >= MODE_PACK_FIRST) return;
   const unsigned src = hdr->src[pass];
   const U *ks = src ? keys1 : keys0;
   U *kd = src ? keys0 : keys1;
   const V *vs = src ? vals1 : vals0;
   V *vd = src ? vals0 : vals1;
+  if (PACKED_IN) { /* sort pass src reads packed buffer (src - 1) % 2 */
+    ks = reinterpret_cast<const U *>(src & 1 ? packed0 : packed1);
+    kd = keys0;
+    vd = vals0;
+  }
   if (mode == MODE_COPY) {
     copy_pass<U, V, HAS_V, THREADS>(ks, kd, vs, vd, n);
     return;
@@ -883,9 +954,147 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     if (tid == 0) s_phase[7]++;
 #endif
     const size_t left = n - (size_t)tile * TILE;
-    onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS>(tile, left < TILE ? (unsigned)left : (unsigned)TILE, ks, kd,
-                                                         vs, vd, status, status_next, digit_first, shift, images,
-                                                         order, s_buf, s_base, s_scan);
+    const unsigned valid = left < TILE ? (unsigned)left : (unsigned)TILE;
+    onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS, PACKED_IN>(
+        tile, valid, ks, kd, vs, vd, status, status_next, digit_first, shift, images, order, s_buf, s_base, s_scan,
+        reinterpret_cast<V *>(s_dyn + DYN));
+  }
+  SORT_PHASE_FLUSH();
+}
+
+/* ---- packed pairs -------------------------------------------------------------------------
+ * 4-byte keys with 4-byte values: between the first and the last sort pass, each pair is
+ * one 8-byte word, the key's image in the low half and the value in the high half. A pass
+ * then loads and stores each pair once (the two arrays' runs of equal digits become one
+ * run twice as long) and the values need no phase of their own: on the H100 a pass over
+ * 8-byte words (u64 keys) took 1.86 ms at 2^28 against 2.15 for separate keys and values.
+ * The first pass reads the caller's keys and values and writes packed words, the last
+ * reads packed words and writes the caller's arrays; the packed words ping-pong between
+ * two scratch buffers, so any number of sort passes (>= 2) ends in the caller's arrays.
+ * Only where every key's image gives its bits back (no -0.0 or NaN key: the plan checks). */
+
+enum pack_io { PACK_SPLIT_IN = 0, PACK_PACKED = 1 };
+
+/* One tile of a packed pass (pack_kernel's loop body); see onesweep_tile, which this
+ * follows with the items 8-byte words and the digit in the low half. */
+template <int IO, int MATCH, typename S, int THREADS, int ITEMS>
+__device__ __forceinline__ void pack_tile(unsigned tile, unsigned valid, uint32_t *keys, uint32_t *vals,
+                                          const uint64_t *src, uint64_t *dst, S *status, S *status_next,
+                                          S digit_first, int shift, pp_key_order<uint32_t> order,
+                                          unsigned char *s_buf, S *s_base, unsigned *s_scan) {
+  typedef pp_status_word<S> SW;
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
+  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
+  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
+  uint64_t *xk = reinterpret_cast<uint64_t *>(s_buf);
+  const size_t start = (size_t)tile * TILE;
+  const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
+
+  /* padding: all ones, digit 255 in every pass (ranks after every key, never stored) */
+  uint64_t item[ITEMS];
+  unsigned rank[ITEMS];
+  if (IO == PACK_SPLIT_IN) {
+    const uint32_t *kp = keys + start + idx0, *vp = vals + start + idx0;
+    const int left = (int)valid - (int)idx0;
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+      item[i] = i * PP_WARP < left
+                    ? (uint64_t)vp[i * PP_WARP] << 32 | pp_key_image_plain(kp[i * PP_WARP], order)
+                    : ~(uint64_t)0;
+  } else {
+    load_items(src + start + idx0, idx0, valid, item, ~(uint64_t)0);
+  }
+  const unsigned count = rank_tile_count<false, MATCH, THREADS>(
+      [&](int i) { return radix_digit<true>(item[i], pp_key_order<uint64_t>{PP_KEY_UNSIGNED, 0}, shift); }, valid,
+      rank, whist);
+  SORT_PHASE(1);
+
+  S *slot = status + (size_t)tile * RADIX + tid;
+  if (tid < RADIX) {
+    pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
+    status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
+  }
+  const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_scan);
+  __syncthreads(); /* whist is read; xk overwrites it */
+  SORT_PHASE(2);
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) xk[rank[i] >> 8] = item[i];
+
+  if (tid < RADIX) {
+    S before = 0;
+    if (tile > 0) {
+      before = look_back<PP_SORT_LOOKBACK_BATCH_OTHER>(status + tid, tile);
+      pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
+    }
+    s_base[tid] = (S)(digit_first + before - (S)first);
+  }
+  __syncthreads();
+  SORT_PHASE(3);
+
+  const int left = (int)valid - tid;
+  uint64_t *d_t = out_base(dst);
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++) {
+    const uint64_t x = xk[k * THREADS + tid];
+    const unsigned d = radix_digit<true>(x, pp_key_order<uint64_t>{PP_KEY_UNSIGNED, 0}, shift);
+    if (k * THREADS < left) *slot_out<THREADS>(d_t, s_base[d], k) = x;
+  }
+  SORT_PHASE(4);
+}
+
+/* The packed passes of one digit position (the plan's MODE_PACK_*; any other mode is
+ * onesweep_kernel's, and this returns at once). keys/vals: the caller's arrays; pk0/pk1:
+ * the packed buffers. KIND: as onesweep_kernel's (signed keys fold their sign into flip). */
+template <int KIND, typename S, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS, PP_SORT_MIN_BLOCKS)
+pack_kernel(uint32_t *keys, uint32_t *vals, uint64_t *pk0, uint64_t *pk1, size_t n, unsigned tiles,
+            int pass, sort_header *hdr, S *status0, S *status1, uint32_t flip) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  constexpr size_t TILE = (size_t)THREADS * ITEMS;
+  constexpr int MATCH = PP_SORT_MATCH_K64;
+  constexpr size_t BUF = onesweep_buf_bytes<uint64_t, uint32_t, false, THREADS, ITEMS>();
+  constexpr size_t DYN = onesweep_dyn_bytes<uint64_t, uint32_t, false, S, THREADS, ITEMS>();
+  __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF];
+  extern __shared__ __align__(16) unsigned char s_dyn[];
+  unsigned char *const s_buf = DYN ? s_dyn : s_static;
+  __shared__ S s_base[RADIX];
+  __shared__ unsigned s_scan[8];
+  __shared__ unsigned s_tile;
+  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
+
+  const unsigned mode = hdr->mode[pass];
+  if (mode != MODE_PACK_FIRST && mode != MODE_PACK_MID) return; /* MODE_PACK_LAST: onesweep_kernel */
+  const unsigned j = hdr->src[pass]; /* the sort pass's index */
+  const uint64_t *src = j & 1 ? pk0 : pk1;
+  uint64_t *dst = j & 1 ? pk1 : pk0;
+  S *status = hdr->sbuf[pass] ? status1 : status0;
+  S *status_next = hdr->sbuf[pass] ? status0 : status1;
+  const int tid = threadIdx.x;
+  const int shift = pass * 8;
+  const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
+  const pp_key_order<uint32_t> order = {KIND, flip};
+
+  SORT_PHASE_INIT();
+  for (;;) {
+    __syncthreads(); /* the previous tile is done with shared memory */
+    SORT_PHASE(5);
+    if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
+    for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
+    __syncthreads();
+    SORT_PHASE(0);
+    const unsigned tile = s_tile;
+    if (tile >= tiles) break;
+#ifdef PP_SORT_PHASES
+    if (tid == 0) s_phase[7]++;
+#endif
+    const size_t left = n - (size_t)tile * TILE;
+    const unsigned valid = left < TILE ? (unsigned)left : (unsigned)TILE;
+    if (mode == MODE_PACK_FIRST)
+      pack_tile<PACK_SPLIT_IN, MATCH, S, THREADS, ITEMS>(tile, valid, keys, vals, src, dst, status, status_next,
+                                                         digit_first, shift, order, s_buf, s_base, s_scan);
+    else
+      pack_tile<PACK_PACKED, MATCH, S, THREADS, ITEMS>(tile, valid, keys, vals, src, dst, status, status_next,
+                                                       digit_first, shift, order, s_buf, s_base, s_scan);
   }
   SORT_PHASE_FLUSH();
 }
@@ -918,7 +1127,7 @@ static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
  * block per 2^31 keys. */
 template <typename U, int KIND>
 static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
-                                         void *status0, size_t status_bytes, U flip) {
+                                         void *status0, size_t status_bytes, U flip, unsigned pack) {
   auto hist = radix_histogram_kernel<U, KIND, HIST_THREADS, HIST_ITEMS>;
   static int cache = 0;
   const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);
@@ -928,20 +1137,21 @@ static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_
   const size_t g_min = (n >> 31) + 1; /* at most 2^31 keys per block: 32-bit shared counts */
   g = g > g_min ? g : g_min;
   hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)status0,
-                                                     status_bytes / sizeof(uint4), flip);
+                                                     status_bytes / sizeof(uint4), flip, pack);
   return cudaGetLastError();
 }
 
 template <typename U>
 static cudaError_t launch_histogram(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
-                                    void *status0, size_t status_bytes, pp_key_order<U> order) {
+                                    void *status0, size_t status_bytes, pp_key_order<U> order,
+                                    unsigned pack = 0) {
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_SIGNED)
-      return launch_histogram_kind<U, PP_KEY_SIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip);
+      return launch_histogram_kind<U, PP_KEY_SIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
     if (order.kind == PP_KEY_FLOAT)
-      return launch_histogram_kind<U, PP_KEY_FLOAT>(st, keys, n, hdr, status0, status_bytes, order.flip);
+      return launch_histogram_kind<U, PP_KEY_FLOAT>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
   }
-  return launch_histogram_kind<U, PP_KEY_UNSIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip);
+  return launch_histogram_kind<U, PP_KEY_UNSIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
 }
 
 static size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -953,13 +1163,14 @@ static bool add_size(size_t *acc, size_t b) {
   return true;
 }
 
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS>
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, bool PACKED_IN>
 static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
                                     unsigned tiles, sort_header *hdr, void *status0, void *status1,
-                                    U flip) {
+                                    U flip, int pass_begin, int pass_end, const void *pk0, const void *pk1) {
   pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS>;
-  constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>();
+  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PACKED_IN>;
+  constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>() +
+                         (PACKED_IN ? onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>() : 0);
   if (dyn > 0) {
     /* above the default limit the kernel must opt in, once per device (a benign race
        sets it twice) */
@@ -974,9 +1185,9 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
   static int per_sm_cache = 0;
   const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache, dyn);
   const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
-  for (int pass = 0; pass < (int)sizeof(U); pass++) {
+  for (int pass = pass_begin; pass < pass_end; pass++) {
     kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
-                                                       (S *)status0, (S *)status1, flip);
+                                                       (S *)status0, (S *)status1, flip, pk0, pk1);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
   return PP_OK;
@@ -985,19 +1196,93 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
 /* The pass kernels are compiled per key kind so that images take no branches: floats
  * have their own; a signed key's image is its bits with the sign flipped, so it runs the
  * unsigned kernel with the sign folded into flip. */
-template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS, bool PACKED_IN = false>
 static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
                                unsigned tiles, sort_header *hdr, void *status0, void *status1,
-                               pp_key_order<U> order) {
+                               pp_key_order<U> order, int pass_begin, int pass_end,
+                               const void *pk0 = nullptr, const void *pk1 = nullptr) {
   U flip = order.flip;
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_FLOAT)
-      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr,
-                                                                    status0, status1, flip);
+      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PACKED_IN>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+                                                                    status0, status1, flip, pass_begin,
+                                                                    pass_end, pk0, pk1);
     if (order.kind == PP_KEY_SIGNED) flip ^= (U)1 << (sizeof(U) * 8 - 1);
   }
-  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr,
-                                                                   status0, status1, flip);
+  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PACKED_IN>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+                                                                   status0, status1, flip, pass_begin,
+                                                                   pass_end, pk0, pk1);
+}
+
+/* The packed passes of a pair sort (pack_kernel), launched after each digit position's
+ * onesweep_kernel: the plan gives each position to one of the two, the other returns. */
+template <int KIND, typename S>
+static pp_status launch_pack_kind(pp_context *ctx, uint32_t *keys, uint32_t *vals, uint64_t *pk0,
+                                  uint64_t *pk1, size_t n, unsigned tiles, sort_header *hdr,
+                                  void *status0, void *status1, uint32_t flip, int pass) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  auto kernel = pack_kernel<KIND, S, PP_SORT_THREADS, PP_SORT_ITEMS_PACK>;
+  constexpr size_t dyn = onesweep_dyn_bytes<uint64_t, uint32_t, false, S, PP_SORT_THREADS, PP_SORT_ITEMS_PACK>();
+  if (dyn > 0) {
+    static unsigned long long opted_in = 0; /* bit d: device d (a benign race sets it twice) */
+    const unsigned long long bit = st->device < 64 ? 1ull << st->device : 0;
+    if (!(opted_in & bit)) {
+      PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn),
+                  "pp_sort");
+      opted_in |= bit;
+    }
+  }
+  static int per_sm_cache = 0;
+  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache, dyn);
+  const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
+  kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(keys, vals, pk0, pk1, n, tiles, pass, hdr, (S *)status0,
+                                                     (S *)status1, flip);
+  PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  return PP_OK;
+}
+
+template <typename S>
+static pp_status launch_pack(pp_context *ctx, uint32_t *keys, uint32_t *vals, uint64_t *pk0, uint64_t *pk1,
+                             size_t n, unsigned tiles, sort_header *hdr, void *status0, void *status1,
+                             pp_key_order<uint32_t> order, int pass) {
+  if (order.kind == PP_KEY_FLOAT)
+    return launch_pack_kind<PP_KEY_FLOAT, S>(ctx, keys, vals, pk0, pk1, n, tiles, hdr, status0, status1,
+                                             order.flip, pass);
+  const uint32_t flip = order.kind == PP_KEY_SIGNED ? order.flip ^ 0x80000000u : order.flip;
+  return launch_pack_kind<PP_KEY_UNSIGNED, S>(ctx, keys, vals, pk0, pk1, n, tiles, hdr, status0, status1, flip,
+                                              pass);
+}
+
+/* Every digit position gets its onesweep_kernel; with packed pairs also a pack_kernel
+ * (where a first or middle sort pass can be: not at the last position) and the packed
+ * input's onesweep_kernel (where a last one can be: not at the first). The plan, made on
+ * the device, gives each position to one of them; the others return at once. */
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
+static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, uint64_t *pk0, uint64_t *pk1, size_t n,
+                            unsigned tiles, unsigned pack_tiles, sort_header *hdr, void *status0, void *status1,
+                            pp_key_order<U> order) {
+  if constexpr (sizeof(U) == 4 && HAS_V && sizeof(V) == 4) {
+    if (pk0) {
+      constexpr int P = (int)sizeof(U);
+      for (int pass = 0; pass < P; pass++) {
+        pp_status s = launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
+                                                           order, pass, pass + 1);
+        if (s == PP_OK && pass < P - 1)
+          s = launch_pack<S>(ctx, (uint32_t *)k0, (uint32_t *)v0, pk0, pk1, n, pack_tiles, hdr, status0, status1,
+                             pp_key_order<uint32_t>{order.kind, (uint32_t)order.flip}, pass);
+        if (s == PP_OK && pass > 0)
+          s = launch_passes<U, V, HAS_V, S, ITEMS, true>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
+                                                         order, pass, pass + 1, pk0, pk1);
+        if (s != PP_OK) return s;
+      }
+      return PP_OK;
+    }
+  }
+  (void)pk0;
+  (void)pk1;
+  (void)pack_tiles;
+  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1, order, 0,
+                                              (int)sizeof(U));
 }
 
 template <typename U, typename V, bool HAS_V, int ITEMS>
@@ -1005,14 +1290,19 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
                                      pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
+  /* packed pairs (4-byte keys and values): their passes have tiles of their own size */
+  constexpr bool PACK = PP_SORT_PACK_PAIRS && sizeof(U) == 4 && HAS_V && sizeof(V) == 4;
+  constexpr size_t PACK_TILE = (size_t)PP_SORT_THREADS * PP_SORT_ITEMS_PACK;
   pp_cuda_state *st = pp_cuda(ctx);
 
   const size_t tiles = (n + TILE - 1) / TILE;
-  if (tiles > 0x7fffffffu)
+  const size_t pack_tiles = PACK ? (n + PACK_TILE - 1) / PACK_TILE : 0;
+  const size_t max_tiles = tiles > pack_tiles ? tiles : pack_tiles;
+  if (max_tiles > 0x7fffffffu)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than a grid holds", n);
   /* the last tile counts its padding too, so the padded count decides */
-  const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM;
-  const size_t status_bytes = tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
+  const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM || pack_tiles * PACK_TILE >= (size_t)PP_SORT_WIDE_FROM;
+  const size_t status_bytes = max_tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
   const int status_buffers = P > 1 ? 2 : 1;
 
   size_t off_status = align_up(sizeof(sort_header)), total = off_status;
@@ -1025,15 +1315,36 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   if (HAS_V) ok = ok && n <= SIZE_MAX / sizeof(V) && add_size(&total, n * sizeof(V));
   if (!ok || total > SIZE_MAX - 256)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: scratch for n (%zu) overflows size_t", n);
+  /* packed pairs: the first packed buffer is the scratch keys' and values' space (8n
+     bytes from off_keys on), the second 8n bytes more */
+  size_t pack_total = align_up(total);
+  const size_t off_pack1 = pack_total;
+  const bool pack = PACK && n <= (SIZE_MAX - 256 - pack_total) / 8;
+  if (pack) pack_total += n * 8;
 
   char *scratch = NULL;
-  pp_status s = ctx->ops->temp_alloc(ctx, (void **)&scratch, total);
-  if (s != PP_OK) return s;
+  pp_status s = PP_ERR_OUT_OF_MEMORY;
+  if (pack) {
+    /* the packed buffer costs 8n bytes more: where the device has not got them, the
+       pairs sort unpacked (and the failed attempt leaves no error text behind) */
+    char saved[PP_ERROR_TEXT];
+    memcpy(saved, ctx->error, sizeof saved);
+    s = ctx->ops->temp_alloc(ctx, (void **)&scratch, pack_total);
+    if (s == PP_ERR_OUT_OF_MEMORY) memcpy(ctx->error, saved, sizeof saved);
+    else if (s != PP_OK) return s;
+  }
+  const bool packed = s == PP_OK;
+  if (!packed) {
+    s = ctx->ops->temp_alloc(ctx, (void **)&scratch, total);
+    if (s != PP_OK) return s;
+  }
   sort_header *hdr = (sort_header *)scratch;
   void *status0 = scratch + off_status;
   void *status1 = status_buffers > 1 ? scratch + off_status + status_bytes : NULL;
   U *k0 = keys, *k1 = (U *)(scratch + off_keys);
   V *v0 = values, *v1 = HAS_V ? (V *)(scratch + off_vals) : NULL;
+  uint64_t *pk0 = packed ? (uint64_t *)(scratch + off_keys) : NULL;
+  uint64_t *pk1 = packed ? (uint64_t *)(scratch + off_pack1) : NULL;
 
   cudaError_t e = cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
   if (e == cudaSuccess && P == 1) { /* one pass: it reads the copy and writes the caller's */
@@ -1050,16 +1361,16 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
 
   if (s == PP_OK) {
-    e = launch_histogram<U>(st, keys, n, hdr, status0, status_bytes, order);
+    e = launch_histogram<U>(st, keys, n, hdr, status0, status_bytes, order, packed ? 1u : 0u);
     if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
   }
   if (s == PP_OK) {
     if (wide)
-      s = launch_passes<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, n, (unsigned)tiles,
-                                                                hdr, status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles,
+                                                   (unsigned)pack_tiles, hdr, status0, status1, order);
     else
-      s = launch_passes<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, n, (unsigned)tiles, hdr,
-                                                      status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles,
+                                                   (unsigned)pack_tiles, hdr, status0, status1, order);
   }
   ctx->ops->temp_free(ctx, scratch);
   return s;
