@@ -144,8 +144,72 @@ static void test_u32_pairs(pp_context *ctx) {
   free(v);
 }
 
+/* CUDA: a pair sort that packs its pairs (4-byte keys and values from 3 x 2^23 pairs on)
+ * needs 16n bytes of scratch; on a device that has 8n but not 16n free it must sort
+ * unpacked, correctly, and leave no error text behind. A context of its own (whose memory
+ * pool holds nothing yet) sorts with the rest of the device filled by pp_malloc blocks:
+ * about 300 MiB stay free, between the 8n (200 MiB) and the 16n (400 MiB) it would ask. */
+static void test_pairs_scarce_memory(pp_context *main_ctx) {
+  if (pp_backend_of(main_ctx) != PP_BACKEND_CUDA) return;
+  pp_context *ctx = NULL;
+  pp_status s = pp_create(&ctx, PP_BACKEND_CUDA);
+  CHECK(s == PP_OK, "pp_create(cuda) for the scarce-memory sort: %s", pp_status_string(s));
+  if (s != PP_OK) return;
+  const size_t n = ((size_t)3 << 23) + 3;
+  uint32_t *k = th_xmalloc(n * sizeof *k), *v = th_xmalloc(n * sizeof *v);
+  for (size_t i = 0; i < n; i++) {
+    k[i] = key_of(i);
+    v[i] = (uint32_t)i;
+  }
+  void *dk = th_dev_from_host(ctx, k, n * 4), *dv = th_dev_from_host(ctx, v, n * 4);
+  /* fill the device: blocks of 256 MiB, then of 16 MiB; then give back 304 MiB */
+  enum { MAX_BLOCKS = 4096 };
+  static void *block[MAX_BLOCKS];
+  size_t nb = 0, big = 0;
+  for (size_t sz = (size_t)256 << 20; sz >= ((size_t)16 << 20); sz /= 16)
+    while (nb < MAX_BLOCKS && pp_malloc(ctx, &block[nb], sz) == PP_OK) {
+      nb++;
+      if (sz == ((size_t)256 << 20)) big = nb;
+    }
+  size_t freed = 0;
+  for (size_t i = 0; i < 3 && nb > big; i++, freed += 16) {
+    pp_free(ctx, block[--nb]);
+    block[nb] = NULL;
+  }
+  if (big > 0) {
+    pp_free(ctx, block[big - 1]);
+    block[big - 1] = NULL;
+    freed += 256;
+  }
+  th_poison_error(ctx); /* its text must survive the failed attempt at 16n */
+  char before[256];
+  snprintf(before, sizeof before, "%s", pp_last_error(ctx));
+  pp_sort_opts opts = {PP_ASCENDING, PP_SORT_RADIX};
+  s = pp_sort(ctx, PP_U32, dk, dv, 4, n, &opts);
+  if (s == PP_OK) s = pp_synchronize(ctx);
+  CHECK(s == PP_OK, "pp_sort u32 pairs n=%zu with %zu MiB of the device free: %s: %s", n, freed,
+        pp_status_string(s), pp_last_error(ctx));
+  CHECK(strcmp(before, pp_last_error(ctx)) == 0, "pp_sort with scarce memory changed the error text to '%s'",
+        pp_last_error(ctx));
+  for (size_t i = 0; i < nb; i++) pp_free(ctx, block[i]);
+  if (s == PP_OK) {
+    th_copy(ctx, k, dk, n * 4);
+    th_copy(ctx, v, dv, n * 4);
+    size_t bad = n;
+    for (size_t i = 1; i < n && bad == n; i++)
+      if (k[i - 1] > k[i] || (k[i - 1] == k[i] && v[i - 1] >= v[i]) || k[i] != key_of(v[i])) bad = i;
+    CHECK(bad == n, "pp_sort u32 pairs with scarce memory: wrong at %zu", bad);
+  }
+  th_dev_free(ctx, dk);
+  th_dev_free(ctx, dv);
+  pp_destroy(ctx);
+  free(k);
+  free(v);
+}
+
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
+  test_pairs_scarce_memory(ctx);
   test_u8(ctx);
   test_u32_pairs(ctx);
   return th_finish(ctx);

@@ -632,40 +632,93 @@ static void test_sort_large(pp_context *ctx) {
                  (unsigned)(i * 5) % 8, 200000 + i);
 }
 
-/* 4-byte keys with 4-byte values in which only some bytes vary, so that a radix sort makes
- * 2, 3 or 4 digit passes: the CUDA radix sort then carries the pairs packed into 8-byte
- * words from its first pass to its last, through 0, 1 or 2 passes between (with -0.0 or a
- * NaN among float keys it does not pack; those cases are here too). Sizes: one tile of the
- * packed passes (384 x 13 = 4992) and of the unpacked (384 x 23 = 8832) and a bit, and
- * many tiles. */
+/* The order of 4-byte keys of type t as unsigned images (API.md: -0.0 == +0.0, every NaN
+ * above +inf; descending reverses), for the checks of test_sort_packed_pairs. */
+static uint32_t key_image32(pp_dtype t, pp_order o, uint32_t k) {
+  uint32_t img = k;
+  if (t == PP_I32) img = k ^ 0x80000000u;
+  if (t == PP_F32) {
+    if ((k & 0x7fffffffu) > 0x7f800000u) img = 0xffffffffu; /* NaN */
+    else if ((k & 0x7fffffffu) == 0) img = 0x80000000u;    /* -0.0 as +0.0 */
+    else img = k & 0x80000000u ? ~k : k | 0x80000000u;
+  }
+  return o == PP_DESCENDING ? ~img : img;
+}
+
+/* Pair sorts with 4-byte keys and 4-byte values at a size where the CUDA radix sort packs
+ * each pair into one 8-byte word between its first and last pass (3 x 2^23 pairs on: the
+ * sizes below it are the other tests'), with keys in which only some bytes vary, so that
+ * it makes 2, 3 or 4 passes (first and last alone, one or two passes between); and keys of
+ * any bits (-0.0 and NaNs among floats: not packed). Values are the original indices, so
+ * the result is checked exactly in one pass over it: keys in order, each key the one its
+ * value came with, the values a permutation, equal keys in the order of their values. */
 static void test_sort_packed_pairs(pp_context *ctx) {
-  static const size_t sizes[] = {4993, 8833, 70001, ((size_t)1 << 20) + 3};
-  /* which bytes vary (the others keep the base's): 2, 3 and 4 digit positions */
-  static const uint32_t masks[] = {0x00ff00ffu, 0xff00ff00u, 0x00ffff00u, 0xffffff00u, 0x7fff00ffu,
-                                   0xffffffffu};
-  static const pp_dtype types[] = {PP_U32, PP_I32, PP_F32};
-  unsigned mem = 0;
-  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
-    for (size_t mi = 0; mi < sizeof masks / sizeof masks[0]; mi++)
-      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-        const pp_dtype t = types[ti];
-        const size_t n = sizes[si];
-        const pp_order o = (ti + mi + si) % 2 ? PP_DESCENDING : PP_ASCENDING;
-        th_rng r = th_rng_make(300000 + 100 * ti + 10 * mi + si);
-        /* floats: a base of 1.5 and no varying exponent byte all ones, so no NaN, except in
-           the last mask, whose keys are any bits (NaNs, -0.0: not packed) */
-        const uint32_t base = t == PP_F32 ? 0x3fc00000u : (uint32_t)th_next(&r);
-        uint32_t *keys = th_xmalloc(n * sizeof *keys);
-        for (size_t i = 0; i < n; i++) {
-          uint32_t k = (base & ~masks[mi]) | ((uint32_t)th_next(&r) & masks[mi]);
-          if (t == PP_F32 && masks[mi] != 0xffffffffu && (k & 0x7f800000u) == 0x7f800000u) k ^= 0x00800000u;
-          keys[i] = k;
-        }
-        char what[96];
-        snprintf(what, sizeof what, "packed pairs: bytes 0x%08x vary", (unsigned)masks[mi]);
-        check_sort(ctx, t, 4, o, keys, n, mem++ % 16, what);
-        free(keys);
-      }
+  if (pp_backend_of(ctx) != PP_BACKEND_CUDA) return; /* the packing is the GPU sort's */
+  static const struct {
+    pp_dtype t;
+    pp_order o;
+    uint32_t vary; /* the bits that vary; the others keep a base value's */
+  } cases[] = {
+      {PP_U32, PP_ASCENDING, 0x00ff00ffu},  /* 2 passes */
+      {PP_F32, PP_DESCENDING, 0xff00ff00u}, /* 2 passes, both signs */
+      {PP_I32, PP_DESCENDING, 0x7fff00ffu}, /* 3 passes, the digits at 0, 2, 3 */
+      {PP_F32, PP_ASCENDING, 0x00ffff00u},  /* 2 passes */
+      {PP_U32, PP_DESCENDING, 0xffffff00u}, /* 3 passes */
+      {PP_I32, PP_ASCENDING, 0xffffffffu},  /* 4 passes */
+      {PP_F32, PP_DESCENDING, 0xffffffffu}, /* any bits: NaNs, -0.0 */
+  };
+  const size_t n = ((size_t)3 << 23) + 5;
+  uint32_t *orig = th_xmalloc(n * sizeof *orig), *k = th_xmalloc(n * sizeof *k);
+  uint32_t *v = th_xmalloc(n * sizeof *v);
+  unsigned char *seen = th_xmalloc(n);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const pp_dtype t = cases[c].t;
+    const pp_order o = cases[c].o;
+    const uint32_t vary = cases[c].vary;
+    th_rng r = th_rng_make(300000 + c);
+    /* floats: a base of 1.5, and a varying exponent byte is kept below all ones (no NaN
+       or infinity) unless every bit varies */
+    const uint32_t base = t == PP_F32 ? 0x3fc00000u : (uint32_t)th_next(&r);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t x = (base & ~vary) | ((uint32_t)th_next(&r) & vary);
+      if (t == PP_F32 && vary != 0xffffffffu && (x & 0x7f800000u) == 0x7f800000u) x ^= 0x00800000u;
+      orig[i] = x;
+      k[i] = x;
+      v[i] = (uint32_t)i;
+    }
+    if (t == PP_F32 && vary == 0xffffffffu) { /* surely some -0.0 and NaNs */
+      orig[n / 3] = k[n / 3] = 0x80000000u;
+      orig[n / 2] = k[n / 2] = 0x7fc00001u;
+      orig[n / 2 + 1] = k[n / 2 + 1] = 0xffc00000u;
+    }
+    void *dk = th_dev_from_host(ctx, k, n * 4), *dv = th_dev_from_host(ctx, v, n * 4);
+    pp_sort_opts opts = {o, PP_SORT_RADIX};
+    pp_status s = pp_sort(ctx, t, dk, dv, 4, n, &opts);
+    if (s == PP_OK) s = pp_synchronize(ctx);
+    if (s == PP_OK) {
+      th_copy(ctx, k, dk, n * 4);
+      th_copy(ctx, v, dv, n * 4);
+    }
+    th_dev_free(ctx, dk);
+    th_dev_free(ctx, dv);
+    memset(seen, 0, n);
+    size_t bad = n, why = 0;
+    static const char *whys[] = {"", "values not a permutation", "key not its value's", "keys out of order",
+                                 "equal keys out of input order"};
+    for (size_t i = 0; i < n && s == PP_OK && bad == n; i++) {
+      const uint32_t a = i > 0 ? key_image32(t, o, k[i - 1]) : 0, b = key_image32(t, o, k[i]);
+      why = v[i] >= n || seen[v[i]] ? 1 : k[i] != orig[v[i]] ? 2 : a > b ? 3 : a == b && i > 0 && v[i - 1] > v[i] ? 4 : 0;
+      if (why) bad = i;
+      else seen[v[i]] = 1;
+    }
+    CHECK(s == PP_OK && bad == n, "pp_sort %s %s pairs n=%zu, bits 0x%08x vary: %s%s at %zu", pp_dtype_string(t),
+          oname(o), n, (unsigned)vary, pp_status_string(s), whys[why], bad);
+    g_sorts++;
+  }
+  free(orig);
+  free(k);
+  free(v);
+  free(seen);
 }
 
 /* Targeted cases whose right answer is written out by hand, so that a reference sharing
@@ -831,6 +884,36 @@ static void test_merge(pp_context *ctx) {
   merge_pattern(ctx, PP_U32, PP_ASCENDING, P_RANDOM, ((size_t)1 << 20) + 3, 777777, 1, stream++);
   merge_pattern(ctx, PP_F64, PP_DESCENDING, P_NANS, 3 * ((size_t)1 << 18) + 17, 1 << 18, 6,
                 stream++);
+  /* the GPU's partition kernel (over two tiles per SM of 512 x 17 one- and four-byte keys):
+     ties everywhere, runs of very different lengths, sizes no sample interval divides */
+  merge_pattern(ctx, PP_F32, PP_ASCENDING, P_DUPS, 2500000, 700001, 3, stream++);
+  merge_pattern(ctx, PP_I32, PP_DESCENDING, P_EQUAL, 1500007, 1500001, 4, stream++);
+  merge_pattern(ctx, PP_U32, PP_ASCENDING, P_RANDOM, 5, 3000000, 1, stream++);
+  merge_pattern(ctx, PP_F32, PP_DESCENDING, P_NANS, 3000017, 3, 2, stream++);
+  merge_pattern(ctx, PP_U8, PP_DESCENDING, P_FEW, 2000000, 1000003, 7, stream++);
+}
+
+/* CUDA: merges of 2^26 keys and more, where the partition kernel's searches start on
+ * samples of a and b: ties across a and b whose bits differ (-0.0 in a, +0.0 in b: a's
+ * first), a descending run against a short one, and a short run against a long one.
+ * The inputs are sorted by construction. */
+static void test_merge_large(pp_context *ctx) {
+  if (pp_backend_of(ctx) != PP_BACKEND_CUDA) return; /* the sampled partition is the GPU's */
+  const size_t big = ((size_t)1 << 25) + 3;
+  float *fa = th_xmalloc(big * 4), *fb = th_xmalloc((big - 2) * 4);
+  for (size_t i = 0; i < big; i++) fa[i] = i < 3 ? -0.0f : (float)(i / 3);
+  for (size_t j = 0; j < big - 2; j++) fb[j] = (float)(j / 2);
+  check_merge(ctx, PP_F32, PP_ASCENDING, fa, big, fb, big - 2, 1, "ties across a and b, -0.0 in a");
+  free(fa);
+  free(fb);
+  const size_t na = ((size_t)1 << 26) + 9, nb = 1000;
+  int32_t *ia = th_xmalloc(na * 4), *ib = th_xmalloc(nb * 4);
+  for (size_t i = 0; i < na; i++) ia[i] = (int32_t)(1000000000 - (int64_t)(i * 29));
+  for (size_t j = 0; j < nb; j++) ib[j] = (int32_t)(1000000000 - (int64_t)(j * 2000003));
+  check_merge(ctx, PP_I32, PP_DESCENDING, ia, na, ib, nb, 2, "a long descending run against a short one");
+  check_merge(ctx, PP_I32, PP_DESCENDING, ib, nb, ia, na, 4, "a short descending run against a long one");
+  free(ia);
+  free(ib);
 }
 
 /* Ties across a and b whose bits differ: a's copies must all come before b's. */
@@ -980,6 +1063,7 @@ int main(int argc, char **argv) {
     test_sort_packed_pairs(ctx);
     test_merge(ctx);
     test_merge_ties(ctx);
+    test_merge_large(ctx);
   }
   printf("%ld sorts, %ld merges checked\n", g_sorts, g_merges);
   return th_finish(ctx);

@@ -35,6 +35,9 @@
  * are odd in number, the first skipped pass is turned into a plain copy, so the result
  * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
  * copied to scratch first and that pass writes them back).
+ * Many 4-byte keys with 4-byte values travel packed, one 8-byte word per pair, from the
+ * first sort pass to the last (pack_pass): 7% faster than CUB at 2^28 on the H100, where
+ * separate keys and values were 1% slower.
  *
  * Look-back status words: two buffers of tiles x 256 words. Sort pass j uses buffer j%2
  * and, for each tile it finishes, zeroes that tile's words in the other buffer, which
@@ -118,13 +121,16 @@
 #ifndef PP_SORT_LOOKBACK_BATCH_OTHER
 #define PP_SORT_LOOKBACK_BATCH_OTHER 2
 #endif
-/* Packed pairs (pack_kernel) for 4-byte keys with 4-byte values: 1 on, 0 off; the items
- * per thread of its passes */
+/* Packed pairs (pack_pass) for 4-byte keys with 4-byte values: 1 on, 0 off; from how many
+ * pairs on (H100, u32 pairs, same process, unpacked against packed: 2^20 0.082 / 0.100 ms,
+ * 2^22 0.190 / 0.208, 2^24 0.606 / 0.611, 2^25 1.168 / 1.135, 2^26 2.346 / 2.207, 2^28
+ * 9.10 / 8.44; below 2^25 the eight kernels a sort launches in vain cost more than the
+ * packed passes save) */
 #ifndef PP_SORT_PACK_PAIRS
 #define PP_SORT_PACK_PAIRS 1
 #endif
-#ifndef PP_SORT_ITEMS_PACK
-#define PP_SORT_ITEMS_PACK 13
+#ifndef PP_SORT_PACK_FROM
+#define PP_SORT_PACK_FROM ((size_t)3 << 23)
 #endif
 #ifndef PP_SORT_HIST_THREADS
 #define PP_SORT_HIST_THREADS 256 /* histogram block; at least 256 (its last block scans 256 digits) */
@@ -168,8 +174,7 @@ static constexpr int onesweep_items(int key_bytes, int value_bytes) {
                           : (value_bytes == 0 ? PP_SORT_ITEMS_K64 : value_bytes == 4 ? PP_SORT_ITEMS_WIDE : 10);
 }
 
-/* MODE_PACK_*: a pair sort whose keys and values travel packed as one 8-byte word (key
- * image low, value high) between its first and last sort passes (pack_kernel) */
+/* MODE_PACK_*: packed pairs (see pack_pass) */
 enum pass_mode {
   MODE_SKIP = 0,
   MODE_SORT = 1,
@@ -179,6 +184,23 @@ enum pass_mode {
   MODE_PACK_LAST = 5   /* packed in, keys and values out */
 };
 enum pass_images { IMAGES_IN = 1, IMAGES_OUT = 2 }; /* the pass reads / writes images */
+
+/* Packed pairs. With 4-byte keys and 4-byte values, the sort passes between the first and
+ * the last keep each pair as one 8-byte word, the key's image in the low half and the
+ * value in the high half: such a pass loads and stores every pair once, the runs of equal
+ * digits it writes are twice as long as in either of two arrays, and the values need no
+ * phase of their own. The first pass reads the caller's keys and values and writes words,
+ * the last reads words and writes the caller's arrays; the words ping-pong between two
+ * scratch buffers, so any number (>= 2) of sort passes ends in the caller's arrays. The
+ * plan (made on the device) packs where no key is -0.0 or NaN (images give the keys back)
+ * and at least two passes sort. Each kind of pass is an onesweep_kernel of its own (in one
+ * kernel, ptxas spilt registers): */
+enum pack_pass {
+  PK_NONE = 0,  /* the unpacked passes, MODE_SORT and MODE_COPY */
+  PK_FIRST = 1, /* MODE_PACK_FIRST: keys and values in, words out */
+  PK_MID = 2,   /* MODE_PACK_MID: words in, words out */
+  PK_LAST = 3   /* MODE_PACK_LAST: words in, keys and values out */
+};
 
 /* What the histogram kernel leaves for the passes; zeroed by a memset before it runs. */
 struct sort_header {
@@ -530,12 +552,10 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
         hdr->images[p] = 0;
         if (s_trivial[p]) {
           hdr->mode[p] = MODE_SKIP;
-        } else if ((int)sorts == active - 1) {
-          hdr->mode[p] = MODE_PACK_LAST;
-          hdr->images[p] = IMAGES_IN; /* the packed words hold images */
-          sorts++;
-        } else {
-          hdr->mode[p] = sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
+        } else { /* the words hold images */
+          const bool last = (int)sorts == active - 1;
+          hdr->mode[p] = last ? MODE_PACK_LAST : sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
+          hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | (last ? 0 : IMAGES_OUT);
           sorts++;
         }
       }
@@ -717,6 +737,21 @@ __device__ __forceinline__ void scatter_keys(const U *xk, const S *s_base, U *kd
   }
 }
 
+/* Packed pairs (see pack_pass): slot j's key image and value, from the sorted tiles of
+ * keys and of values, go out as one 8-byte word (key low, value high). */
+template <int THREADS, int ITEMS, typename S>
+__device__ __forceinline__ void scatter_packed(const uint32_t *xk, const uint32_t *xv, const S *s_base, uint64_t *dst,
+                                               unsigned valid, int shift) {
+  const int tid = threadIdx.x, left = (int)valid - tid;
+  uint64_t *d_t = out_base(dst);
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++) {
+    const uint32_t key = xk[k * THREADS + tid];
+    const unsigned d = __byte_perm(key, 0u, 0x4440u | (unsigned)(shift >> 3));
+    if (k * THREADS < left) *slot_out<THREADS>(d_t, s_base[d], k) = (uint64_t)xv[k * THREADS + tid] << 32 | key;
+  }
+}
+
 /* Item i of the thread (warp-striped, tile_index) from p = the tile's first element plus
  * idx0; items at index >= valid are fill and not read. One base pointer and constant
  * offsets: no 64-bit address per item, and compares with immediates. */
@@ -775,12 +810,13 @@ __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
  * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
  * so no compare per item); where it takes the full image of the stored bits, the ranking
  * gives padding digit 255 itself. */
-template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, bool PACKED_IN>
+template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK>
 __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, const U *ks, U *kd,
                                               const V *vs, V *vd, S *status, S *status_next,
                                               S digit_first, int shift, unsigned images,
                                               pp_key_order<U> order, unsigned char *s_buf,
-                                              S *s_base, unsigned *s_scan, V *s_stage) {
+                                              S *s_base, unsigned *s_scan, V *s_stage, V *s_vsort,
+                                              uint64_t *pd) {
   typedef pp_status_word<S> SW;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
@@ -796,14 +832,19 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   const size_t start = (size_t)tile * TILE;
   const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
 
+  /* packed pairs (PK): a packed input's values, or the first pass's, wait in the stage (in
+     tile order) from the load on; a packed output takes them to a sorted tile of their own
+     (s_vsort) beside the keys' and stores each slot's key and value as one word */
+  constexpr bool PK_IN = PK == PK_MID || PK == PK_LAST, PK_OUT = PK == PK_FIRST || PK == PK_MID;
   U key[ITEMS];
   unsigned rank[ITEMS];
   const bool first_pass = ONE_IMAGE && images == IMAGES_OUT; /* turns stored bits into images */
   const bool img = ONE_IMAGE ? images != 0 : (images & IMAGES_IN) != 0;
   /* padding: the largest image, or (first pass) the stored bits whose image that is */
-  if constexpr (PACKED_IN) {
-    /* packed pairs: each word's key to a register, its value to the stage (a value loaded
-       again later came from DRAM a second time: the word had left the caches) */
+  if constexpr (PK_IN) {
+    /* each word's key to a register, its value to the stage (the last pass loading its
+       values from the words a second time, after the key scatter, took 2.77 ms against
+       2.41 at 2^28 on the H100) */
     const uint64_t *pw = reinterpret_cast<const uint64_t *>(ks) + start + idx0;
     const int left = (int)valid - (int)idx0;
     uint64_t w[ITEMS];
@@ -817,6 +858,12 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   } else {
     load_items(ks + start + idx0, idx0, valid, key,
                (images & IMAGES_IN) ? (U)~(U)0 : first_pass ? pp_key_preimage_of_max(order) : (U)0);
+    if constexpr (PK == PK_FIRST) {
+      V v[ITEMS];
+      load_items(vs + start + idx0, idx0, valid, v, (V)0);
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) s_stage[idx0 + i * PP_WARP] = v[i];
+    }
   }
   if (first_pass) { /* no key is special: the plain image is exact */
 #pragma unroll
@@ -843,8 +890,12 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     keys_to_shared<true>(key, rank, xk, order);
   else
     keys_to_shared<false>(key, rank, xk, order);
+  if constexpr (PK_OUT) { /* its own items of the stage: no barrier */
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) s_vsort[rank[i] >> 8] = s_stage[idx0 + i * PP_WARP];
+  }
   V val[HAS_V ? ITEMS : 1];
-  if constexpr (HAS_V && !PP_SORT_VALUES_LATE && !PACKED_IN) /* in flight during the look-back */
+  if constexpr (HAS_V && !PP_SORT_VALUES_LATE && PK == PK_NONE) /* in flight during the look-back */
     load_items(vs + start + idx0, idx0, valid, val, (V)0);
 
   /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
@@ -861,6 +912,12 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   }
   __syncthreads();
   SORT_PHASE(3);
+  if constexpr (PK_OUT) {
+    scatter_packed<THREADS, ITEMS>(reinterpret_cast<const uint32_t *>(xk), reinterpret_cast<const uint32_t *>(s_vsort),
+                                   s_base, pd, valid, shift);
+    SORT_PHASE(4);
+    return;
+  }
 
   /* the keys go out in the form the next pass reads: images or the stored bits */
   if (images == 0)
@@ -871,7 +928,7 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     scatter_keys<SCATTER_IMAGE, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
   SORT_PHASE(4);
   if constexpr (HAS_V) {
-    if constexpr (PACKED_IN) {
+    if constexpr (PK == PK_LAST) {
 #pragma unroll
       for (int i = 0; i < ITEMS; i++) val[i] = s_stage[idx0 + i * PP_WARP]; /* its own items: no barrier */
     } else if constexpr (PP_SORT_VALUES_LATE) {
@@ -892,15 +949,12 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. KIND: PP_KEY_FLOAT, or PP_KEY_UNSIGNED for every integer (the
  * host folds a signed key's sign flip into flip), so the images take no branches. */
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, bool PACKED_IN = false>
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK = PK_NONE>
 __global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
 onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
-                sort_header *hdr, S *status0, S *status1, U flip, const void *packed0, const void *packed1) {
-  /* PACKED_IN: the last pass of packed pairs (MODE_PACK_LAST, and only that), reading each
-     half of the packed words as keys or values, two elements apart; its tiles are larger
-     than pack_kernel's, so the runs in the caller's two arrays are longer. A kernel of its
-     own: in one kernel with the other passes, both spilt registers */
-  static_assert(!PACKED_IN || (sizeof(U) == 4 && HAS_V && sizeof(V) == 4), "4-byte keys and values");
+                sort_header *hdr, S *status0, S *status1, U flip, uint64_t *packed0, uint64_t *packed1) {
+  /* PK: which passes of packed pairs this kernel makes (pack_pass) */
+  static_assert(PK == PK_NONE || (sizeof(U) == 4 && HAS_V && sizeof(V) == 4), "4-byte keys and values");
   constexpr int WARPS = THREADS / PP_WARP;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   constexpr int MATCH = onesweep_match<U, HAS_V>();
@@ -917,14 +971,18 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
 
   const unsigned mode = hdr->mode[pass];
-  if (PACKED_IN ? mode != MODE_PACK_LAST : mode == MODE_SKIP || mode >= MODE_PACK_FIRST) return;
+  if (PK == PK_NONE ? mode == MODE_SKIP || mode >= MODE_PACK_FIRST : mode != (unsigned)(MODE_PACK_FIRST + PK - 1))
+    return;
   const unsigned src = hdr->src[pass];
   const U *ks = src ? keys1 : keys0;
   U *kd = src ? keys0 : keys1;
   const V *vs = src ? vals1 : vals0;
   V *vd = src ? vals0 : vals1;
-  if (PACKED_IN) { /* sort pass src reads packed buffer (src - 1) % 2 */
-    ks = reinterpret_cast<const U *>(src & 1 ? packed0 : packed1);
+  /* packed: sort pass src reads the words of buffer (src - 1) % 2 and writes buffer src % 2 */
+  uint64_t *pd = src & 1 ? packed1 : packed0;
+  if (PK != PK_NONE) {
+    ks = PK == PK_FIRST ? keys0 : reinterpret_cast<const U *>(src & 1 ? packed0 : packed1);
+    vs = vals0;
     kd = keys0;
     vd = vals0;
   }
@@ -955,146 +1013,10 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
 #endif
     const size_t left = n - (size_t)tile * TILE;
     const unsigned valid = left < TILE ? (unsigned)left : (unsigned)TILE;
-    onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS, PACKED_IN>(
-        tile, valid, ks, kd, vs, vd, status, status_next, digit_first, shift, images, order, s_buf, s_base, s_scan,
-        reinterpret_cast<V *>(s_dyn + DYN));
-  }
-  SORT_PHASE_FLUSH();
-}
-
-/* ---- packed pairs -------------------------------------------------------------------------
- * 4-byte keys with 4-byte values: between the first and the last sort pass, each pair is
- * one 8-byte word, the key's image in the low half and the value in the high half. A pass
- * then loads and stores each pair once (the two arrays' runs of equal digits become one
- * run twice as long) and the values need no phase of their own: on the H100 a pass over
- * 8-byte words (u64 keys) took 1.86 ms at 2^28 against 2.15 for separate keys and values.
- * The first pass reads the caller's keys and values and writes packed words, the last
- * reads packed words and writes the caller's arrays; the packed words ping-pong between
- * two scratch buffers, so any number of sort passes (>= 2) ends in the caller's arrays.
- * Only where every key's image gives its bits back (no -0.0 or NaN key: the plan checks). */
-
-enum pack_io { PACK_SPLIT_IN = 0, PACK_PACKED = 1 };
-
-/* One tile of a packed pass (pack_kernel's loop body); see onesweep_tile, which this
- * follows with the items 8-byte words and the digit in the low half. */
-template <int IO, int MATCH, typename S, int THREADS, int ITEMS>
-__device__ __forceinline__ void pack_tile(unsigned tile, unsigned valid, uint32_t *keys, uint32_t *vals,
-                                          const uint64_t *src, uint64_t *dst, S *status, S *status_next,
-                                          S digit_first, int shift, pp_key_order<uint32_t> order,
-                                          unsigned char *s_buf, S *s_base, unsigned *s_scan) {
-  typedef pp_status_word<S> SW;
-  constexpr size_t TILE = (size_t)THREADS * ITEMS;
-  const int tid = threadIdx.x, lane = tid % PP_WARP, warp = tid / PP_WARP;
-  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
-  uint64_t *xk = reinterpret_cast<uint64_t *>(s_buf);
-  const size_t start = (size_t)tile * TILE;
-  const unsigned idx0 = tile_index<ITEMS>(warp, 0, lane);
-
-  /* padding: all ones, digit 255 in every pass (ranks after every key, never stored) */
-  uint64_t item[ITEMS];
-  unsigned rank[ITEMS];
-  if (IO == PACK_SPLIT_IN) {
-    const uint32_t *kp = keys + start + idx0, *vp = vals + start + idx0;
-    const int left = (int)valid - (int)idx0;
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-      item[i] = i * PP_WARP < left
-                    ? (uint64_t)vp[i * PP_WARP] << 32 | pp_key_image_plain(kp[i * PP_WARP], order)
-                    : ~(uint64_t)0;
-  } else {
-    load_items(src + start + idx0, idx0, valid, item, ~(uint64_t)0);
-  }
-  const unsigned count = rank_tile_count<false, MATCH, THREADS>(
-      [&](int i) { return radix_digit<true>(item[i], pp_key_order<uint64_t>{PP_KEY_UNSIGNED, 0}, shift); }, valid,
-      rank, whist);
-  SORT_PHASE(1);
-
-  S *slot = status + (size_t)tile * RADIX + tid;
-  if (tid < RADIX) {
-    pp_st_relaxed(slot, (tile == 0 ? SW::INCLUSIVE : SW::AGGREGATE) | (S)count);
-    status_next[(size_t)tile * RADIX + tid] = 0; /* for sort pass j+1 */
-  }
-  const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_scan);
-  __syncthreads(); /* whist is read; xk overwrites it */
-  SORT_PHASE(2);
-#pragma unroll
-  for (int i = 0; i < ITEMS; i++) xk[rank[i] >> 8] = item[i];
-
-  if (tid < RADIX) {
-    S before = 0;
-    if (tile > 0) {
-      before = look_back<PP_SORT_LOOKBACK_BATCH_OTHER>(status + tid, tile);
-      pp_st_relaxed(slot, SW::INCLUSIVE | (S)(before + count));
-    }
-    s_base[tid] = (S)(digit_first + before - (S)first);
-  }
-  __syncthreads();
-  SORT_PHASE(3);
-
-  const int left = (int)valid - tid;
-  uint64_t *d_t = out_base(dst);
-#pragma unroll
-  for (int k = 0; k < ITEMS; k++) {
-    const uint64_t x = xk[k * THREADS + tid];
-    const unsigned d = radix_digit<true>(x, pp_key_order<uint64_t>{PP_KEY_UNSIGNED, 0}, shift);
-    if (k * THREADS < left) *slot_out<THREADS>(d_t, s_base[d], k) = x;
-  }
-  SORT_PHASE(4);
-}
-
-/* The packed passes of one digit position (the plan's MODE_PACK_*; any other mode is
- * onesweep_kernel's, and this returns at once). keys/vals: the caller's arrays; pk0/pk1:
- * the packed buffers. KIND: as onesweep_kernel's (signed keys fold their sign into flip). */
-template <int KIND, typename S, int THREADS, int ITEMS>
-__global__ void __launch_bounds__(THREADS, PP_SORT_MIN_BLOCKS)
-pack_kernel(uint32_t *keys, uint32_t *vals, uint64_t *pk0, uint64_t *pk1, size_t n, unsigned tiles,
-            int pass, sort_header *hdr, S *status0, S *status1, uint32_t flip) {
-  constexpr int WARPS = THREADS / PP_WARP;
-  constexpr size_t TILE = (size_t)THREADS * ITEMS;
-  constexpr int MATCH = PP_SORT_MATCH_K64;
-  constexpr size_t BUF = onesweep_buf_bytes<uint64_t, uint32_t, false, THREADS, ITEMS>();
-  constexpr size_t DYN = onesweep_dyn_bytes<uint64_t, uint32_t, false, S, THREADS, ITEMS>();
-  __shared__ __align__(16) unsigned char s_static[DYN ? 16 : BUF];
-  extern __shared__ __align__(16) unsigned char s_dyn[];
-  unsigned char *const s_buf = DYN ? s_dyn : s_static;
-  __shared__ S s_base[RADIX];
-  __shared__ unsigned s_scan[8];
-  __shared__ unsigned s_tile;
-  unsigned(*whist)[RADIX] = reinterpret_cast<unsigned(*)[RADIX]>(s_buf);
-
-  const unsigned mode = hdr->mode[pass];
-  if (mode != MODE_PACK_FIRST && mode != MODE_PACK_MID) return; /* MODE_PACK_LAST: onesweep_kernel */
-  const unsigned j = hdr->src[pass]; /* the sort pass's index */
-  const uint64_t *src = j & 1 ? pk0 : pk1;
-  uint64_t *dst = j & 1 ? pk1 : pk0;
-  S *status = hdr->sbuf[pass] ? status1 : status0;
-  S *status_next = hdr->sbuf[pass] ? status0 : status1;
-  const int tid = threadIdx.x;
-  const int shift = pass * 8;
-  const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
-  const pp_key_order<uint32_t> order = {KIND, flip};
-
-  SORT_PHASE_INIT();
-  for (;;) {
-    __syncthreads(); /* the previous tile is done with shared memory */
-    SORT_PHASE(5);
-    if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-    for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
-    __syncthreads();
-    SORT_PHASE(0);
-    const unsigned tile = s_tile;
-    if (tile >= tiles) break;
-#ifdef PP_SORT_PHASES
-    if (tid == 0) s_phase[7]++;
-#endif
-    const size_t left = n - (size_t)tile * TILE;
-    const unsigned valid = left < TILE ? (unsigned)left : (unsigned)TILE;
-    if (mode == MODE_PACK_FIRST)
-      pack_tile<PACK_SPLIT_IN, MATCH, S, THREADS, ITEMS>(tile, valid, keys, vals, src, dst, status, status_next,
-                                                         digit_first, shift, order, s_buf, s_base, s_scan);
-    else
-      pack_tile<PACK_PACKED, MATCH, S, THREADS, ITEMS>(tile, valid, keys, vals, src, dst, status, status_next,
-                                                       digit_first, shift, order, s_buf, s_base, s_scan);
+    V *const stage = reinterpret_cast<V *>(s_dyn + DYN); /* packed pairs: see onesweep_tile */
+    onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS, PK>(tile, valid, ks, kd, vs, vd, status, status_next,
+                                                             digit_first, shift, images, order, s_buf, s_base, s_scan,
+                                                             stage, stage + TILE, pd);
   }
   SORT_PHASE_FLUSH();
 }
@@ -1163,14 +1085,14 @@ static bool add_size(size_t *acc, size_t b) {
   return true;
 }
 
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, bool PACKED_IN>
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, int PK>
 static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
                                     unsigned tiles, sort_header *hdr, void *status0, void *status1,
-                                    U flip, int pass_begin, int pass_end, const void *pk0, const void *pk1) {
+                                    U flip, int pass_begin, int pass_end, uint64_t *pk0, uint64_t *pk1) {
   pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PACKED_IN>;
+  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PK>;
   constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>() +
-                         (PACKED_IN ? onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>() : 0);
+                         (PK == PK_NONE ? 0 : PK == PK_LAST ? 1 : 2) * onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>();
   if (dyn > 0) {
     /* above the default limit the kernel must opt in, once per device (a benign race
        sets it twice) */
@@ -1196,83 +1118,46 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
 /* The pass kernels are compiled per key kind so that images take no branches: floats
  * have their own; a signed key's image is its bits with the sign flipped, so it runs the
  * unsigned kernel with the sign folded into flip. */
-template <typename U, typename V, bool HAS_V, typename S, int ITEMS, bool PACKED_IN = false>
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS, int PK = PK_NONE>
 static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
                                unsigned tiles, sort_header *hdr, void *status0, void *status1,
                                pp_key_order<U> order, int pass_begin, int pass_end,
-                               const void *pk0 = nullptr, const void *pk1 = nullptr) {
+                               uint64_t *pk0 = nullptr, uint64_t *pk1 = nullptr) {
   U flip = order.flip;
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_FLOAT)
-      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PACKED_IN>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, n, tiles, hdr,
                                                                     status0, status1, flip, pass_begin,
                                                                     pass_end, pk0, pk1);
     if (order.kind == PP_KEY_SIGNED) flip ^= (U)1 << (sizeof(U) * 8 - 1);
   }
-  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PACKED_IN>(ctx, k0, k1, v0, v1, n, tiles, hdr,
+  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, n, tiles, hdr,
                                                                    status0, status1, flip, pass_begin,
                                                                    pass_end, pk0, pk1);
 }
 
-/* The packed passes of a pair sort (pack_kernel), launched after each digit position's
- * onesweep_kernel: the plan gives each position to one of the two, the other returns. */
-template <int KIND, typename S>
-static pp_status launch_pack_kind(pp_context *ctx, uint32_t *keys, uint32_t *vals, uint64_t *pk0,
-                                  uint64_t *pk1, size_t n, unsigned tiles, sort_header *hdr,
-                                  void *status0, void *status1, uint32_t flip, int pass) {
-  pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = pack_kernel<KIND, S, PP_SORT_THREADS, PP_SORT_ITEMS_PACK>;
-  constexpr size_t dyn = onesweep_dyn_bytes<uint64_t, uint32_t, false, S, PP_SORT_THREADS, PP_SORT_ITEMS_PACK>();
-  if (dyn > 0) {
-    static unsigned long long opted_in = 0; /* bit d: device d (a benign race sets it twice) */
-    const unsigned long long bit = st->device < 64 ? 1ull << st->device : 0;
-    if (!(opted_in & bit)) {
-      PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn),
-                  "pp_sort");
-      opted_in |= bit;
-    }
-  }
-  static int per_sm_cache = 0;
-  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache, dyn);
-  const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
-  kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(keys, vals, pk0, pk1, n, tiles, pass, hdr, (S *)status0,
-                                                     (S *)status1, flip);
-  PP_CUDA_LAUNCHED(ctx, "pp_sort");
-  return PP_OK;
-}
-
-template <typename S>
-static pp_status launch_pack(pp_context *ctx, uint32_t *keys, uint32_t *vals, uint64_t *pk0, uint64_t *pk1,
-                             size_t n, unsigned tiles, sort_header *hdr, void *status0, void *status1,
-                             pp_key_order<uint32_t> order, int pass) {
-  if (order.kind == PP_KEY_FLOAT)
-    return launch_pack_kind<PP_KEY_FLOAT, S>(ctx, keys, vals, pk0, pk1, n, tiles, hdr, status0, status1,
-                                             order.flip, pass);
-  const uint32_t flip = order.kind == PP_KEY_SIGNED ? order.flip ^ 0x80000000u : order.flip;
-  return launch_pack_kind<PP_KEY_UNSIGNED, S>(ctx, keys, vals, pk0, pk1, n, tiles, hdr, status0, status1, flip,
-                                              pass);
-}
-
-/* Every digit position gets its onesweep_kernel; with packed pairs also a pack_kernel
- * (where a first or middle sort pass can be: not at the last position) and the packed
- * input's onesweep_kernel (where a last one can be: not at the first). The plan, made on
- * the device, gives each position to one of them; the others return at once. */
+/* Every digit position gets its onesweep_kernel; with packed pairs also those of the
+ * packed passes that can sort at that position (a first one at any but the last, a middle
+ * one at any but the first and the last, a last one at any but the first). The plan, made
+ * on the device, gives each position to one of them; the others return at once. */
 template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
 static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, uint64_t *pk0, uint64_t *pk1, size_t n,
-                            unsigned tiles, unsigned pack_tiles, sort_header *hdr, void *status0, void *status1,
-                            pp_key_order<U> order) {
-  if constexpr (sizeof(U) == 4 && HAS_V && sizeof(V) == 4) {
+                            unsigned tiles, sort_header *hdr, void *status0, void *status1, pp_key_order<U> order) {
+  constexpr int P = (int)sizeof(U);
+  if constexpr (P == 4 && HAS_V && sizeof(V) == 4) {
     if (pk0) {
-      constexpr int P = (int)sizeof(U);
       for (int pass = 0; pass < P; pass++) {
         pp_status s = launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
                                                            order, pass, pass + 1);
         if (s == PP_OK && pass < P - 1)
-          s = launch_pack<S>(ctx, (uint32_t *)k0, (uint32_t *)v0, pk0, pk1, n, pack_tiles, hdr, status0, status1,
-                             pp_key_order<uint32_t>{order.kind, (uint32_t)order.flip}, pass);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_FIRST>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
+                                                             order, pass, pass + 1, pk0, pk1);
+        if (s == PP_OK && pass > 0 && pass < P - 1)
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_MID>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
+                                                           order, pass, pass + 1, pk0, pk1);
         if (s == PP_OK && pass > 0)
-          s = launch_passes<U, V, HAS_V, S, ITEMS, true>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
-                                                         order, pass, pass + 1, pk0, pk1);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_LAST>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
+                                                            order, pass, pass + 1, pk0, pk1);
         if (s != PP_OK) return s;
       }
       return PP_OK;
@@ -1280,9 +1165,7 @@ static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, uint64_
   }
   (void)pk0;
   (void)pk1;
-  (void)pack_tiles;
-  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1, order, 0,
-                                              (int)sizeof(U));
+  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1, order, 0, P);
 }
 
 template <typename U, typename V, bool HAS_V, int ITEMS>
@@ -1290,19 +1173,15 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
                                      pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
-  /* packed pairs (4-byte keys and values): their passes have tiles of their own size */
-  constexpr bool PACK = PP_SORT_PACK_PAIRS && sizeof(U) == 4 && HAS_V && sizeof(V) == 4;
-  constexpr size_t PACK_TILE = (size_t)PP_SORT_THREADS * PP_SORT_ITEMS_PACK;
+  constexpr bool PACK = PP_SORT_PACK_PAIRS && sizeof(U) == 4 && HAS_V && sizeof(V) == 4; /* pack_pass */
   pp_cuda_state *st = pp_cuda(ctx);
 
   const size_t tiles = (n + TILE - 1) / TILE;
-  const size_t pack_tiles = PACK ? (n + PACK_TILE - 1) / PACK_TILE : 0;
-  const size_t max_tiles = tiles > pack_tiles ? tiles : pack_tiles;
-  if (max_tiles > 0x7fffffffu)
+  if (tiles > 0x7fffffffu)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: n (%zu) needs more tiles than a grid holds", n);
   /* the last tile counts its padding too, so the padded count decides */
-  const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM || pack_tiles * PACK_TILE >= (size_t)PP_SORT_WIDE_FROM;
-  const size_t status_bytes = max_tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
+  const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM;
+  const size_t status_bytes = tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
   const int status_buffers = P > 1 ? 2 : 1;
 
   size_t off_status = align_up(sizeof(sort_header)), total = off_status;
@@ -1319,7 +1198,7 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
      bytes from off_keys on), the second 8n bytes more */
   size_t pack_total = align_up(total);
   const size_t off_pack1 = pack_total;
-  const bool pack = PACK && n <= (SIZE_MAX - 256 - pack_total) / 8;
+  const bool pack = PACK && n >= PP_SORT_PACK_FROM && n <= (SIZE_MAX - 256 - pack_total) / 8;
   if (pack) pack_total += n * 8;
 
   char *scratch = NULL;
@@ -1366,11 +1245,11 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   }
   if (s == PP_OK) {
     if (wide)
-      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles,
-                                                   (unsigned)pack_tiles, hdr, status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles, hdr,
+                                                   status0, status1, order);
     else
-      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles,
-                                                   (unsigned)pack_tiles, hdr, status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles, hdr,
+                                                   status0, status1, order);
   }
   ctx->ops->temp_free(ctx, scratch);
   return s;
