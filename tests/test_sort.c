@@ -707,7 +707,11 @@ static void test_sort_packed_pairs(pp_context *ctx) {
                                  "equal keys out of input order"};
     for (size_t i = 0; i < n && s == PP_OK && bad == n; i++) {
       const uint32_t a = i > 0 ? key_image32(t, o, k[i - 1]) : 0, b = key_image32(t, o, k[i]);
-      why = v[i] >= n || seen[v[i]] ? 1 : k[i] != orig[v[i]] ? 2 : a > b ? 3 : a == b && i > 0 && v[i - 1] > v[i] ? 4 : 0;
+      why = v[i] >= n || seen[v[i]]                 ? 1
+            : k[i] != orig[v[i]]                    ? 2
+            : a > b                                 ? 3
+            : a == b && i > 0 && v[i - 1] > v[i]    ? 4
+                                                    : 0;
       if (why) bad = i;
       else seen[v[i]] = 1;
     }

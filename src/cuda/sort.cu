@@ -36,8 +36,8 @@
  * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
  * copied to scratch first and that pass writes them back).
  * Many 4-byte keys with 4-byte values travel packed, one 8-byte word per pair, from the
- * first sort pass to the last (pack_pass): 7% faster than CUB at 2^28 on the H100, where
- * separate keys and values were 1% slower.
+ * first sort pass to the last (pack_pass): at 2^28 on the H100 1.04x CUB in parprim bench,
+ * where separate keys and values were 0.96x.
  *
  * Look-back status words: two buffers of tiles x 256 words. Sort pass j uses buffer j%2
  * and, for each tile it finishes, zeroes that tile's words in the other buffer, which
@@ -762,8 +762,6 @@ __device__ __forceinline__ void load_items(const T *p, unsigned idx0, unsigned v
   for (int i = 0; i < ITEMS; i++) x[i] = i * PP_WARP < left ? p[i * PP_WARP] : fill;
 }
 
-
-
 /* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for keys alone (H100,
  * 2^28: u64 3% faster than ballots; u32 3.6% faster, sorted u32 10%, f32 even), ballots
  * for pairs (ORs 2.6% slower). */
@@ -1091,8 +1089,10 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
                                     U flip, int pass_begin, int pass_end, uint64_t *pk0, uint64_t *pk1) {
   pp_cuda_state *st = pp_cuda(ctx);
   auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PK>;
+  /* packed pairs: the stage, and for a packed output the values' sorted tile */
   constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>() +
-                         (PK == PK_NONE ? 0 : PK == PK_LAST ? 1 : 2) * onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>();
+                         (PK == PK_NONE ? 0 : PK == PK_LAST ? 1 : 2) *
+                             onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>();
   if (dyn > 0) {
     /* above the default limit the kernel must opt in, once per device (a benign race
        sets it twice) */
