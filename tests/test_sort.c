@@ -632,19 +632,6 @@ static void test_sort_large(pp_context *ctx) {
                  (unsigned)(i * 5) % 8, 200000 + i);
 }
 
-/* The order of 4-byte keys of type t as unsigned images (API.md: -0.0 == +0.0, every NaN
- * above +inf; descending reverses), for the checks of test_sort_packed_pairs. */
-static uint32_t key_image32(pp_dtype t, pp_order o, uint32_t k) {
-  uint32_t img = k;
-  if (t == PP_I32) img = k ^ 0x80000000u;
-  if (t == PP_F32) {
-    if ((k & 0x7fffffffu) > 0x7f800000u) img = 0xffffffffu; /* NaN */
-    else if ((k & 0x7fffffffu) == 0) img = 0x80000000u;    /* -0.0 as +0.0 */
-    else img = k & 0x80000000u ? ~k : k | 0x80000000u;
-  }
-  return o == PP_DESCENDING ? ~img : img;
-}
-
 /* Pair sorts with 4-byte keys and 4-byte values at a size where the CUDA radix sort packs
  * each pair into one 8-byte word between its first and last pass (3 x 2^23 pairs on: the
  * sizes below it are the other tests'), with keys in which only some bytes vary, so that
@@ -706,12 +693,12 @@ static void test_sort_packed_pairs(pp_context *ctx) {
     static const char *whys[] = {"", "values not a permutation", "key not its value's", "keys out of order",
                                  "equal keys out of input order"};
     for (size_t i = 0; i < n && s == PP_OK && bad == n; i++) {
-      const uint32_t a = i > 0 ? key_image32(t, o, k[i - 1]) : 0, b = key_image32(t, o, k[i]);
-      why = v[i] >= n || seen[v[i]]                 ? 1
-            : k[i] != orig[v[i]]                    ? 2
-            : a > b                                 ? 3
-            : a == b && i > 0 && v[i - 1] > v[i]    ? 4
-                                                    : 0;
+      const int c = i > 0 ? ref_cmp_ord(t, o, k, i - 1, k, i) : -1; /* the order of API.md */
+      why = v[i] >= n || seen[v[i]]     ? 1
+            : k[i] != orig[v[i]]        ? 2
+            : c > 0                     ? 3
+            : c == 0 && v[i - 1] > v[i] ? 4
+                                        : 0;
       if (why) bad = i;
       else seen[v[i]] = 1;
     }

@@ -53,14 +53,11 @@
 #ifndef PP_MERGE_MIN_BLOCKS
 #define PP_MERGE_MIN_BLOCKS 3
 #endif
-/* 1: from PP_MERGE_SAMPLED_FROM keys on, the partition kernel's binary searches begin on
- * samples of a and b (every TILE / 2 keys, gathered by merge_sample_kernel), which stay in
- * L2, and end within one sample interval of the keys themselves. H100, f32, same process:
- * 2^28 0.772 / 0.769 ms against 0.788 / 0.794 for the plain search (CUB 0.790 / 0.822);
+/* From PP_MERGE_SAMPLED_FROM keys on (SIZE_MAX: never), the partition kernel's binary
+ * searches begin on samples of a and b (every TILE / 2 keys, gathered by
+ * merge_sample_kernel), which stay in L2, and end within one sample interval of the keys
+ * themselves. H100, f32, same process: 2^28 0.772 / 0.769 ms against 0.788 / 0.794 for the plain search (CUB 0.790 / 0.822);
  * 2^24 0.0753 against 0.0740: there the extra launch costs more than it saves. */
-#ifndef PP_MERGE_SAMPLED
-#define PP_MERGE_SAMPLED 1
-#endif
 #ifndef PP_MERGE_SAMPLED_FROM
 #define PP_MERGE_SAMPLED_FROM ((size_t)1 << 26)
 #endif
@@ -115,7 +112,7 @@ __device__ __forceinline__ size_t merge_path_warp(const U *__restrict__ a, size_
   return lo + __popc(__ballot_sync(FULL_MASK, p));
 }
 
-/* The samples of the partition (PP_MERGE_SAMPLED): sa[c] = a[c * S] for c < ceil(na / S),
+/* The samples of the partition (PP_MERGE_SAMPLED_FROM): sa[c] = a[c * S] for c < ceil(na / S),
  * sb[c] = b[(c + 1) * S - 1] for c < floor(nb / S). */
 template <typename U>
 __global__ void __launch_bounds__(PARTITION_THREADS)
@@ -296,7 +293,7 @@ static pp_status merge_launch(pp_context *ctx, const U *a, size_t na, const U *b
      (S = TILE / 2 >= 2, so no overflow) */
   constexpr size_t S = TILE / 2;
   static_assert(TILE % 2 == 0, "samples every TILE / 2 keys");
-  const bool sampled = PP_MERGE_SAMPLED && n >= PP_MERGE_SAMPLED_FROM;
+  const bool sampled = n >= PP_MERGE_SAMPLED_FROM;
   const size_t nsa = (na + S - 1) / S, nsb = nb / S;
   const size_t split_bytes = ((tiles + 1) * sizeof(size_t) + 15) & ~(size_t)15;
   size_t *splits = NULL;

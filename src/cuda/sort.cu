@@ -121,14 +121,11 @@
 #ifndef PP_SORT_LOOKBACK_BATCH_OTHER
 #define PP_SORT_LOOKBACK_BATCH_OTHER 2
 #endif
-/* Packed pairs (pack_pass) for 4-byte keys with 4-byte values: 1 on, 0 off; from how many
- * pairs on (H100, u32 pairs, same process, unpacked against packed: 2^20 0.082 / 0.100 ms,
- * 2^22 0.190 / 0.208, 2^24 0.606 / 0.611, 2^25 1.168 / 1.135, 2^26 2.346 / 2.207, 2^28
- * 9.10 / 8.44; below 2^25 the eight kernels a sort launches in vain cost more than the
- * packed passes save) */
-#ifndef PP_SORT_PACK_PAIRS
-#define PP_SORT_PACK_PAIRS 1
-#endif
+/* Packed pairs (pack_pass) of 4-byte keys with 4-byte values from how many pairs on
+ * (SIZE_MAX: never). H100, u32 pairs, same process, unpacked against packed: 2^20 0.082 /
+ * 0.100 ms, 2^22 0.190 / 0.208, 2^24 0.606 / 0.611, 2^25 1.168 / 1.135, 2^26 2.346 /
+ * 2.207, 2^28 9.10 / 8.44; below 2^25 the eight kernels a sort launches in vain cost more
+ * than the packed passes save. */
 #ifndef PP_SORT_PACK_FROM
 #define PP_SORT_PACK_FROM ((size_t)3 << 23)
 #endif
@@ -747,7 +744,7 @@ __device__ __forceinline__ void scatter_packed(const uint32_t *xk, const uint32_
 #pragma unroll
   for (int k = 0; k < ITEMS; k++) {
     const uint32_t key = xk[k * THREADS + tid];
-    const unsigned d = __byte_perm(key, 0u, 0x4440u | (unsigned)(shift >> 3));
+    const unsigned d = radix_digit<true>(key, pp_key_order<uint32_t>{PP_KEY_UNSIGNED, 0}, shift);
     if (k * THREADS < left) *slot_out<THREADS>(d_t, s_base[d], k) = (uint64_t)xv[k * THREADS + tid] << 32 | key;
   }
 }
@@ -843,11 +840,8 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     /* each word's key to a register, its value to the stage (the last pass loading its
        values from the words a second time, after the key scatter, took 2.77 ms against
        2.41 at 2^28 on the H100) */
-    const uint64_t *pw = reinterpret_cast<const uint64_t *>(ks) + start + idx0;
-    const int left = (int)valid - (int)idx0;
     uint64_t w[ITEMS];
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) w[i] = i * PP_WARP < left ? pw[i * PP_WARP] : ~(uint64_t)0;
+    load_items(reinterpret_cast<const uint64_t *>(ks) + start + idx0, idx0, valid, w, ~(uint64_t)0);
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
       key[i] = (U)w[i];
@@ -1173,7 +1167,7 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
                                      pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
-  constexpr bool PACK = PP_SORT_PACK_PAIRS && sizeof(U) == 4 && HAS_V && sizeof(V) == 4; /* pack_pass */
+  constexpr bool PACK = sizeof(U) == 4 && HAS_V && sizeof(V) == 4; /* pack_pass */
   pp_cuda_state *st = pp_cuda(ctx);
 
   const size_t tiles = (n + TILE - 1) / TILE;
