@@ -363,8 +363,10 @@ extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
   ladder_env e;
   memset(&e, 0, sizeof e);
   int sms = 0;
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
   bool ok = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess &&
-            cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking) == cudaSuccess &&
+            cudaStreamCreateWithFlags(&e.stream, cudaStreamDefault) == cudaSuccess &&
             cudaMalloc(&e.d_u32, LADDER_BINS * 4) == cudaSuccess &&
             cudaMalloc(&e.d_u64, LADDER_BINS * 8) == cudaSuccess &&
             cudaMalloc(&e.d_i32, LADDER_BINS * 4) == cudaSuccess &&

@@ -426,9 +426,11 @@ extern "C" int pp_ladder_nbody_main(int argc, char **argv) {
   int failures = 0;
   bool ok = true;
   cudaDeviceProp prop;
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
   do {
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault) != cudaSuccess ||
         cudaEventCreate(&s.start) != cudaSuccess || cudaEventCreate(&s.stop) != cudaSuccess) {
       snprintf(g_err, sizeof g_err, "CUDA setup failed: %s", cudaGetErrorString(cudaGetLastError()));
       ok = false;

@@ -1200,7 +1200,9 @@ int ladder_main(int argc, char **argv) {
             ss.prop.maxThreadsPerBlock);
     return 2;
   }
-  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamNonBlocking));
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
+  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
   CUDA_CHECK(cudaEventCreate(&ss.start));
   CUDA_CHECK(cudaEventCreate(&ss.stop));
 

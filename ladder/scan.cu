@@ -1293,7 +1293,9 @@ static void session_close(scan_session *ss) {
 static bool session_open(scan_session *ss) {
   CUDA_TRY(cudaGetDevice(&ss->device));
   CUDA_TRY(cudaGetDeviceProperties(&ss->prop, ss->device));
-  CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamNonBlocking));
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
+  CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamDefault));
   CUDA_TRY(cudaEventCreate(&ss->start));
   CUDA_TRY(cudaEventCreate(&ss->stop));
   if (!pp_has_cuda_backend()) {

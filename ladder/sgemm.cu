@@ -692,7 +692,9 @@ extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
     return st == PP_ERR_NO_DEVICE ? 77 : 1;
   }
   int rc = 1;
-  if (cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking) == cudaSuccess &&
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
+  if (cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault) == cudaSuccess &&
       pp_set_stream(s.ctx, s.stream) == PP_OK) {
     const int failed = o.check ? run_check(&s, &o) : run_timing(&s, &o);
     if (failed < 0) fprintf(stderr, "%s\n", g_fatal);

@@ -1197,7 +1197,9 @@ int ladder_main(int argc, char **argv) {
   Session ss;
   CUDA_CHECK(cudaGetDevice(&ss.device));
   CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
-  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamNonBlocking));
+  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
+     return before the data is on the device */
+  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
   CUDA_CHECK(cudaEventCreate(&ss.start));
   CUDA_CHECK(cudaEventCreate(&ss.stop));
   if (!pp_has_cuda_backend()) {
