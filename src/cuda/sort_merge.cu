@@ -112,6 +112,20 @@ __device__ __forceinline__ unsigned msort_find_seg(const msort_seg *segs, unsign
   return lo;
 }
 
+/* Chunk t of the chunk pass: its segment, the position of its first key in the arrays, and
+ * its number of keys. */
+struct msort_chunk_pos {
+  const msort_seg *seg;
+  unsigned long long off;
+  int valid;
+};
+template <int CHUNK>
+__device__ __forceinline__ msort_chunk_pos msort_chunk_at(const msort_seg *segs, unsigned count, unsigned t) {
+  const msort_seg *sg = segs + msort_find_seg<true>(segs, count, t);
+  const unsigned long long first = (unsigned long long)(t - sg->first_chunk) * CHUNK, rest = sg->len - first;
+  return {sg, sg->start + first, rest < (unsigned long long)CHUNK ? (int)rest : CHUNK};
+}
+
 template <int KIND, typename U, typename V, bool HAS_V, int CT>
 __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int src,
                                                  const msort_plan *plan, const msort_seg *segs,
@@ -122,10 +136,10 @@ __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int
   const V *vs = src ? v1 : v0;
   for (unsigned t = blockIdx.x; t < chunks; t += gridDim.x) {
     __syncthreads(); /* the previous chunk is done with shared memory */
-    const msort_seg *sg = segs + msort_find_seg<true>(segs, count, t);
-    const unsigned long long first = (unsigned long long)(t - sg->first_chunk) * C::CHUNK;
-    const unsigned long long off = sg->start + first, rest = sg->len - first;
-    const int valid = rest < (unsigned long long)C::CHUNK ? (int)rest : C::CHUNK;
+    const msort_chunk_pos c = msort_chunk_at<C::CHUNK>(segs, count, t);
+    const msort_seg *sg = c.seg;
+    const unsigned long long off = c.off;
+    const int valid = c.valid;
     if (sg->copy_only) { /* in order already: only moved to the caller's arrays */
       if (src) {
         for (int x = threadIdx.x; x < valid; x += CT) {
@@ -143,13 +157,11 @@ __device__ __forceinline__ void msort_chunk_body(U *k0, U *k1, V *v0, V *v1, int
          the block's next chunk goes to L2 now and its loads then hit L2 */
       const unsigned tn = t + gridDim.x;
       if (tn < chunks) {
-        const msort_seg *sn = segs + msort_find_seg<true>(segs, count, tn);
-        const unsigned long long fn = (unsigned long long)(tn - sn->first_chunk) * C::CHUNK;
-        const unsigned long long rn = sn->len - fn;
-        const size_t bytes = (rn < (unsigned long long)C::CHUNK ? (size_t)rn : (size_t)C::CHUNK) * sizeof(U);
-        const uintptr_t p0 = (uintptr_t)(ks + sn->start + fn); /* one address in each line */
+        const msort_chunk_pos cn = msort_chunk_at<C::CHUNK>(segs, count, tn);
+        const size_t bytes = (size_t)cn.valid * sizeof(U);
+        const uintptr_t p0 = (uintptr_t)(ks + cn.off); /* one address in each line */
         const int lines = (int)((p0 + bytes + 127) / 128 - p0 / 128);
-        if (!sn->copy_only)
+        if (!cn.seg->copy_only)
           for (int l = threadIdx.x; l < lines; l += CT)
             asm volatile("prefetch.global.L2 [%0];\n" ::"l"(l ? (p0 & ~(uintptr_t)127) + (uintptr_t)l * 128
                                                                 : p0));
