@@ -222,6 +222,32 @@ pp_status pp_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening
 pp_status pp_nbody_energy(pp_context *ctx, const pp_bodies *b, float softening, double *kinetic,
                           double *potential);
 
+/* ------------------------------------------------------------------------------------ */
+/* Beyond one GPU: distributed contexts                                                 */
+/* ------------------------------------------------------------------------------------ */
+
+/* A distributed context is one rank of a group that runs the same program (SPMD): one
+ * rank per GPU (CUDA backend, ranks talk through NCCL) or per CPU process (CPU backend,
+ * ranks talk through MPI). Every primitive takes a distributed context; the semantics
+ * (global sequence = the ranks' local data concatenated in rank order) are in
+ * docs/API.md and docs/distributed.md. A build without NCCL (CUDA) or MPI (CPU) still
+ * has these functions; they return UNSUPPORTED naming what is missing. */
+typedef struct pp_dist_id {
+  unsigned char bytes[128];
+} pp_dist_id;
+/* On one rank; the caller hands the bytes to every rank (MPI_Bcast, a file, a socket). */
+pp_status pp_dist_id_create(pp_backend backend, pp_dist_id *id);
+/* Collective: every rank calls it. CUDA: the rank uses GPU (node-local rank) modulo the
+ * GPUs it can see. id NULL: running under MPI, nranks and rank come from MPI_COMM_WORLD
+ * and the ranks exchange the id through MPI themselves. */
+pp_status pp_create_dist(pp_context **ctx, pp_backend backend, const pp_dist_id *id,
+                         int nranks, int rank);
+/* Adopt the caller's communicator: comm points to an ncclComm_t (CUDA; its GPU is the
+ * communicator's device) or an MPI_Comm (CPU); the caller keeps ownership. */
+pp_status pp_create_from_comm(pp_context **ctx, pp_backend backend, void *comm);
+int pp_rank(const pp_context *ctx);   /* 0 for a plain context */
+int pp_nranks(const pp_context *ctx); /* 1 for a plain context */
+
 #ifdef __cplusplus
 }
 #endif

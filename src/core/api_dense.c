@@ -200,17 +200,26 @@ static pp_status check_softening(pp_context *ctx, const char *fn, float softenin
     }                                                                                       \
   } while (0)
 
-pp_status pp_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
-                         float *ay, float *az) {
-  static const char fn[] = "pp_nbody_accel";
-  size_t bytes = 0;
-  PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(check_bodies(ctx, fn, b, false, &bytes));
+static pp_status nbody_accel_check(pp_context *ctx, const char *fn, const pp_bodies *b,
+                                   float softening, float *ax, float *ay, float *az,
+                                   size_t *bytes) {
+  PP_TRY(check_bodies(ctx, fn, b, false, bytes));
   PP_TRY(check_softening(ctx, fn, softening));
   PP_TRY(pp_check_data(ctx, fn, "ax", ax, b->n));
   PP_TRY(pp_check_data(ctx, fn, "ay", ay, b->n));
   PP_TRY(pp_check_data(ctx, fn, "az", az, b->n));
   if (!ctx->ops->nbody_accel) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
+pp_status pp_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
+                         float *ay, float *az) {
+  static const char fn[] = "pp_nbody_accel";
+  size_t bytes = 0;
+  PP_TRY(pp_check_ctx(ctx));
+  pp_status checked = nbody_accel_check(ctx, fn, b, softening, ax, ay, az, &bytes);
+  if (ctx->dist) return pp_dist_nbody_accel(ctx, checked, b, softening, ax, ay, az);
+  PP_TRY(checked);
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -225,16 +234,24 @@ pp_status pp_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, f
   return pp_args_finish(ctx, &args, st);
 }
 
+static pp_status nbody_step_check(pp_context *ctx, const char *fn, const pp_bodies *b, float dt,
+                                  float softening, size_t *bytes) {
+  PP_TRY(check_bodies(ctx, fn, b, true, bytes));
+  PP_TRY(check_softening(ctx, fn, softening));
+  if (!isfinite(dt))
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dt (%g) is not finite", fn, (double)dt);
+  if (!ctx->ops->nbody_step) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening, size_t steps) {
   static const char fn[] = "pp_nbody_step";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(check_bodies(ctx, fn, b, true, &bytes));
-  PP_TRY(check_softening(ctx, fn, softening));
-  if (!isfinite(dt))
-    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dt (%g) is not finite", fn, (double)dt);
+  pp_status checked = nbody_step_check(ctx, fn, b, dt, softening, &bytes);
+  if (ctx->dist) return pp_dist_nbody_step(ctx, checked, b, dt, softening, steps);
+  PP_TRY(checked);
   if (b->n == 0 || steps == 0) return PP_OK;
-  if (!ctx->ops->nbody_step) return pp_not_implemented(ctx, fn);
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -244,16 +261,25 @@ pp_status pp_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening
   return pp_args_finish(ctx, &args, st);
 }
 
+static pp_status nbody_energy_check(pp_context *ctx, const char *fn, const pp_bodies *b,
+                                    float softening, double *kinetic, double *potential,
+                                    size_t *bytes) {
+  PP_TRY(check_bodies(ctx, fn, b, true, bytes));
+  PP_TRY(check_softening(ctx, fn, softening));
+  PP_TRY(pp_check_ptr(ctx, fn, "kinetic", kinetic));
+  PP_TRY(pp_check_ptr(ctx, fn, "potential", potential));
+  if (!ctx->ops->nbody_energy) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_nbody_energy(pp_context *ctx, const pp_bodies *b, float softening, double *kinetic,
                           double *potential) {
   static const char fn[] = "pp_nbody_energy";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(check_bodies(ctx, fn, b, true, &bytes));
-  PP_TRY(check_softening(ctx, fn, softening));
-  PP_TRY(pp_check_ptr(ctx, fn, "kinetic", kinetic));
-  PP_TRY(pp_check_ptr(ctx, fn, "potential", potential));
-  if (!ctx->ops->nbody_energy) return pp_not_implemented(ctx, fn);
+  pp_status checked = nbody_energy_check(ctx, fn, b, softening, kinetic, potential, &bytes);
+  if (ctx->dist) return pp_dist_nbody_energy(ctx, checked, b, softening, kinetic, potential);
+  PP_TRY(checked);
 
   pp_args args = {0};
   pp_status st = PP_OK;

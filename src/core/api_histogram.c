@@ -11,17 +11,28 @@ static pp_status check_counts(pp_context *ctx, const char *fn, size_t bins, uint
   return pp_check_ptr(ctx, fn, "counts", counts);
 }
 
+static pp_status histogram_even_check(pp_context *ctx, const char *fn, pp_dtype t,
+                                      const void *in, size_t n, size_t bins, double lo,
+                                      double hi, uint64_t *counts, size_t *in_bytes,
+                                      size_t *count_bytes) {
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
+  PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
+  if (!(lo < hi) || !isfinite(lo) || !isfinite(hi))
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: [lo, hi) = [%g, %g) is not a finite range",
+                   fn, lo, hi);
+  if (!ctx->ops->histogram_even) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t bins,
                             double lo, double hi, uint64_t *counts) {
   static const char fn[] = "pp_histogram_even";
   size_t in_bytes = 0, count_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &in_bytes));
-  PP_TRY(check_counts(ctx, fn, bins, counts, &count_bytes));
-  if (!(lo < hi) || !isfinite(lo) || !isfinite(hi))
-    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: [lo, hi) = [%g, %g) is not a finite range",
-                   fn, lo, hi);
-  if (!ctx->ops->histogram_even) return pp_not_implemented(ctx, fn);
+  pp_status checked = histogram_even_check(ctx, fn, t, in, n, bins, lo, hi, counts, &in_bytes,
+                                           &count_bytes);
+  if (ctx->dist) return pp_dist_histogram_even(ctx, checked, t, in, n, bins, lo, hi, counts);
+  PP_TRY(checked);
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -60,19 +71,30 @@ static pp_status check_edges(pp_context *ctx, const char *fn, const double *edge
   return PP_OK;
 }
 
+/* On success *host_edges is a checked host copy of the edges, for the caller to free. */
+static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype t,
+                                       const void *in, size_t n, const double *edges,
+                                       size_t bins, uint64_t *counts, size_t *in_bytes,
+                                       size_t *count_bytes, double **host_edges) {
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
+  PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
+  if (!ctx->ops->histogram_range) return pp_not_implemented(ctx, fn);
+  return check_edges(ctx, fn, edges, bins, host_edges);
+}
+
 pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                              const double *edges, size_t bins, uint64_t *counts) {
   static const char fn[] = "pp_histogram_range";
   size_t in_bytes = 0, count_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &in_bytes));
-  PP_TRY(check_counts(ctx, fn, bins, counts, &count_bytes));
   double *host_edges = NULL;
-  PP_TRY(check_edges(ctx, fn, edges, bins, &host_edges));
-  if (!ctx->ops->histogram_range) {
+  pp_status checked = histogram_range_check(ctx, fn, t, in, n, edges, bins, counts, &in_bytes,
+                                            &count_bytes, &host_edges);
+  if (ctx->dist) {
     free(host_edges);
-    return pp_not_implemented(ctx, fn);
+    return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
   }
+  PP_TRY(checked);
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -91,11 +113,10 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   return st;
 }
 
-pp_status pp_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width, size_t height,
-                             size_t pitch_bytes, int channels, uint64_t *counts) {
-  static const char fn[] = "pp_histogram_image";
-  size_t row_bytes = 0, in_bytes = 0, count_bytes = 0;
-  PP_TRY(pp_check_ctx(ctx));
+static pp_status histogram_image_check(pp_context *ctx, const char *fn, const uint8_t *pixels,
+                                       size_t width, size_t height, size_t pitch_bytes,
+                                       int channels, uint64_t *counts, size_t *in_bytes) {
+  size_t row_bytes = 0;
   if (channels < 1 || channels > 4)
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: channels (%d) is not 1..4", fn, channels);
   PP_TRY(pp_check_ptr(ctx, fn, "counts", counts));
@@ -104,12 +125,27 @@ pp_status pp_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t widt
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: pitch_bytes (%zu) < width * channels (%zu)",
                    fn, pitch_bytes, row_bytes);
   if (width && height) {
-    PP_TRY(pp_check_mul(ctx, fn, "(height - 1) * pitch_bytes", height - 1, pitch_bytes, &in_bytes));
-    PP_TRY(pp_check_add(ctx, fn, "image extent", in_bytes, row_bytes, &in_bytes));
+    PP_TRY(pp_check_mul(ctx, fn, "(height - 1) * pitch_bytes", height - 1, pitch_bytes, in_bytes));
+    PP_TRY(pp_check_add(ctx, fn, "image extent", *in_bytes, row_bytes, in_bytes));
   }
-  PP_TRY(pp_check_data(ctx, fn, "pixels", pixels, in_bytes));
-  count_bytes = (size_t)channels * 256 * sizeof(uint64_t);
+  PP_TRY(pp_check_data(ctx, fn, "pixels", pixels, *in_bytes));
   if (!ctx->ops->histogram_image) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
+pp_status pp_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width, size_t height,
+                             size_t pitch_bytes, int channels, uint64_t *counts) {
+  static const char fn[] = "pp_histogram_image";
+  size_t in_bytes = 0;
+  PP_TRY(pp_check_ctx(ctx));
+  pp_status checked =
+      histogram_image_check(ctx, fn, pixels, width, height, pitch_bytes, channels, counts,
+                            &in_bytes);
+  if (ctx->dist)
+    return pp_dist_histogram_image(ctx, checked, pixels, width, height, pitch_bytes, channels,
+                                   counts);
+  PP_TRY(checked);
+  size_t count_bytes = (size_t)channels * 256 * sizeof(uint64_t);
 
   pp_args args = {0};
   pp_status st = PP_OK;

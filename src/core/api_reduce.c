@@ -2,14 +2,22 @@
  * dispatch. */
 #include "check.h"
 
+static pp_status reduce_check(pp_context *ctx, const char *fn, pp_op op, pp_dtype t,
+                              const void *in, size_t n, void *out, size_t *bytes) {
+  PP_TRY(pp_check_op(ctx, fn, op, false));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
+  PP_TRY(pp_check_ptr(ctx, fn, "out", out));
+  if (!ctx->ops->reduce) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n, void *out) {
   static const char fn[] = "pp_reduce";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_op(ctx, fn, op, false));
-  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
-  PP_TRY(pp_check_ptr(ctx, fn, "out", out));
-  if (!ctx->ops->reduce) return pp_not_implemented(ctx, fn);
+  pp_status checked = reduce_check(ctx, fn, op, t, in, n, out, &bytes);
+  if (ctx->dist) return pp_dist_reduce(ctx, checked, op, t, in, n, out);
+  PP_TRY(checked);
 
   size_t es = pp_dtype_size(t);
   pp_args args = {0};
@@ -22,16 +30,25 @@ pp_status pp_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_
   return pp_args_finish(ctx, &args, st);
 }
 
+static pp_status argreduce_check(pp_context *ctx, const char *fn, pp_op op, pp_dtype t,
+                                 const void *in, size_t n, void *value_out, uint64_t *index_out,
+                                 size_t *bytes) {
+  PP_TRY(pp_check_op(ctx, fn, op, true));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
+  PP_TRY(pp_check_ptr(ctx, fn, "value_out", value_out));
+  PP_TRY(pp_check_ptr(ctx, fn, "index_out", index_out));
+  if (!ctx->ops->argreduce) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                        void *value_out, uint64_t *index_out) {
   static const char fn[] = "pp_argreduce";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_op(ctx, fn, op, true));
-  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
-  PP_TRY(pp_check_ptr(ctx, fn, "value_out", value_out));
-  PP_TRY(pp_check_ptr(ctx, fn, "index_out", index_out));
-  if (!ctx->ops->argreduce) return pp_not_implemented(ctx, fn);
+  pp_status checked = argreduce_check(ctx, fn, op, t, in, n, value_out, index_out, &bytes);
+  if (ctx->dist) return pp_dist_argreduce(ctx, checked, op, t, in, n, value_out, index_out);
+  PP_TRY(checked);
 
   size_t es = pp_dtype_size(t);
   pp_args args = {0};
@@ -45,15 +62,23 @@ pp_status pp_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, si
   return pp_args_finish(ctx, &args, st);
 }
 
+static pp_status scan_check(pp_context *ctx, const char *fn, pp_op op, pp_dtype t,
+                            const void *in, void *out, size_t n, size_t *bytes) {
+  PP_TRY(pp_check_op(ctx, fn, op, false));
+  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
+  PP_TRY(pp_check_data(ctx, fn, "out", out, n));
+  if (!ctx->ops->scan) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
 pp_status pp_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out, size_t n,
                   bool inclusive) {
   static const char fn[] = "pp_scan";
   size_t bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  PP_TRY(pp_check_op(ctx, fn, op, false));
-  PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, &bytes));
-  PP_TRY(pp_check_data(ctx, fn, "out", out, n));
-  if (!ctx->ops->scan) return pp_not_implemented(ctx, fn);
+  pp_status checked = scan_check(ctx, fn, op, t, in, out, n, &bytes);
+  if (ctx->dist) return pp_dist_scan(ctx, checked, op, t, in, out, n, inclusive);
+  PP_TRY(checked);
 
   size_t es = pp_dtype_size(t);
   pp_args args = {0};

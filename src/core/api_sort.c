@@ -1,25 +1,35 @@
 /* api_sort.c — entry points of the sort / merge / top-k family. */
 #include "check.h"
 
-pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, size_t value_size,
-                  size_t n, const pp_sort_opts *opts) {
-  static const char fn[] = "pp_sort";
-  size_t key_bytes = 0, value_bytes = 0;
-  PP_TRY(pp_check_ctx(ctx));
+static pp_status sort_check(pp_context *ctx, const char *fn, pp_dtype key_t, void *keys,
+                            void *values, size_t value_size, size_t n, pp_sort_opts o,
+                            size_t *key_bytes, size_t *value_bytes) {
   PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
-  pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
-  if (opts) o = *opts;
   PP_TRY(pp_check_enum(ctx, fn, "opts->order", (int)o.order, PP_DESCENDING + 1));
   PP_TRY(pp_check_enum(ctx, fn, "opts->algo", (int)o.algo, PP_SORT_QUICK + 1));
-  PP_TRY(pp_check_mul(ctx, fn, "n * key size", n, pp_dtype_size(key_t), &key_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "n * key size", n, pp_dtype_size(key_t), key_bytes));
   PP_TRY(pp_check_data(ctx, fn, "keys", keys, n));
   if (values) {
     if (value_size != 4 && value_size != 8)
       return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: value_size (%zu) is not 4 or 8", fn,
                      value_size);
-    PP_TRY(pp_check_mul(ctx, fn, "n * value_size", n, value_size, &value_bytes));
+    PP_TRY(pp_check_mul(ctx, fn, "n * value_size", n, value_size, value_bytes));
   }
   if (!ctx->ops->sort) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
+pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, size_t value_size,
+                  size_t n, const pp_sort_opts *opts) {
+  static const char fn[] = "pp_sort";
+  size_t key_bytes = 0, value_bytes = 0;
+  PP_TRY(pp_check_ctx(ctx));
+  pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
+  if (opts) o = *opts;
+  pp_status checked =
+      sort_check(ctx, fn, key_t, keys, values, value_size, n, o, &key_bytes, &value_bytes);
+  if (ctx->dist) return pp_dist_sort(ctx, checked, key_t, keys, values, value_size, n, o);
+  PP_TRY(checked);
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -36,6 +46,10 @@ pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, co
   static const char fn[] = "pp_merge";
   size_t es = 0, a_bytes = 0, b_bytes = 0, n = 0, out_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
+  if (ctx->dist)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
+                   "%s: not defined on a distributed context (merge each rank's data with a "
+                   "plain context, or sort globally with pp_sort)", fn);
   PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
   PP_TRY(pp_check_enum(ctx, fn, "order", (int)order, PP_DESCENDING + 1));
   es = pp_dtype_size(key_t);
@@ -60,24 +74,43 @@ pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, co
 }
 
 /* topk and topk_rows: one row of n values is the rows == 1 case of the other. */
-static pp_status topk_common(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
-                             const void *in, size_t rows, size_t cols, size_t k, bool largest,
-                             void *values_out, uint64_t *indices_out) {
-  size_t es = 0, n = 0, in_bytes = 0, nk = 0, val_bytes = 0, idx_bytes = 0;
-  PP_TRY(pp_check_ctx(ctx));
+/* The byte sizes of a top-k call: its input, and its value and index outputs. */
+typedef struct topk_sizes {
+  size_t in_bytes, val_bytes, idx_bytes;
+} topk_sizes;
+
+static pp_status topk_check(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
+                            const void *in, size_t rows, size_t cols, size_t k,
+                            void *values_out, topk_sizes *sz) {
+  size_t n = 0, nk = 0;
   PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
-  es = pp_dtype_size(t);
-  if (k > cols)
+  size_t es = pp_dtype_size(t);
+  /* on a distributed context k is checked against the global n, by the distributed code */
+  if (k > cols && !(ctx->dist && !rowwise))
     return rowwise ? pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: k (%zu) > cols (%zu)", fn, k, cols)
                    : pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: k (%zu) > n (%zu)", fn, k, cols);
   PP_TRY(pp_check_mul(ctx, fn, "rows * cols", rows, cols, &n));
-  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, es, &in_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "n * element size", n, es, &sz->in_bytes));
   PP_TRY(pp_check_mul(ctx, fn, "rows * k", rows, k, &nk));
-  PP_TRY(pp_check_mul(ctx, fn, "k * element size", nk, es, &val_bytes));
-  PP_TRY(pp_check_mul(ctx, fn, "k * 8", nk, sizeof(uint64_t), &idx_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "k * element size", nk, es, &sz->val_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "k * 8", nk, sizeof(uint64_t), &sz->idx_bytes));
   PP_TRY(pp_check_data(ctx, fn, "in", in, n));
   PP_TRY(pp_check_data(ctx, fn, "values_out", values_out, nk));
   if (rowwise ? !ctx->ops->topk_rows : !ctx->ops->topk) return pp_not_implemented(ctx, fn);
+  return PP_OK;
+}
+
+static pp_status topk_common(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
+                             const void *in, size_t rows, size_t cols, size_t k, bool largest,
+                             void *values_out, uint64_t *indices_out) {
+  topk_sizes sz = {0, 0, 0};
+  PP_TRY(pp_check_ctx(ctx));
+  pp_status checked = topk_check(ctx, fn, rowwise, t, in, rows, cols, k, values_out, &sz);
+  if (ctx->dist && !rowwise)
+    return pp_dist_topk(ctx, checked, t, in, cols, k, largest, values_out, indices_out);
+  PP_TRY(checked);
+  size_t es = pp_dtype_size(t), in_bytes = sz.in_bytes, val_bytes = sz.val_bytes,
+         idx_bytes = sz.idx_bytes;
 
   pp_args args = {0};
   pp_status st = PP_OK;

@@ -135,6 +135,7 @@ pp_status pp_create(pp_context **ctx, pp_backend backend) {
 
 void pp_destroy(pp_context *ctx) {
   if (!ctx) return;
+  if (ctx->dist) pp_dist_destroy(ctx);
   ctx->ops->fini(ctx);
   free(ctx);
 }

@@ -13,6 +13,7 @@
 #define PP_INTERNAL_H
 
 #include "parprim.h"
+#include "../dist/dist.h"
 
 #include <stdarg.h>
 
@@ -95,6 +96,7 @@ struct pp_context {
   pp_backend backend;
   const pp_backend_ops *ops;
   void *impl; /* the backend's own state */
+  pp_dist *dist; /* NULL for a plain context; see src/dist/dist.h */
   char error[PP_ERROR_TEXT];
 };
 
