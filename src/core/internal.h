@@ -90,6 +90,12 @@ typedef struct pp_backend_ops {
                           size_t steps);
   pp_status (*nbody_energy)(pp_context *ctx, const pp_bodies *b, float softening,
                             double *kinetic, double *potential);
+
+  /* --- building blocks of the distributed algorithms (src/dist); a backend may leave
+   *     them NULL, and the distributed call then returns UNSUPPORTED --- */
+  /* dist-core entries: */
+
+  /* dist-sort entries: */
 } pp_backend_ops;
 
 struct pp_context {
