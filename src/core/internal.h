@@ -14,6 +14,7 @@
 
 #include "parprim.h"
 #include "../dist/dist.h"
+#include "testctl.h"
 
 #include <stdarg.h>
 

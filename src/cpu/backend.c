@@ -65,7 +65,7 @@ static pp_status cpu_synchronize(pp_context *ctx) {
  * pp_malloc behaves the same on the other. */
 static pp_status cpu_alloc(pp_context *ctx, void **ptr, size_t bytes, const char *fn) {
   size_t rounded = (bytes + 255) & ~(size_t)255;
-  void *p = rounded >= bytes ? aligned_alloc(256, rounded) : NULL;
+  void *p = rounded >= bytes && !pp_alloc_fails(PP_ALLOC_HOST) ? aligned_alloc(256, rounded) : NULL;
   if (!p) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn, bytes);
   *ptr = p;
   return PP_OK;

@@ -82,7 +82,7 @@ pp_status pp_cpu_conv2d(pp_context *ctx, const float *src, size_t width, size_t 
   int64_t hx = kw / 2, hy = kh / 2;
   int threads = conv_threads(w, h, kw * kh);
   size_t ext_len = (size_t)(w + kw - 1), per_thread = ext_len + width;
-  float *buf = (float *)malloc((size_t)threads * per_thread * sizeof(float));
+  float *buf = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : (float *)malloc((size_t)threads * per_thread * sizeof(float));
   if (!buf)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_conv2d: cannot allocate %zu bytes of row buffers",
                    (size_t)threads * per_thread * sizeof(float));
@@ -112,8 +112,8 @@ pp_status pp_cpu_conv2d_separable(pp_context *ctx, const float *src, size_t widt
   size_t ext_len = (size_t)(w + kr - 1);
   if (height > SIZE_MAX / sizeof(float) / width)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: width * height floats overflow", fn);
-  float *tmp = (float *)malloc(width * height * sizeof(float));
-  float *buf = (float *)malloc((size_t)threads * ext_len * sizeof(float));
+  float *tmp = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : (float *)malloc(width * height * sizeof(float));
+  float *buf = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : (float *)malloc((size_t)threads * ext_len * sizeof(float));
   if (!tmp || !buf) {
     free(tmp);
     free(buf);

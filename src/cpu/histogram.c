@@ -61,14 +61,14 @@ static pp_status plan_begin(pp_context *ctx, const char *fn, size_t n, size_t bi
   plan->parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
   if (plan->parts < 1) plan->parts = 1;
   plan->priv = NULL;
-  memset(counts, 0, bins * sizeof *counts);
-  if (plan->parts == 1) return PP_OK; /* one thread counts straight into counts */
-  if (bins <= HIST_PRIVATE_BYTES / sizeof(uint64_t) / (size_t)plan->parts) {
-    plan->priv = calloc((size_t)plan->parts * bins, sizeof(uint64_t));
+  /* the private counters first: a failed allocation must leave counts as they were */
+  if (plan->parts > 1 && bins <= HIST_PRIVATE_BYTES / sizeof(uint64_t) / (size_t)plan->parts) {
+    plan->priv = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : calloc((size_t)plan->parts * bins, sizeof(uint64_t));
     if (!plan->priv)
       return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: no host memory for %d private histograms",
                      fn, plan->parts);
   }
+  memset(counts, 0, bins * sizeof *counts);
   return PP_OK;
 }
 
@@ -175,7 +175,7 @@ pp_status pp_cpu_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t 
   int parts = row_bytes * height >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
   if (parts < 1) parts = 1;
   if ((size_t)parts > height && height > 0) parts = (int)height;
-  uint64_t *priv = calloc((size_t)(parts < 1 ? 1 : parts) * bins, sizeof(uint64_t));
+  uint64_t *priv = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : calloc((size_t)(parts < 1 ? 1 : parts) * bins, sizeof(uint64_t));
   if (!priv)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_histogram_image: no host memory for counters");
 #pragma omp parallel num_threads(parts) if (parts > 1)

@@ -131,7 +131,7 @@ static inline uint64_t image_f64(double x) {
     const T *x = in;                                                                        \
     T *vals = values_out;                                                                   \
     if (rows == 1) {                                                                        \
-      topk_pair *pairs = malloc(k * sizeof *pairs);                                         \
+      topk_pair *pairs = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(k * sizeof *pairs);   \
       if (!pairs)                                                                           \
         return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: no memory for %zu results", fn, k);  \
       int parts = cols >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;                       \
@@ -145,7 +145,7 @@ static inline uint64_t image_f64(double x) {
     int failed = 0;                                                                         \
     _Pragma("omp parallel if (rows > 1 && rows * cols >= PP_CPU_PARALLEL_MIN)")             \
     {                                                                                       \
-      topk_pair *pairs = malloc(k * sizeof *pairs);                                         \
+      topk_pair *pairs = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(k * sizeof *pairs);   \
       if (!pairs) {                                                                         \
         _Pragma("omp atomic write")                                                         \
         failed = 1;                                                                         \

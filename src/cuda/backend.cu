@@ -56,7 +56,7 @@ static pp_status cuda_init(pp_context *ctx) {
     return pp_fail(ctx, PP_ERR_NO_DEVICE, "pp_create: no usable CUDA device (%s)",
                    e != cudaSuccess ? cudaGetErrorString(e) : "none found");
   }
-  pp_cuda_state *st = (pp_cuda_state *)calloc(1, sizeof *st);
+  pp_cuda_state *st = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : (pp_cuda_state *)calloc(1, sizeof *st);
   if (!st) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_create: no memory for the CUDA state");
   ctx->impl = st;
   pp_status s = PP_OK;
@@ -76,7 +76,7 @@ static pp_status cuda_init(pp_context *ctx) {
     st->stream = st->own_stream;
   }
   if (s == PP_OK) s = make_pool(ctx, st);
-  if (s == PP_OK && (e = cudaMalloc(&st->scratch, PP_CUDA_SCRATCH_BYTES)) != cudaSuccess)
+  if (s == PP_OK && (e = pp_alloc_fails(PP_ALLOC_DEVICE) ? cudaErrorMemoryAllocation : cudaMalloc(&st->scratch, PP_CUDA_SCRATCH_BYTES)) != cudaSuccess)
     s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
   if (s == PP_OK && (e = cudaMemset(st->scratch, 0, PP_CUDA_SCRATCH_BYTES)) != cudaSuccess)
     s = pp_cuda_fail(ctx, e, "pp_create", __FILE__, __LINE__);
@@ -145,7 +145,7 @@ static pp_status alloc_result(pp_context *ctx, cudaError_t e, const char *what, 
 
 static pp_status cuda_mem_alloc(pp_context *ctx, void **ptr, size_t bytes) {
   PP_CUDA_TRY(ctx, use_device(ctx), "pp_malloc");
-  return alloc_result(ctx, cudaMalloc(ptr, bytes), "pp_malloc", bytes);
+  return alloc_result(ctx, pp_alloc_fails(PP_ALLOC_DEVICE) ? cudaErrorMemoryAllocation : cudaMalloc(ptr, bytes), "pp_malloc", bytes);
 }
 
 static pp_status cuda_mem_free(pp_context *ctx, void *ptr) {
@@ -183,8 +183,8 @@ static bool cuda_accessible(pp_context *ctx, const void *p) {
 /* false when pinned memory cannot be had; the copy is then left to the driver */
 static bool pinned_ready(pp_cuda_state *st) {
   for (int i = 0; i < 2; i++) {
-    if (!st->pinned[i] && cudaHostAlloc(&st->pinned[i], PINNED_CHUNK, cudaHostAllocPortable) !=
-                              cudaSuccess) {
+    if (!st->pinned[i] && (pp_alloc_fails(PP_ALLOC_PINNED) || cudaHostAlloc(&st->pinned[i], PINNED_CHUNK, cudaHostAllocPortable) !=
+                              cudaSuccess)) {
       cudaGetLastError();
       st->pinned[i] = NULL;
       return false;
@@ -258,7 +258,8 @@ static pp_status cuda_copy(pp_context *ctx, void *dst, const void *src, size_t b
 static pp_status cuda_temp_alloc(pp_context *ctx, void **ptr, size_t bytes) {
   pp_cuda_state *st = pp_cuda(ctx);
   PP_CUDA_TRY(ctx, use_device(ctx), "scratch");
-  cudaError_t e = st->pool ? cudaMallocFromPoolAsync(ptr, bytes, st->pool, st->stream)
+  cudaError_t e = pp_alloc_fails(PP_ALLOC_DEVICE) ? cudaErrorMemoryAllocation
+                  : st->pool ? cudaMallocFromPoolAsync(ptr, bytes, st->pool, st->stream)
                            : cudaMalloc(ptr, bytes);
   return alloc_result(ctx, e, "scratch", bytes);
 }

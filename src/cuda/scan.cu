@@ -787,7 +787,7 @@ static pp_status lookback_begin(pp_context *ctx, const char *fn, size_t tiles, v
       st->lookback = NULL;
       st->lookback_bytes = 0;
     }
-    cudaError_t e = cudaMalloc(&st->lookback, bytes);
+    cudaError_t e = pp_alloc_fails(PP_ALLOC_DEVICE) ? cudaErrorMemoryAllocation : cudaMalloc(&st->lookback, bytes);
     if (e != cudaSuccess) {
       st->lookback = NULL;
       return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
