@@ -1162,80 +1162,41 @@ topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uin
 /* Host side                                                                             */
 /* ==================================================================================== */
 
-/* PARPRIM_TOPK_HIST (0, 1, 2) overrides the histogram method, to time them side by side;
- * rows use 0 or 1 (their shared memory has room for one copy of the counters). */
-static int hist_mode(void) {
-  static int mode = -1;
-  if (mode < 0) {
-    const char *e = getenv("PARPRIM_TOPK_HIST");
-    mode = e && *e >= '0' && *e <= '2' ? *e - '0' : PP_TOPK_HIST;
-  }
-  return mode;
-}
+/* The knobs below keep the defaults written here unless a test or a probe sets them
+ * through pp_test_control(PP_TESTCTL_TOPK_KNOB, ...) (src/core/testctl.h), to time the
+ * routes side by side in one build. The library reads no environment variable for them.
+ *
+ * PP_TOPK_KNOB_HIST (0, 1, 2) overrides the histogram method; rows use 0 or 1 (their
+ * shared memory has room for one copy of the counters). */
+static int hist_mode(void) { return pp_topk_knob_value(PP_TOPK_KNOB_HIST, PP_TOPK_HIST, 0, 2); }
 static int row_hist_mode(void) { return hist_mode() == 1 ? 1 : 0; }
 
 #if PP_TOPK_SAMPLED
-/* PARPRIM_TOPK_SAMPLED=0 turns the sampled-threshold paths off at run time (to time the
+/* PP_TOPK_KNOB_SAMPLED = 0 turns the sampled-threshold paths off at run time (to time the
  * radix-only code in the same build); PP_TOPK_SAMPLED=0 compiles them out. */
-static bool sampled_on(void) {
-  static int on = -1;
-  if (on < 0) {
-    const char *e = getenv("PARPRIM_TOPK_SAMPLED");
-    on = !(e && *e == '0');
-  }
-  return on != 0;
-}
+static bool sampled_on(void) { return pp_topk_knob_value(PP_TOPK_KNOB_SAMPLED, 1, 0, 1) != 0; }
 
-/* PARPRIM_TOPK_SEG_BPS: the segment grid's blocks per SM when rows are few (default: as
+/* PP_TOPK_KNOB_SEG_BPS: the segment grid's blocks per SM when rows are few (default: as
  * many as are resident; 0 turns the segment route off, to time the other routes in the
- * same build); PARPRIM_TOPK_GMAX: the one-array sample kernel's samples per thread at most
- * (1..16). Read once. */
-static unsigned env_unsigned(const char *name, unsigned dflt, unsigned lo, unsigned hi) {
-  const char *e = getenv(name);
-  if (!e || !*e) return dflt;
-  char *end = NULL;
-  const unsigned long v = strtoul(e, &end, 10);
-  return *end == 0 && v >= lo && v <= hi ? (unsigned)v : dflt;
-}
+ * same build); PP_TOPK_KNOB_GMAX: the one-array sample kernel's samples per thread at most
+ * (1..16). */
 #define SEG_BPS_AUTO 1000u
 static unsigned seg_bps_env(void) {
-  static unsigned v = ~0u;
-  if (v == ~0u) v = env_unsigned("PARPRIM_TOPK_SEG_BPS", SEG_BPS_AUTO, 0, 64);
-  return v;
+  return (unsigned)pp_topk_knob_value(PP_TOPK_KNOB_SEG_BPS, (int)SEG_BPS_AUTO, 0, 64);
 }
 static unsigned sample_gmax(void) {
-  static unsigned v = 0;
-  if (v == 0) v = env_unsigned("PARPRIM_TOPK_GMAX", SAMPLE_GMAX, 1, SAMPLE_GMAX);
-  return v;
+  return (unsigned)pp_topk_knob_value(PP_TOPK_KNOB_GMAX, SAMPLE_GMAX, 1, SAMPLE_GMAX);
 }
-/* PARPRIM_TOPK_ROW_GMAX: samples per thread of the segment route for rows, at most
+/* PP_TOPK_KNOB_ROW_GMAX: samples per thread of the segment route for rows, at most
  * (1..16) */
-static unsigned row_gmax(void) {
-  static unsigned v = 0;
-  if (v == 0) v = env_unsigned("PARPRIM_TOPK_ROW_GMAX", 4, 1, 16);
-  return v;
-}
+static unsigned row_gmax(void) { return (unsigned)pp_topk_knob_value(PP_TOPK_KNOB_ROW_GMAX, 4, 1, 16); }
 #endif
-/* Samples in runs of one sector (sample_threshold); PARPRIM_TOPK_RUNS=0: one sample per
+/* Samples in runs of one sector (sample_threshold); PP_TOPK_KNOB_RUNS = 0: one sample per
  * sector, as before (to time both in one build). */
-static bool sample_runs(void) {
-  static int v = -1;
-  if (v < 0) {
-    const char *e = getenv("PARPRIM_TOPK_RUNS");
-    v = !(e && *e == '0');
-  }
-  return v != 0;
-}
+static bool sample_runs(void) { return pp_topk_knob_value(PP_TOPK_KNOB_RUNS, 1, 0, 1) != 0; }
 /* The row kernel starts its passes over gathered candidates at the first digit where
- * they differ; PARPRIM_TOPK_SKIP=0 turns that off (to time both in one build). */
-static bool row_skip(void) {
-  static int v = -1;
-  if (v < 0) {
-    const char *e = getenv("PARPRIM_TOPK_SKIP");
-    v = !(e && *e == '0');
-  }
-  return v != 0;
-}
+ * they differ; PP_TOPK_KNOB_SKIP = 0 turns that off (to time both in one build). */
+static bool row_skip(void) { return pp_topk_knob_value(PP_TOPK_KNOB_SKIP, 1, 0, 1) != 0; }
 
 static inline uint64_t flip_of(int key_bits, bool largest) {
   if (largest) return 0;
@@ -1388,7 +1349,7 @@ static bool plan_seg(size_t rows, size_t cols, size_t k, size_t cs, size_t es, b
 #endif
 }
 
-/* Blocks of topk_seg_kernel resident per SM (PARPRIM_TOPK_SEG_BPS overrides; 0: the
+/* Blocks of topk_seg_kernel resident per SM (PP_TOPK_KNOB_SEG_BPS overrides; 0: the
  * route is off). */
 template <typename T, int IB>
 static unsigned seg_blocks_per_sm(void) {
