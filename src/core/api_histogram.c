@@ -52,7 +52,7 @@ static pp_status check_edges(pp_context *ctx, const char *fn, const double *edge
   size_t bytes = 0;
   PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
   PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &bytes));
-  double *h = malloc(bytes);
+  double *h = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(bytes);
   if (!h) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: no host memory for the edges", fn);
   pp_status s = ctx->ops->copy(ctx, h, edges, bytes);
   for (size_t i = 0; s == PP_OK && i <= bins; i++) {

@@ -103,7 +103,7 @@ static pp_status create_on(pp_context **out, pp_backend b) {
   if (!ops)
     return pp_fail(NULL, PP_ERR_NO_DEVICE,
                    "pp_create: backend %s is not in this build of parprim", pp_backend_string(b));
-  pp_context *ctx = calloc(1, sizeof *ctx);
+  pp_context *ctx = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : calloc(1, sizeof *ctx);
   if (!ctx) return pp_fail(NULL, PP_ERR_OUT_OF_MEMORY, "pp_create: no memory for a context");
   ctx->backend = b;
   ctx->ops = ops;
