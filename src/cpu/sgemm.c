@@ -194,7 +194,8 @@ pp_status pp_cpu_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans 
     s = ctx->ops->temp_alloc(ctx, (void **)&apack, a_floats * (size_t)threads * sizeof(float));
   if (s != PP_OK) {
     if (bpack) ctx->ops->temp_free(ctx, bpack);
-    return s;
+    return pp_fail(ctx, s, "pp_sgemm: cannot allocate the packed panels (%zu + %zu bytes)",
+                   b_floats * sizeof(float), a_floats * (size_t)threads * sizeof(float));
   }
 
   const size_t mtiles = (q.m + SG_MC - 1) / SG_MC;

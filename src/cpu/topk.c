@@ -150,9 +150,15 @@ static inline uint64_t image_f64(double x) {
         _Pragma("omp atomic write")                                                         \
         failed = 1;                                                                         \
       }                                                                                     \
+      /* every thread's allocation is known before any row is written: a failure anywhere \
+         leaves all of values_out and indices_out as they were */                          \
+      _Pragma("omp barrier")                                                                \
+      int any_failed;                                                                       \
+      _Pragma("omp atomic read")                                                            \
+      any_failed = failed;                                                                  \
       _Pragma("omp for schedule(dynamic, 1)")                                               \
       for (size_t r = 0; r < rows; r++) {                                                   \
-        if (!pairs) continue;                                                               \
+        if (any_failed) continue;                                                           \
         select_##NAME(x + r * cols, cols, k, flip, 1, pairs);                               \
         finish_##NAME(x + r * cols, k, pairs, vals + r * k,                                 \
                       indices_out ? indices_out + r * k : NULL);                            \
