@@ -1,20 +1,29 @@
 /*
- * image_io.c — PGM/PPM reading, PGM/PPM/PNG writing for the parprim command.
+ * image_io.c — see image_io.h: PNG through libpng (its low-level interface, so the stored
+ * sample values come through as stored, with no gamma conversion: a histogram counts
+ * what the file holds), JPEG through libjpeg, PGM/PPM by hand.
  *
- * PNG is written with deflate's "stored" blocks: a valid zlib stream that needs no
- * compressor, at the price of files about as large as the raw pixels (plus one filter
- * byte per row and 5 bytes per 64 KiB). Good enough for frames and plots, and it keeps
- * the command free of library dependencies.
+ * Both libraries report errors through a callback that must not return; the decoders
+ * longjmp back to the function that called setjmp, which frees what the job holds. All
+ * state that changes after setjmp lives in a job struct reached through a pointer, so no
+ * local of the setjmp frame is clobbered (C11 7.13.2.1).
  */
 #include "image_io.h"
 
 #include <ctype.h>
-#include <errno.h>
+#include <jpeglib.h>
+#include <png.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
@@ -44,215 +53,320 @@ void cli_image_free(cli_image *img) {
   memset(img, 0, sizeof *img);
 }
 
-/* ---- PGM / PPM reading ---------------------------------------------------------------- */
+/* width * height * channels within CLI_IMAGE_MAX_BYTES, without overflow. */
+static bool size_ok(size_t w, size_t h, size_t ch) {
+  return w && h && w <= CLI_IMAGE_MAX_BYTES / ch && h <= CLI_IMAGE_MAX_BYTES / (w * ch);
+}
 
-/* Skips whitespace and '#' comments; false at end of file. */
-static bool pnm_skip(FILE *f) {
+/* ---- PGM / PPM ------------------------------------------------------------------------ */
+
+typedef struct mem_in {
+  const uint8_t *p;
+  size_t len, pos;
+} mem_in;
+
+static int mem_get(mem_in *m) { return m->pos < m->len ? m->p[m->pos++] : EOF; }
+
+/* Skips whitespace and '#' comments (to the end of their line); false at the end. */
+static bool pnm_skip(mem_in *m) {
   int c;
-  while ((c = fgetc(f)) != EOF) {
+  while ((c = mem_get(m)) != EOF) {
     if (c == '#') {
-      while ((c = fgetc(f)) != EOF && c != '\n') {
+      while ((c = mem_get(m)) != EOF && c != '\n') {
       }
     } else if (!isspace(c)) {
-      ungetc(c, f);
+      m->pos--;
       return true;
     }
   }
   return false;
 }
 
-/* A decimal header field or ASCII sample no larger than max. */
-static bool pnm_number(FILE *f, unsigned long max, unsigned long *out) {
-  if (!pnm_skip(f)) return false;
-  unsigned long v = 0;
+enum { PNM_OK = 0, PNM_MISSING = -1, PNM_ABOVE = -2 };
+
+/* A decimal header field or ASCII sample. Digits accumulate in 64 bits and stop as soon
+ * as the value passes max (max <= 2^24, so v * 10 + 9 cannot overflow): a sample above
+ * maxval is reported as such, never wrapped. */
+static int pnm_number(mem_in *m, unsigned long max, unsigned long *out) {
+  if (!pnm_skip(m)) return PNM_MISSING;
+  uint64_t v = 0;
   int c, digits = 0;
-  while ((c = fgetc(f)) != EOF && isdigit(c)) {
-    if (v > (max - (unsigned long)(c - '0')) / 10) return false;
-    v = v * 10 + (unsigned long)(c - '0');
+  while ((c = mem_get(m)) != EOF && c >= '0' && c <= '9') {
+    v = v * 10 + (uint64_t)(c - '0');
     digits++;
+    if (v > max) return PNM_ABOVE;
   }
-  if (c != EOF) ungetc(c, f);
-  *out = v;
-  return digits > 0;
+  if (c != EOF) m->pos--;
+  if (!digits) return PNM_MISSING;
+  *out = (unsigned long)v;
+  return PNM_OK;
 }
 
-int cli_image_read(const char *path, cli_image *img, char *err, size_t errlen) {
-  memset(img, 0, sizeof *img);
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(err, errlen, "%s: %s", path, strerror(errno));
-  char magic[2] = {0, 0};
+static int pnm_decode(const uint8_t *data, size_t len, const char *name, cli_image *img,
+                      char *err, size_t errlen) {
+  mem_in m = {data, len, 2};
+  const char kind = (char)data[1];
   unsigned long w = 0, h = 0, maxval = 0;
-  int rc = -1;
-  if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P' ||
-      (magic[1] != '2' && magic[1] != '3' && magic[1] != '5' && magic[1] != '6')) {
-    rc = fail(err, errlen, "%s: not a PGM/PPM file (P2, P3, P5 or P6)", path);
-    goto done;
+  if (pnm_number(&m, 1ul << 24, &w) || pnm_number(&m, 1ul << 24, &h) ||
+      pnm_number(&m, 65535, &maxval) || w == 0 || h == 0 || maxval == 0)
+    return fail(err, errlen, "%s: bad PGM/PPM header (width, height 1..2^24, maxval 1..65535)",
+                name);
+  const int channels = (kind == '3' || kind == '6') ? 3 : 1;
+  const bool ascii = kind == '2' || kind == '3';
+  if (!size_ok(w, h, (size_t)channels))
+    return fail(err, errlen, "%s: %lux%lu image is larger than %zu bytes", name, w, h,
+                CLI_IMAGE_MAX_BYTES);
+  const size_t count = (size_t)w * h * (size_t)channels;
+  const size_t bps = maxval > 255 ? 2 : 1;
+  if (!ascii) {
+    int c = mem_get(&m); /* exactly one whitespace byte after maxval */
+    if (c == EOF || !isspace(c)) return fail(err, errlen, "%s: no pixel data after the header", name);
+    if (len - m.pos < count * bps)
+      return fail(err, errlen, "%s: truncated pixel data (%zu of %zu samples)", name,
+                  (len - m.pos) / bps, count);
+  } else if ((len - m.pos + 1) / 2 < count) { /* every ASCII sample takes a digit and a space */
+    return fail(err, errlen, "%s: truncated: room for at most %zu of %zu samples", name,
+                (len - m.pos + 1) / 2, count);
   }
-  if (!pnm_number(f, 1ul << 24, &w) || !pnm_number(f, 1ul << 24, &h) ||
-      !pnm_number(f, 65535, &maxval) || w == 0 || h == 0 || maxval == 0) {
-    rc = fail(err, errlen, "%s: bad header (width, height 1..2^24, maxval 1..65535)", path);
-    goto done;
-  }
-  int channels = (magic[1] == '3' || magic[1] == '6') ? 3 : 1;
-  bool ascii = magic[1] == '2' || magic[1] == '3';
-  if (cli_image_alloc(img, w, h, channels) != 0) {
-    rc = fail(err, errlen, "%s: %lux%lu image does not fit in memory", path, w, h);
-    goto done;
-  }
-  size_t count = (size_t)w * h * (size_t)channels;
-  if (!ascii && fgetc(f) == EOF) { /* the single whitespace byte after maxval */
-    rc = fail(err, errlen, "%s: no pixel data", path);
-    goto done;
-  }
+  if (cli_image_alloc(img, w, h, channels) != 0)
+    return fail(err, errlen, "%s: %lux%lu image does not fit in memory", name, w, h);
   for (size_t i = 0; i < count; i++) {
     unsigned long v = 0;
     if (ascii) {
-      if (!pnm_number(f, maxval, &v)) {
-        rc = fail(err, errlen, "%s: sample %zu missing or above maxval %lu", path, i, maxval);
-        goto done;
+      int r = pnm_number(&m, maxval, &v);
+      if (r != PNM_OK) {
+        cli_image_free(img);
+        return r == PNM_ABOVE
+                   ? fail(err, errlen, "%s: sample %zu above maxval %lu", name, i, maxval)
+                   : fail(err, errlen, "%s: sample %zu missing or not a number", name, i);
       }
     } else {
-      int hi = fgetc(f), lo = maxval > 255 ? fgetc(f) : 0;
-      if (hi == EOF || lo == EOF) {
-        rc = fail(err, errlen, "%s: truncated pixel data (%zu of %zu samples)", path, i, count);
-        goto done;
+      v = bps == 2 ? (unsigned long)data[m.pos] << 8 | data[m.pos + 1] : data[m.pos];
+      m.pos += bps;
+      if (v > maxval) {
+        cli_image_free(img);
+        return fail(err, errlen, "%s: sample %zu (%lu) above maxval %lu", name, i, v, maxval);
       }
-      v = maxval > 255 ? ((unsigned long)hi << 8 | (unsigned long)lo) : (unsigned long)hi;
-      if (v > maxval) v = maxval;
     }
     img->pixels[i] = (uint8_t)((v * 255 + maxval / 2) / maxval);
   }
-  rc = 0;
-done:
-  fclose(f);
+  return 0;
+}
+
+/* ---- PNG -------------------------------------------------------------------------------- */
+
+typedef struct png_job {
+  mem_in in;
+  FILE *out;
+  const char *name;
+  char *err;
+  size_t errlen;
+  cli_image *img;
+  png_bytep *rows;
+  uint8_t *row; /* encoding: one converted row */
+} png_job;
+
+static void png_job_error(png_structp png, png_const_charp msg) {
+  png_job *j = png_get_error_ptr(png);
+  fail(j->err, j->errlen, "%s: PNG: %s", j->name, msg);
+  png_longjmp(png, 1);
+}
+
+/* Warnings (an unknown or damaged ancillary chunk) do not change the pixels. */
+static void png_job_warning(png_structp png, png_const_charp msg) {
+  (void)png;
+  (void)msg;
+}
+
+static void png_job_read(png_structp png, png_bytep out, size_t n) {
+  png_job *j = png_get_io_ptr(png);
+  if (n > j->in.len - j->in.pos) png_error(png, "truncated file");
+  memcpy(out, j->in.p + j->in.pos, n);
+  j->in.pos += n;
+}
+
+/* Deflate expands at most 1032 times (zlib's technical details, "maximum compression
+ * factor"), and a PNG sample grows at most 32 times on the way to 8-bit RGBA (1-bit
+ * palette indices): an image claiming more pixels than that is truncated for sure, and
+ * is refused before its buffer is allocated. */
+#define PNG_MAX_EXPANSION ((size_t)1032 * 32)
+
+static void png_decode_body(png_structp png, png_infop info, png_job *j) {
+  png_set_read_fn(png, j, png_job_read);
+  png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
+  png_read_info(png, info);
+  png_uint_32 w = 0, h = 0;
+  int depth = 0, ctype = 0;
+  png_get_IHDR(png, info, &w, &h, &depth, &ctype, NULL, NULL, NULL);
+  if (ctype == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+  if (ctype == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+  if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+  if (depth == 16) png_set_scale_16(png); /* round(v * 255 / 65535) */
+  (void)png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  const int ch = png_get_channels(png, info);
+  if (ch < 1 || ch > 4 || png_get_bit_depth(png, info) != 8 ||
+      png_get_rowbytes(png, info) != (size_t)w * (size_t)ch)
+    png_error(png, "unexpected pixel layout after conversion to 8 bits");
+  if (!size_ok(w, h, (size_t)ch) || (size_t)w * h * (size_t)ch / PNG_MAX_EXPANSION > j->in.len)
+    png_error(png, "image too large for its file or for memory");
+  if (cli_image_alloc(j->img, w, h, ch) != 0) png_error(png, "out of memory");
+  j->rows = malloc(h * sizeof *j->rows);
+  if (!j->rows) png_error(png, "out of memory");
+  for (size_t y = 0; y < h; y++) j->rows[y] = j->img->pixels + y * (size_t)w * (size_t)ch;
+  png_read_image(png, j->rows);
+}
+
+static int png_decode(const uint8_t *data, size_t len, const char *name, cli_image *img,
+                      char *err, size_t errlen) {
+  png_job j = {{data, len, 0}, NULL, name, err, errlen, img, NULL, NULL};
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &j, png_job_error,
+                                           png_job_warning);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  if (!info) {
+    png_destroy_read_struct(&png, NULL, NULL);
+    return fail(err, errlen, "%s: out of memory for the PNG decoder", name);
+  }
+  int rc = 0;
+  if (setjmp(png_jmpbuf(png)) == 0)
+    png_decode_body(png, info, &j);
+  else
+    rc = -1;
+  png_destroy_read_struct(&png, &info, NULL);
+  free(j.rows);
   if (rc != 0) cli_image_free(img);
   return rc;
 }
 
-/* ---- writing ---------------------------------------------------------------------------- */
+static void png_encode_body(png_structp png, png_infop info, png_job *j) {
+  static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                               PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+  const cli_image *img = j->img;
+  if (img->width > PNG_UINT_31_MAX || img->height > PNG_UINT_31_MAX)
+    png_error(png, "image too large for PNG");
+  png_init_io(png, j->out);
+  png_set_user_limits(png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
+  png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
+               types[img->channels], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  const size_t pitch = img->width * (size_t)img->channels;
+  for (size_t y = 0; y < img->height; y++) png_write_row(png, img->pixels + y * pitch);
+  png_write_end(png, info);
+}
 
-static uint32_t crc_table[256];
-
-static void crc_init(void) {
-  for (uint32_t n = 0; n < 256; n++) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; k++) c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crc_table[n] = c;
+static int png_encode(FILE *f, const cli_image *img, const char *name, char *err,
+                      size_t errlen) {
+  png_job j = {{NULL, 0, 0}, f, name, err, errlen, (cli_image *)img, NULL, NULL};
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &j, png_job_error,
+                                            png_job_warning);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  if (!info) {
+    png_destroy_write_struct(&png, NULL);
+    return fail(err, errlen, "%s: out of memory for the PNG encoder", name);
   }
+  int rc = 0;
+  if (setjmp(png_jmpbuf(png)) == 0)
+    png_encode_body(png, info, &j);
+  else
+    rc = -1;
+  png_destroy_write_struct(&png, &info);
+  return rc;
 }
 
-static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++) crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return crc;
+/* ---- JPEG ------------------------------------------------------------------------------- */
+
+typedef struct jpeg_job {
+  struct jpeg_error_mgr mgr; /* first, so the library's pointer to it is one to the job */
+  jmp_buf jump;
+  const char *name;
+  char *err;
+  size_t errlen;
+  cli_image *img;
+} jpeg_job;
+
+static void jpeg_job_error(j_common_ptr c) {
+  jpeg_job *j = (jpeg_job *)c->err;
+  char msg[JMSG_LENGTH_MAX];
+  (*c->err->format_message)(c, msg);
+  fail(j->err, j->errlen, "%s: JPEG: %s", j->name, msg);
+  longjmp(j->jump, 1);
 }
 
-/* A PNG chunk is written in pieces (IDAT streams rows); the CRC covers type and data. */
-typedef struct png_out {
-  FILE *f;
-  uint32_t crc;
-  bool ok;
-} png_out;
-
-static void put(png_out *o, const void *p, size_t n) {
-  if (o->ok && fwrite(p, 1, n, o->f) != n) o->ok = false;
+/* A warning is corrupt data (most often a truncated file, whose missing rows libjpeg
+ * fills with grey): refused, rather than counted as pixels. Trace messages are ignored. */
+static void jpeg_job_message(j_common_ptr c, int level) {
+  if (level < 0) jpeg_job_error(c);
 }
 
-static void put_be32(png_out *o, uint32_t v) {
-  uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
-  put(o, b, 4);
-}
+/* Memory libjpeg may take for whole-image buffers (progressive files): beyond it, it
+ * reports an error instead of allocating what a corrupt header asks. */
+#define JPEG_MAX_MEMORY (512L << 20)
 
-static void chunk_begin(png_out *o, const char *type, uint32_t len) {
-  put_be32(o, len);
-  put(o, type, 4);
-  o->crc = crc_update(0xffffffffu, (const uint8_t *)type, 4);
-}
-
-static void chunk_data(png_out *o, const void *p, size_t n) {
-  put(o, p, n);
-  o->crc = crc_update(o->crc, p, n);
-}
-
-static void chunk_end(png_out *o) { put_be32(o, o->crc ^ 0xffffffffu); }
-
-static int write_png(FILE *f, const cli_image *img) {
-  static bool crc_ready = false;
-  if (!crc_ready) {
-    crc_init();
-    crc_ready = true;
+static void jpeg_decode_body(struct jpeg_decompress_struct *d, const uint8_t *data, size_t len,
+                             jpeg_job *j) {
+  jpeg_create_decompress(d);
+  d->mem->max_memory_to_use = JPEG_MAX_MEMORY;
+  jpeg_mem_src(d, data, (unsigned long)len);
+  jpeg_read_header(d, TRUE);
+  d->out_color_space = d->num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_calc_output_dimensions(d);
+  const int ch = d->out_color_components;
+  if ((ch != 1 && ch != 3) || !size_ok(d->output_width, d->output_height, (size_t)ch)) {
+    fail(j->err, j->errlen, "%s: JPEG of %ux%u with %d channels is not supported", j->name,
+         (unsigned)d->output_width, (unsigned)d->output_height, ch);
+    longjmp(j->jump, 1);
   }
-  static const uint8_t colour_type[5] = {0, 0, 4, 2, 6};
-  size_t row = img->width * (size_t)img->channels + 1; /* filter byte + samples */
-  size_t raw = row * img->height;                      /* the zlib payload */
-  size_t blocks = raw / 65535 + (raw % 65535 != 0) + (raw == 0);
-  size_t idat = 2 + raw + 5 * blocks + 4;
-  if (img->width > 0x7fffffffu || img->height > 0x7fffffffu || idat > 0x7fffffffu) return -1;
-
-  png_out o = {f, 0, true};
-  static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  put(&o, sig, 8);
-  uint8_t ihdr[13] = {0};
-  for (int i = 0; i < 4; i++) {
-    ihdr[i] = (uint8_t)(img->width >> (24 - 8 * i));
-    ihdr[4 + i] = (uint8_t)(img->height >> (24 - 8 * i));
+  jpeg_start_decompress(d);
+  if (cli_image_alloc(j->img, d->output_width, d->output_height, ch) != 0) {
+    fail(j->err, j->errlen, "%s: out of memory", j->name);
+    longjmp(j->jump, 1);
   }
-  ihdr[8] = 8; /* bit depth */
-  ihdr[9] = colour_type[img->channels];
-  chunk_begin(&o, "IHDR", 13);
-  chunk_data(&o, ihdr, 13);
-  chunk_end(&o);
-
-  /* One IDAT holding a zlib stream of stored blocks over the filtered rows. */
-  chunk_begin(&o, "IDAT", (uint32_t)idat);
-  static const uint8_t zhdr[2] = {0x78, 0x01};
-  chunk_data(&o, zhdr, 2);
-  uint32_t a = 1, b = 0; /* Adler-32 of the payload */
-  size_t left_in_block = 0, done = 0;
-  for (size_t y = 0; y <= img->height && raw; y++) {
-    if (y == img->height) break;
-    const uint8_t zero = 0;
-    const uint8_t *px = img->pixels + y * (row - 1);
-    for (size_t i = 0; i < row; i++) {
-      if (left_in_block == 0) {
-        size_t len = raw - done < 65535 ? raw - done : 65535;
-        uint8_t bh[5] = {(uint8_t)(done + len == raw), (uint8_t)len, (uint8_t)(len >> 8),
-                         (uint8_t)~len, (uint8_t)(~len >> 8)};
-        chunk_data(&o, bh, 5);
-        left_in_block = len;
-      }
-      /* runs of samples up to the end of the row or of the block */
-      const uint8_t *p = i == 0 ? &zero : px + i - 1;
-      size_t n = i == 0 ? 1 : row - i;
-      if (n > left_in_block) n = left_in_block;
-      chunk_data(&o, p, n);
-      for (size_t j = 0; j < n; j++) {
-        a = (a + p[j]) % 65521u;
-        b = (b + a) % 65521u;
-      }
-      left_in_block -= n;
-      done += n;
-      i += n - 1;
-    }
+  const size_t pitch = (size_t)d->output_width * (size_t)ch;
+  while (d->output_scanline < d->output_height) {
+    JSAMPROW row = j->img->pixels + (size_t)d->output_scanline * pitch;
+    jpeg_read_scanlines(d, &row, 1);
   }
-  if (raw == 0) {
-    static const uint8_t empty[5] = {1, 0, 0, 0xff, 0xff};
-    chunk_data(&o, empty, 5);
-  }
-  uint8_t ad[4] = {(uint8_t)(b >> 8), (uint8_t)b, (uint8_t)(a >> 8), (uint8_t)a};
-  chunk_data(&o, ad, 4);
-  chunk_end(&o);
-
-  chunk_begin(&o, "IEND", 0);
-  chunk_end(&o);
-  return o.ok ? 0 : -1;
+  jpeg_finish_decompress(d);
 }
 
-static int write_pnm(FILE *f, const cli_image *img) {
-  if (fprintf(f, "P%c\n%zu %zu\n255\n", img->channels == 1 ? '5' : '6', img->width,
-              img->height) < 0)
-    return -1;
-  size_t bytes = img->width * img->height * (size_t)img->channels;
-  return fwrite(img->pixels, 1, bytes, f) == bytes ? 0 : -1;
+static int jpeg_decode(const uint8_t *data, size_t len, const char *name, cli_image *img,
+                       char *err, size_t errlen) {
+  struct jpeg_decompress_struct d;
+  jpeg_job j;
+  memset(&d, 0, sizeof d);
+  memset(&j, 0, sizeof j);
+  d.err = jpeg_std_error(&j.mgr);
+  j.mgr.error_exit = jpeg_job_error;
+  j.mgr.emit_message = jpeg_job_message;
+  j.name = name;
+  j.err = err;
+  j.errlen = errlen;
+  j.img = img;
+  int rc = 0;
+  if (setjmp(j.jump) == 0)
+    jpeg_decode_body(&d, data, len, &j);
+  else
+    rc = -1;
+  jpeg_destroy_decompress(&d);
+  if (rc != 0) cli_image_free(img);
+  return rc;
+}
+
+/* ---- the entry points ------------------------------------------------------------------- */
+
+int cli_image_decode(const uint8_t *data, size_t len, const char *name, cli_image *img,
+                     char *err, size_t errlen) {
+  static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  memset(img, 0, sizeof *img);
+  if (len >= 8 && memcmp(data, png_sig, 8) == 0) return png_decode(data, len, name, img, err, errlen);
+  if (len >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff)
+    return jpeg_decode(data, len, name, img, err, errlen);
+  if (len >= 2 && data[0] == 'P' &&
+      (data[1] == '2' || data[1] == '3' || data[1] == '5' || data[1] == '6'))
+    return pnm_decode(data, len, name, img, err, errlen);
+  return fail(err, errlen, "%s: not a PNG, JPEG, PGM or PPM file%s", name,
+              len == 0 ? " (empty)" : "");
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -263,22 +377,49 @@ static bool ends_with(const char *s, const char *suffix) {
   return true;
 }
 
-int cli_image_write(const char *path, const cli_image *img, char *err, size_t errlen) {
-  bool png = ends_with(path, ".png");
-  bool pnm = ends_with(path, ".pgm") || ends_with(path, ".ppm") || ends_with(path, ".pnm");
-  if (!png && !pnm) return fail(err, errlen, "%s: unknown extension (.png, .pgm, .ppm)", path);
-  if (!img->pixels || img->channels < 1 || img->channels > 4)
-    return fail(err, errlen, "%s: no image to write", path);
-  if (pnm && img->channels != 1 && img->channels != 3)
-    return fail(err, errlen, "%s: PGM/PPM hold 1 or 3 channels, not %d", path, img->channels);
-  FILE *f = fopen(path, "wb");
-  if (!f) return fail(err, errlen, "%s: %s", path, strerror(errno));
-  int rc = png ? write_png(f, img) : write_pnm(f, img);
-  if (fclose(f) != 0) rc = -1;
-  if (rc != 0) {
-    remove(path);
-    return fail(err, errlen, "%s: write failed%s", path,
-                png ? " (or the image is too large for one PNG chunk)" : "");
+cli_image_format cli_image_format_of(const char *path) {
+  if (ends_with(path, ".png")) return CLI_IMAGE_PNG;
+  if (ends_with(path, ".pgm")) return CLI_IMAGE_PGM;
+  if (ends_with(path, ".ppm")) return CLI_IMAGE_PPM;
+  if (ends_with(path, ".pnm")) return CLI_IMAGE_PNM;
+  return CLI_IMAGE_UNKNOWN;
+}
+
+/* P5 or P6, one row at a time through a converted row. */
+static int pnm_encode(FILE *f, bool grey, const cli_image *img, const char *name,
+                      char *err, size_t errlen) {
+  const int in_ch = img->channels, out_ch = grey ? 1 : 3;
+  uint8_t *row = malloc(img->width * 3 + 1);
+  if (!row) return fail(err, errlen, "%s: out of memory", name);
+  int rc = fprintf(f, "P%c\n%zu %zu\n255\n", grey ? '5' : '6', img->width, img->height) < 0;
+  for (size_t y = 0; !rc && y < img->height; y++) {
+    const uint8_t *p = img->pixels + y * img->width * (size_t)in_ch;
+    for (size_t x = 0; x < img->width; x++, p += in_ch) {
+      if (in_ch >= 3 && grey) /* luma, ITU-R BT.601 */
+        row[x] = (uint8_t)((299u * p[0] + 587u * p[1] + 114u * p[2] + 500u) / 1000u);
+      else if (in_ch >= 3)
+        memcpy(row + 3 * x, p, 3);
+      else if (grey)
+        row[x] = p[0];
+      else
+        row[3 * x] = row[3 * x + 1] = row[3 * x + 2] = p[0];
+    }
+    size_t bytes = img->width * (size_t)out_ch;
+    rc = fwrite(row, 1, bytes, f) != bytes;
   }
-  return 0;
+  free(row);
+  return rc ? fail(err, errlen, "%s: write failed", name) : 0;
+}
+
+int cli_image_encode(FILE *f, cli_image_format fmt, const cli_image *img, const char *name,
+                     int *converted, char *err, size_t errlen) {
+  if (converted) *converted = 0;
+  if (!img->pixels || img->channels < 1 || img->channels > 4)
+    return fail(err, errlen, "%s: no image to write", name);
+  if (fmt == CLI_IMAGE_PNG) return png_encode(f, img, name, err, errlen);
+  if (fmt != CLI_IMAGE_PGM && fmt != CLI_IMAGE_PPM && fmt != CLI_IMAGE_PNM)
+    return fail(err, errlen, "%s: unknown extension (.png, .pgm, .ppm, .pnm)", name);
+  const bool grey = fmt == CLI_IMAGE_PGM || (fmt == CLI_IMAGE_PNM && img->channels <= 2);
+  if (converted) *converted = img->channels == 2 || img->channels == 4 || (grey && img->channels == 3);
+  return pnm_encode(f, grey, img, name, err, errlen);
 }

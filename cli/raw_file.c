@@ -4,92 +4,100 @@
 #include "raw_file.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-/* stdio calls of at most this many bytes, so no single call meets a platform's limit on
- * one read or write */
+/* fread in pieces of at most this many bytes: progress between them, and no single call
+ * meets a platform's limit on one read */
 #define RAW_IO_CHUNK ((size_t)64 << 20)
 
-int cli_read_raw(const char *cmd, const char *path, size_t es, void **data, size_t *bytes) {
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int cli_read_file(const char *path, void **data, size_t *bytes, cli_read_progress progress,
+                  void *progress_arg, char *err, size_t errlen) {
   *data = NULL;
   *bytes = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "parprim %s: cannot open '%s': %s\n", cmd, path, strerror(errno));
-    return 1;
-  }
+  if (!f) return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fprintf(stderr, "parprim %s: '%s' is not a regular file\n", cmd, path);
+  if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
     fclose(f);
-    return 1;
+    return fail(err, errlen, "'%s' is a folder, not a file", path);
   }
-  if ((unsigned long long)st.st_size > (unsigned long long)SIZE_MAX) {
-    fprintf(stderr, "parprim %s: '%s' is too large for this machine\n", cmd, path);
-    fclose(f);
-    return 1;
+  /* the size a regular file reports is a first guess; the buffer grows by halves past it */
+  size_t expected = 0;
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    if ((unsigned long long)st.st_size >= (unsigned long long)SIZE_MAX) {
+      fclose(f);
+      return fail(err, errlen, "'%s' is too large for this machine", path);
+    }
+    expected = (size_t)st.st_size;
   }
-  size_t size = (size_t)st.st_size;
-  if (size % es != 0) {
-    fprintf(stderr,
-            "parprim %s: '%s' has %zu bytes, not a multiple of the element size (%zu): "
-            "wrong --type, or not a raw array?\n",
-            cmd, path, size, es);
-    fclose(f);
-    return 1;
-  }
-  unsigned char *buf = malloc(size ? size : 1);
-  if (!buf) {
-    fprintf(stderr, "parprim %s: out of host memory for %zu bytes\n", cmd, size);
-    fclose(f);
-    return 1;
-  }
-  size_t got = 0;
-  while (got < size) {
-    size_t want = size - got < RAW_IO_CHUNK ? size - got : RAW_IO_CHUNK;
+  size_t cap = expected ? expected + 1 : 4096, got = 0;
+  unsigned char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) {
+      fclose(f);
+      return fail(err, errlen, "'%s': out of host memory after %zu bytes", path, got);
+    }
+    if (got == cap - 1) { /* full but for the terminating zero: grow */
+      size_t more = cap / 2 > RAW_IO_CHUNK ? RAW_IO_CHUNK : cap / 2;
+      unsigned char *bigger = cap > SIZE_MAX - more ? NULL : realloc(buf, cap + more);
+      if (!bigger) free(buf);
+      buf = bigger;
+      cap += more;
+      continue;
+    }
+    size_t want = cap - 1 - got < RAW_IO_CHUNK ? cap - 1 - got : RAW_IO_CHUNK;
     size_t r = fread(buf + got, 1, want, f);
     got += r;
+    if (progress) progress(progress_arg, got, expected);
     if (r < want) break;
   }
-  if (got != size) {
-    fprintf(stderr, "parprim %s: reading '%s': %s\n", cmd, path,
-            ferror(f) ? strerror(errno) : "the file got shorter while being read");
+  if (ferror(f)) {
+    int e = errno;
     free(buf);
     fclose(f);
-    return 1;
+    return fail(err, errlen, "reading '%s': %s", path, strerror(e));
   }
   fclose(f);
+  buf[got] = 0;
   *data = buf;
-  *bytes = size;
+  *bytes = got;
   return 0;
 }
 
-int cli_write_raw(const char *cmd, const char *path, const void *data, size_t bytes) {
-  FILE *f = fopen(path, "wb");
-  if (!f) {
-    fprintf(stderr, "parprim %s: cannot create '%s': %s\n", cmd, path, strerror(errno));
+int cli_read_raw(const char *cmd, const char *path, size_t es, void **data, size_t *bytes,
+                 cli_read_progress progress, void *progress_arg) {
+  char err[512];
+  if (cli_read_file(path, data, bytes, progress, progress_arg, err, sizeof err) != 0) {
+    fprintf(stderr, "parprim %s: %s\n", cmd, err);
     return 1;
   }
-  const unsigned char *p = data;
-  size_t done = 0;
-  while (done < bytes) {
-    size_t want = bytes - done < RAW_IO_CHUNK ? bytes - done : RAW_IO_CHUNK;
-    size_t w = fwrite(p + done, 1, want, f);
-    done += w;
-    if (w < want) break;
-  }
-  int bad = done != bytes || ferror(f);
-  int err = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    err = errno;
-  }
-  if (bad) {
-    fprintf(stderr, "parprim %s: writing '%s': %s\n", cmd, path, strerror(err));
+  if (*bytes % es != 0) {
+    fprintf(stderr,
+            "parprim %s: '%s' has %zu bytes, not a multiple of the element size (%zu): "
+            "wrong --type, or not a raw array?\n",
+            cmd, path, *bytes, es);
+    free(*data);
+    *data = NULL;
+    *bytes = 0;
     return 1;
   }
   return 0;

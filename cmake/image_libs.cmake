@@ -1,0 +1,28 @@
+# The image and plot libraries of the parprim command, found once for the command and for
+# the image fuzzing harness (which builds without the tools):
+#   PP_IMAGE_LIBS       libpng and libjpeg: cli/image_io.c's codecs
+#   PP_CLI_IMAGE_LIBS   the same plus cairo: what the whole command links
+# libpng and libjpeg(-turbo) are the reference codecs of their formats and cairo draws
+# text, lines and fills into PNG or SVG; all three are kept up by their projects and
+# packaged by every distribution (Debian: libpng-dev libjpeg-dev libcairo2-dev).
+# They are required to build the command (not the library, which uses none of them): one
+# code path, which the tests cover whole, instead of a command whose formats depend on
+# what the build machine happened to have.
+if(NOT DEFINED PP_IMAGE_LIBS_FOUND)
+  find_package(PNG)
+  find_package(JPEG)
+  find_package(PkgConfig)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(PP_CAIRO IMPORTED_TARGET cairo)
+  endif()
+  if(NOT PNG_FOUND OR NOT JPEG_FOUND OR NOT PP_CAIRO_FOUND)
+    message(FATAL_ERROR
+      "parprim: the parprim command needs libpng, libjpeg and cairo "
+      "(PNG ${PNG_FOUND}, JPEG ${JPEG_FOUND}, cairo ${PP_CAIRO_FOUND}). On Debian or Ubuntu: "
+      "apt-get install pkg-config libpng-dev libjpeg-dev libcairo2-dev. "
+      "Or build the library alone with -DPP_BUILD_TOOLS=OFF.")
+  endif()
+  set(PP_IMAGE_LIBS PNG::PNG JPEG::JPEG)
+  set(PP_CLI_IMAGE_LIBS PNG::PNG JPEG::JPEG PkgConfig::PP_CAIRO)
+  set(PP_IMAGE_LIBS_FOUND ON)
+endif()
