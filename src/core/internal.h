@@ -94,9 +94,57 @@ typedef struct pp_backend_ops {
 
   /* --- building blocks of the distributed algorithms (src/dist); a backend may leave
    *     them NULL, and the distributed call then returns UNSUPPORTED --- */
-  /* dist-core entries: */
+  /* dist-core entries: (src/cpu/dist_ops.c, src/cuda/dist_ops.cu; pointers accessible) */
+  /* the cudaStream_t work is queued on and the device (CUDA); NULL on the CPU */
+  void *(*dist_stream)(pp_context *ctx);
+  int (*dist_device)(pp_context *ctx);
+  /* *sum (one double) = the sum of in[0, n) accumulated in double */
+  pp_status (*dist_sum_f32)(pp_context *ctx, const float *in, size_t n, double *sum);
+  /* pp_scan continuing the scan of the elements before in: carry (host memory, one value:
+   * a double for f32 SUM, else of type t; NULL when nothing comes before) is combined in
+   * front of every output, and an exclusive scan's out[0] is the carry */
+  pp_status (*dist_scan_from)(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                              size_t n, bool inclusive, const void *carry);
+  /* out[i] = (table ? table[idx[i]] : idx[i]) + add for i < n (out == idx allowed) */
+  pp_status (*dist_index_map)(pp_context *ctx, const uint64_t *table, const uint64_t *idx,
+                              size_t n, uint64_t add, uint64_t *out);
+  /* N-body (physics of pp_nbody_*): accelerations of the targets (x, y, z) from the sources
+   * (x, y, z, mass); kick and drift of pp_nbody_step (v += h a when close; v += h a then
+   * x += dt v when open); and, in host doubles, the targets' kinetic energy and
+   * sum_i m_i sum_{j != self + i} m_j / sqrt(r_ij^2 + eps^2) (target i is source self + i;
+   * pairs at distance 0 left out) */
+  pp_status (*dist_nbody_accel)(pp_context *ctx, const pp_bodies *targets,
+                                const pp_bodies *sources, float softening, float *ax, float *ay,
+                                float *az);
+  pp_status (*dist_nbody_advance)(pp_context *ctx, pp_bodies *b, const float *ax,
+                                  const float *ay, const float *az, float h, float dt,
+                                  bool close, bool open);
+  pp_status (*dist_nbody_energy)(pp_context *ctx, const pp_bodies *targets,
+                                 const pp_bodies *sources, size_t self, float softening,
+                                 double *kinetic, double *phi);
 
-  /* dist-sort entries: */
+  /* dist-sort entries: the per-rank passes of the distributed sample sort
+   * (src/dist/dist_sort.c). A key is compared as the pair (order image widened to 64 bits,
+   * global index), the image being the one the local sort orders by (descending folded
+   * in). Candidates and splitters are host arrays of such pairs, ascending. */
+  /* images[i] = the image of keys[index[i]], i < count; index and images host memory */
+  pp_status (*dsort_sample)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
+                            const uint64_t *index, size_t count, uint64_t *images);
+  /* counts[f] (host, ncand + 1 entries) = how many of the n keys (global indices
+   * first_index + i) have exactly f candidates <= them; *plan keeps what the scatter needs
+   * (the candidates, per-block counts) until dsort_plan_free */
+  pp_status (*dsort_count)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
+                           size_t n, uint64_t first_index, const uint64_t *cand_image,
+                           const uint64_t *cand_index, size_t ncand, uint64_t *counts,
+                           void **plan);
+  /* Stable scatter of the keys (and values) counted by plan into nbuckets buckets: bucket b
+   * holds the fine bins [bin_first[b], bin_first[b + 1]) and is written contiguously from
+   * key_dst[b] (value_dst[b]); bin_first (nbuckets + 1 entries) and the destination arrays
+   * are host arrays of device pointers. */
+  pp_status (*dsort_scatter)(pp_context *ctx, void *plan, const void *keys, const void *values,
+                             size_t value_size, const size_t *bin_first, size_t nbuckets,
+                             void *const *key_dst, void *const *value_dst);
+  void (*dsort_plan_free)(pp_context *ctx, void *plan);
 } pp_backend_ops;
 
 struct pp_context {

@@ -1,6 +1,7 @@
 /* backend.c — the CPU backend's table: memory is host memory, there is no stream, and the
  * primitives run with OpenMP. */
 #include "cpu.h"
+#include "dist_sort_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,4 +140,9 @@ const pp_backend_ops pp_cpu_ops = {
     .nbody_accel = pp_cpu_nbody_accel,
     .nbody_step = pp_cpu_nbody_step,
     .nbody_energy = pp_cpu_nbody_energy,
+    /* dist-sort */
+    .dsort_sample = pp_cpu_dsort_sample,
+    .dsort_count = pp_cpu_dsort_count,
+    .dsort_scatter = pp_cpu_dsort_scatter,
+    .dsort_plan_free = pp_cpu_dsort_plan_free,
 };

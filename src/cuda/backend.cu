@@ -1,6 +1,7 @@
 /* backend.cu — the CUDA backend's table: device selection, the stream, memory, pointer
  * queries and stream-ordered temp storage. The primitives live in one .cu per family. */
 #include "cuda_backend.h"
+#include "dist_sort_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +314,11 @@ static pp_backend_ops cuda_ops_table(void) {
   o.nbody_accel = pp_cuda_nbody_accel;
   o.nbody_step = pp_cuda_nbody_step;
   o.nbody_energy = pp_cuda_nbody_energy;
+  /* dist-sort */
+  o.dsort_sample = pp_cuda_dsort_sample;
+  o.dsort_count = pp_cuda_dsort_count;
+  o.dsort_scatter = pp_cuda_dsort_scatter;
+  o.dsort_plan_free = pp_cuda_dsort_plan_free;
   return o;
 }
 
