@@ -1,7 +1,7 @@
 /*
  * conv_cmd.c — `parprim conv IN OUT --filter F [--border B] [--backend B]`: filters a
- * PGM/PPM image with pp_conv2d (or pp_conv2d_separable for the separable filters) and
- * writes PGM/PPM/PNG, chosen by OUT's extension (cli/image_io.h).
+ * PNG, JPEG, PGM or PPM image with pp_conv2d (or pp_conv2d_separable for the separable
+ * filters) and writes PNG/PGM/PPM, chosen by OUT's extension (cli/image_io.h).
  *
  * Every channel is filtered on its own as an f32 plane of 0..255 values. Filters whose
  * weights sum to about 1 (blurs, sharpen) give pixel values: they are rounded and clamped
@@ -14,7 +14,11 @@
 #include "cli.h"
 
 #include "bench.h"
+#include "filter_file.h"
 #include "image_io.h"
+#include "out_file.h"
+#include "progress.h"
+#include "raw_file.h"
 #include "parprim.h"
 
 #include <errno.h>
@@ -23,19 +27,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define CONV_EXIT_USAGE 2
 #define CONV_MAX_FILTER_SIDE 4097
+#define CONV_MAX_SIGMA 600 /* 3601 taps a side */
 
 void pp_cli_conv_usage(FILE *f) {
   fputs("usage: parprim conv IN OUT --filter F [--border zero|clamp|mirror] [--backend B]\n"
+        "                     [--quiet]\n"
         "\n"
-        "Filters the image IN (PGM or PPM) and writes OUT (.pgm, .ppm or .png), every\n"
-        "channel separately, with pp_conv2d (correlation, filter centred at (w/2, h/2)).\n"
+        "Filters the image IN (PNG, JPEG, PGM or PPM) and writes OUT (.png, .pgm, .ppm or\n"
+        ".pnm), every channel separately, with pp_conv2d (correlation, filter centred at\n"
+        "(w/2, h/2)). A colour image written to .pgm is converted to grey (BT.601 luma);\n"
+        "alpha is kept in PNG only. OUT may be IN: it is replaced only once written whole.\n"
         "\n"
-        "  --filter F    gauss:SIGMA  Gaussian blur, 2*ceil(3*SIGMA)+1 taps a side (separable)\n"
-        "                box:N        N x N mean (separable)\n"
+        "  --filter F    gauss:SIGMA  Gaussian blur, 2*ceil(3*SIGMA)+1 taps a side, SIGMA\n"
+        "                             up to 600 (separable)\n"
+        "                box:N        N x N mean, N up to 4097 (separable)\n"
         "                sharpen      3x3: 5 in the centre, -1 at its four neighbours\n"
         "                sobel-x      3x3 horizontal gradient (edges shown as magnitude)\n"
         "                sobel-y      3x3 vertical gradient\n"
@@ -43,6 +53,7 @@ void pp_cli_conv_usage(FILE *f) {
         "                             weights ('#' starts a comment)\n"
         "  --border B    outside the image: zero, clamp (default) or mirror\n"
         "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  --quiet       no progress line on stderr\n"
         "\n"
         "Weights summing to about 1 give pixel values (rounded, clamped to 0..255); weights\n"
         "summing to 0 give signed responses, drawn as their magnitude scaled to 0..255.\n",
@@ -71,70 +82,49 @@ static bool parse_number(const char *s, double *v) {
   return errno == 0 && end != s && *end == '\0' && isfinite(*v);
 }
 
-/* Reads "width height w00 w01 ..." with '#' comments. */
-static bool read_filter_file(const char *path, conv_filter *f, char *err, size_t errlen) {
-  FILE *in = fopen(path, "r");
-  if (!in) {
-    snprintf(err, errlen, "cannot open filter file '%s': %s", path, strerror(errno));
+/* A filter file (filter_file.h). A name that is no file gets the list of the built-in
+ * filters, in case it was meant as one of them; *usage is set then. */
+static bool read_filter_file(const char *path, conv_filter *f, bool *usage, char *err,
+                             size_t errlen) {
+  void *text = NULL;
+  size_t len = 0;
+  struct stat st;
+  if (stat(path, &st) != 0 && errno == ENOENT) {
+    *usage = true;
+    snprintf(err, errlen,
+             "--filter '%s': no such file, and not a built-in filter (gauss:SIGMA, box:N, "
+             "sharpen, sobel-x, sobel-y)",
+             path);
     return false;
   }
-  double dims[2];
-  size_t got = 0, need = 2;
-  char tok[128];
-  bool ok = true;
-  while (ok && got < need && fscanf(in, "%127s", tok) == 1) {
-    if (tok[0] == '#') { /* skip to the end of the line */
-      int c;
-      while ((c = fgetc(in)) != EOF && c != '\n') {}
-      continue;
-    }
-    double v;
-    if (!parse_number(tok, &v)) {
-      snprintf(err, errlen, "'%s': '%s' is not a number", path, tok);
-      ok = false;
-    } else if (got < 2) {
-      dims[got++] = v;
-      if (got == 2) {
-        if (dims[0] < 1 || dims[1] < 1 || dims[0] > CONV_MAX_FILTER_SIDE ||
-            dims[1] > CONV_MAX_FILTER_SIDE || dims[0] != floor(dims[0]) ||
-            dims[1] != floor(dims[1])) {
-          snprintf(err, errlen, "'%s': width and height must be whole numbers 1..%d", path,
-                   CONV_MAX_FILTER_SIDE);
-          ok = false;
-        } else {
-          f->fw = (size_t)dims[0];
-          f->fh = (size_t)dims[1];
-          f->w = malloc(f->fw * f->fh * sizeof(float));
-          need = 2 + f->fw * f->fh;
-          if (!f->w) {
-            snprintf(err, errlen, "out of memory");
-            ok = false;
-          }
-        }
-      }
-    } else {
-      f->w[got++ - 2] = (float)v;
-    }
-  }
-  fclose(in);
-  if (ok && got < need) {
-    snprintf(err, errlen, "'%s': %zu weights expected, %zu found", path, need - 2,
-             got > 2 ? got - 2 : 0);
-    ok = false;
-  }
-  return ok;
+  if (cli_read_file(path, &text, &len, NULL, NULL, err, errlen) != 0) return false;
+  cli_filter_weights fw;
+  int rc = cli_filter_parse(text, len, path, CONV_MAX_FILTER_SIDE, &fw, err, errlen);
+  free(text);
+  if (rc != 0) return false;
+  f->fw = fw.width;
+  f->fh = fw.height;
+  f->w = fw.w;
+  return true;
 }
 
-static bool make_filter(const char *spec, conv_filter *f, char *err, size_t errlen) {
+static bool make_filter(const char *spec, conv_filter *f, bool *usage, char *err,
+                        size_t errlen) {
   memset(f, 0, sizeof *f);
+  *usage = false;
   double v;
   if (strncmp(spec, "gauss:", 6) == 0 || strncmp(spec, "box:", 4) == 0) {
     bool gauss = spec[0] == 'g';
     const char *num = spec + (gauss ? 6 : 4);
-    if (!parse_number(num, &v) || v <= 0 || v > (gauss ? 600 : CONV_MAX_FILTER_SIDE) ||
+    if (!parse_number(num, &v) || v <= 0 || v > (gauss ? CONV_MAX_SIGMA : CONV_MAX_FILTER_SIDE) ||
         (!gauss && v != floor(v))) {
-      snprintf(err, errlen, "bad %s filter '%s' (%s)", gauss ? "gauss" : "box", spec,
-               gauss ? "SIGMA > 0" : "N a whole number >= 1");
+      *usage = true;
+      if (gauss)
+        snprintf(err, errlen, "bad gauss filter '%s' (SIGMA a number in (0, %d]: %d taps a side at most)",
+                 spec, CONV_MAX_SIGMA, 2 * 3 * CONV_MAX_SIGMA + 1);
+      else
+        snprintf(err, errlen, "bad box filter '%s' (N a whole number 1..%d)", spec,
+                 CONV_MAX_FILTER_SIDE);
       return false;
     }
     size_t k = gauss ? 2 * (size_t)ceil(3 * v) + 1 : (size_t)v;
@@ -172,7 +162,7 @@ static bool make_filter(const char *spec, conv_filter *f, char *err, size_t errl
     memcpy(f->w, fixed, sizeof sharpen);
     return true;
   }
-  return read_filter_file(spec, f, err, errlen);
+  return read_filter_file(spec, f, usage, err, errlen);
 }
 
 static double filter_sum(const conv_filter *f) {
@@ -202,7 +192,10 @@ int pp_cli_conv_main(int argc, char **argv) {
       pp_cli_conv_usage(stdout);
       return 0;
     }
-    if (strcmp(a, "--filter") == 0 || strcmp(a, "--border") == 0 || strcmp(a, "--backend") == 0) {
+    if (strcmp(a, "--quiet") == 0) {
+      cli_progress_allow(false);
+    } else if (strcmp(a, "--filter") == 0 || strcmp(a, "--border") == 0 ||
+               strcmp(a, "--backend") == 0) {
       if (i + 1 >= argc) return usage_error("%s needs a value", a);
       const char *v = argv[++i];
       if (a[2] == 'f') {
@@ -225,17 +218,21 @@ int pp_cli_conv_main(int argc, char **argv) {
   }
   if (npaths < 2) return usage_error("%s", "IN and OUT are required");
   if (!spec) return usage_error("%s", "--filter is required");
+  if (cli_image_format_of(paths[1]) == CLI_IMAGE_UNKNOWN)
+    return usage_error("OUT '%s' needs the extension .png, .pgm, .ppm or .pnm", paths[1]);
 
   char err[512];
   conv_filter f;
-  if (!make_filter(spec, &f, err, sizeof err)) {
+  bool usage = false;
+  if (!make_filter(spec, &f, &usage, err, sizeof err)) {
     fprintf(stderr, "parprim conv: %s\n", err);
     free(f.w);
     free(f.row);
-    return CONV_EXIT_USAGE;
+    return usage ? CONV_EXIT_USAGE : 1;
   }
   cli_image img = {0}, out = {0};
-  if (cli_image_read(paths[0], &img, err, sizeof err) != 0) {
+  if (cli_out_check(paths[1], err, sizeof err) != 0 ||
+      cli_image_read(paths[0], &img, err, sizeof err) != 0) {
     fprintf(stderr, "parprim conv: %s\n", err);
     free(f.w);
     free(f.row);
@@ -253,6 +250,7 @@ int pp_cli_conv_main(int argc, char **argv) {
   } else {
     double t0 = now_s(), busy = 0;
     s = PP_OK;
+    cli_progress_begin("parprim conv: filtering");
     for (size_t c = 0; c < ch && s == PP_OK; c++) {
       for (size_t i = 0; i < px; i++) plane[i] = img.pixels[i * ch + c];
       double t = now_s();
@@ -261,7 +259,9 @@ int pp_cli_conv_main(int argc, char **argv) {
                       : pp_conv2d(ctx, plane, img.width, img.height, img.width, f.w, f.fw, f.fh,
                                   border, res + c * px, img.width);
       busy += now_s() - t;
+      cli_progress_update((double)(c + 1), (double)ch, "channels");
     }
+    cli_progress_end();
     if (s != PP_OK) {
       fprintf(stderr, "parprim conv: %s: %s\n", pp_status_string(s), pp_last_error(ctx));
     } else {
@@ -280,14 +280,18 @@ int pp_cli_conv_main(int argc, char **argv) {
           v = isnan(v) ? 0 : v < 0 ? 0 : v > 255 ? 255 : v;
           out.pixels[i * ch + c] = (uint8_t)lround(v);
         }
-      if (cli_image_write(paths[1], &out, err, sizeof err) != 0) {
+      int converted = 0;
+      if (cli_image_write(paths[1], &out, &converted, err, sizeof err) != 0) {
         fprintf(stderr, "parprim conv: %s\n", err);
       } else {
-        printf("%s: %zux%zu, %zu channel%s, %s filter %zux%zu%s, %s borders -> %s\n", paths[0],
+        printf("%s: %zux%zu, %zu channel%s, %s filter %zux%zu%s, %s borders -> %s%s\n", paths[0],
                img.width, img.height, ch, ch == 1 ? "" : "s", spec, f.fw, f.fh,
                f.separable ? " (separable)" : "",
                border == PP_BORDER_ZERO ? "zero" : border == PP_BORDER_CLAMP ? "clamp" : "mirror",
-               paths[1]);
+               paths[1],
+               !converted      ? ""
+               : ch >= 3 && cli_image_format_of(paths[1]) == CLI_IMAGE_PGM ? " (converted to grey)"
+                               : " (alpha dropped)");
         printf("backend %s: %.3f ms in the convolution calls (transfers included), %.3f ms in all\n",
                pp_backend_string(pp_backend_of(ctx)), busy * 1e3, (now_s() - t0) * 1e3);
         rc = 0;

@@ -128,9 +128,12 @@ static pp_status demo_once(pp_context *ctx, const demo_case *c, const void *in, 
   return s;
 }
 
+/* The primitive column fits the longest row name ("topk rows 16 smallest"). */
+#define DEMO_PRIM_WIDTH 22
+
 static void demo_header(void) {
-  printf("%-14s %-5s %10s %-7s %10s %16s  %s\n", "primitive", "dtype", "n", "backend",
-         "time ms", "throughput", "check");
+  printf("%-*s %-5s %10s %-7s %10s %16s  %s\n", DEMO_PRIM_WIDTH, "primitive", "dtype", "n",
+         "backend", "time ms", "throughput", "check");
 }
 
 /* ms < 0: no time to show. */
@@ -142,7 +145,7 @@ void demo_row(demo_env *env, const demo_case *c, double ms, const char *check) {
     /* two decimals from 1 up, else three significant digits (CPU sorts: 0.0x Gkeys/s) */
     snprintf(thr, sizeof thr, rate >= 1.0 ? "%.2f %s" : "%.3g %s", rate, c->unit);
   }
-  printf("%-14s %-5s %10zu %-7s %10s %16s  %s\n", c->prim, pp_dtype_string(c->t), env->n,
+  printf("%-*s %-5s %10zu %-7s %10s %16s  %s\n", DEMO_PRIM_WIDTH, c->prim, pp_dtype_string(c->t), env->n,
          pp_backend_string(pp_backend_of(env->run)), tm, thr, check);
   fflush(stdout);
 }

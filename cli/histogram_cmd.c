@@ -1,7 +1,7 @@
 /*
- * histogram_cmd.c — `parprim histogram`: the histogram of an 8-bit image (PGM/PPM, through
+ * histogram_cmd.c — `parprim histogram`: the histogram of an image (PNG, JPEG, PGM/PPM, through
  * cli/image_io.h) or of a raw binary file of numbers, with per-channel statistics, a bar
- * chart in the terminal, --csv for the counts and --plot for a picture of them.
+ * chart in the terminal, --csv for the counts and --plot for a picture of them (plot.h).
  *
  *   parprim histogram IMAGE [--csv] [--plot out.png] [--backend B]
  *   parprim histogram FILE --type T --bins B [--lo L --hi H] [--csv] [--plot out.png]
@@ -16,6 +16,9 @@
 
 #include "bench.h"
 #include "image_io.h"
+#include "out_file.h"
+#include "plot.h"
+#include "progress.h"
 #include "raw_file.h"
 #include "parprim.h"
 
@@ -30,25 +33,28 @@
 #define HIST_EXIT_USAGE 2
 #define CHART_ROWS 32      /* terminal chart: the 256 values in 32 groups of 8 */
 #define CHART_WIDTH 50     /* characters of the longest bar */
-#define PLOT_W 768         /* --plot: the picture's size */
-#define PLOT_H 400
-#define PLOT_MARGIN 24
 
 void pp_cli_histogram_usage(FILE *f) {
-  fputs("usage: parprim histogram IMAGE [--csv] [--plot OUT.png] [--backend cpu|cuda|auto]\n"
-        "       parprim histogram FILE --type T --bins B [--lo L --hi H] [--csv] [--plot OUT.png]\n"
+  fputs("usage: parprim histogram IMAGE [--csv] [--plot OUT] [--log] [--backend cpu|cuda|auto]\n"
+        "       parprim histogram FILE --type T [--bins B] [--lo L --hi H] [--csv] [--plot OUT]\n"
+        "                         [--log] [--quiet]\n"
         "\n"
-        "Counts the values of an 8-bit PGM/PPM image per channel (pp_histogram_image), or of\n"
-        "a raw binary file of numbers of type T in B even bins over [L, H)\n"
-        "(pp_histogram_even), and prints statistics and a bar chart.\n"
+        "Counts the values of an image (PNG, JPEG, PGM or PPM; 8 bits a sample, wider\n"
+        "samples scaled) per channel with pp_histogram_image, or of a raw binary file of\n"
+        "numbers of type T in B even bins over [L, H) with pp_histogram_even, and prints\n"
+        "statistics and a bar chart.\n"
         "\n"
         "  --type T      u8, i32, u32, i64, u64, f32, f64: FILE is a raw array, not an image\n"
         "  --bins B      bin count for --type (default 64)\n"
         "  --lo L, --hi H  the range of the bins (default: the data's finite minimum and\n"
         "                just above its maximum); values outside and NaN are not counted\n"
         "  --csv         print the counts as CSV instead of the chart\n"
-        "  --plot FILE   draw the histogram into an image (.png, .ppm, .pgm)\n"
+        "  --plot OUT    draw the histogram with axes and a legend into OUT: .png, .svg,\n"
+        "                .ppm, .pgm or .pnm (checked before any work)\n"
+        "  --log         plot counts on a log scale, log10(1 + count); the default is\n"
+        "                linear, every bar at its true height (the plot names its scale)\n"
         "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  --quiet       no progress line on stderr\n"
         "  -h, --help    this text\n"
         "\n"
         "Exit status: 0 done; 1 a file could not be read or written or the histogram failed;\n"
@@ -66,7 +72,7 @@ static int usage_error(const char *fmt, const char *arg) {
 
 typedef struct hist_opts {
   const char *in, *plot;
-  bool csv, have_type, have_lo, have_hi;
+  bool csv, log, have_type, have_lo, have_hi;
   pp_dtype type;
   size_t bins;
   double lo, hi;
@@ -93,6 +99,14 @@ static int parse(int argc, char **argv, hist_opts *o) {
     }
     if (strcmp(arg, "--csv") == 0) {
       o->csv = true;
+      continue;
+    }
+    if (strcmp(arg, "--log") == 0) {
+      o->log = true;
+      continue;
+    }
+    if (strcmp(arg, "--quiet") == 0) {
+      cli_progress_allow(false);
       continue;
     }
     int which = -1;
@@ -128,6 +142,8 @@ static int parse(int argc, char **argv, hist_opts *o) {
       break;
     case 4:
       if (!*v) return usage_error("%s", "--plot needs a file name");
+      if (!cli_plot_extension_ok(v))
+        return usage_error("--plot '%s': the name must end in .png, .svg, .ppm, .pgm or .pnm", v);
       o->plot = v;
       break;
     case 5:
@@ -145,6 +161,8 @@ static int parse(int argc, char **argv, hist_opts *o) {
     return usage_error("%s", "--bins, --lo and --hi go with --type (images have 256 bins)");
   if (o->have_lo && o->have_hi && !(o->lo < o->hi))
     return usage_error("%s", "--lo must be below --hi");
+  if (o->have_lo && o->have_hi && !isfinite(o->hi - o->lo))
+    return usage_error("%s", "--hi - --lo must be a finite number (the bins' width)");
   if (!o->bins) o->bins = 64;
   return -1;
 }
@@ -209,57 +227,16 @@ static void print_chart(const char *title, const uint64_t *c, size_t bins, doubl
   }
 }
 
-/* --plot: one panel, the channels' histograms as filled curves blended in their colours
- * (grey for one channel, red/green/blue for RGB, alpha in grey), on a light grid; the
- * vertical scale is the square root of the count, so small bins stay visible next to a
- * tall peak. */
-static int write_plot(const char *path, const uint64_t *counts, size_t bins, int channels) {
-  static const uint8_t colours[4][3] = {{200, 40, 40}, {40, 160, 40}, {40, 80, 220}, {90, 90, 90}};
-  cli_image img;
-  if (cli_image_alloc(&img, PLOT_W, PLOT_H, 3) != 0) {
-    fprintf(stderr, "parprim histogram: out of memory for the plot\n");
-    return 1;
-  }
-  memset(img.pixels, 255, (size_t)PLOT_W * PLOT_H * 3);
-  const int x0 = PLOT_MARGIN, y0 = PLOT_H - PLOT_MARGIN, pw = PLOT_W - 2 * PLOT_MARGIN,
-            ph = PLOT_H - 2 * PLOT_MARGIN;
-  for (int g = 0; g <= 4; g++) /* grid: quarters of the height and width */
-    for (int x = x0; x < x0 + pw; x++) {
-      uint8_t *p = img.pixels + ((size_t)(y0 - g * ph / 4) * PLOT_W + (size_t)x) * 3;
-      p[0] = p[1] = p[2] = g ? 225 : 0;
-    }
-  for (int g = 0; g <= 4; g++)
-    for (int y = y0 - ph; y <= y0; y++) {
-      uint8_t *p = img.pixels + ((size_t)y * PLOT_W + (size_t)(x0 + g * (pw - 1) / 4)) * 3;
-      if (g == 0) p[0] = p[1] = p[2] = 0;
-      else if (p[0] == 255) p[0] = p[1] = p[2] = 225;
-    }
-  uint64_t top = 0;
-  for (size_t i = 0; i < bins * (size_t)channels; i++)
-    if (counts[i] > top) top = counts[i];
-  for (int c = 0; c < channels; c++) {
-    const uint8_t *col = channels == 1 ? colours[3] : channels == 2 && c == 0 ? colours[3]
-                                                                               : colours[c];
-    for (int x = 0; x < pw; x++) {
-      size_t b = (size_t)x * bins / (size_t)pw;
-      double v = top ? sqrt((double)counts[(size_t)c * bins + b] / (double)top) : 0;
-      int hgt = (int)(v * ph + 0.5);
-      for (int y = 0; y < hgt; y++) {
-        uint8_t *p = img.pixels + ((size_t)(y0 - 1 - y) * PLOT_W + (size_t)(x0 + x)) * 3;
-        bool edge = y == hgt - 1;
-        for (int k = 0; k < 3; k++) /* multiply blend: overlapping channels darken */
-          p[k] = (uint8_t)(edge ? col[k] * 0.6 : p[k] * (0.55 + 0.45 * col[k] / 255.0));
-      }
-    }
-  }
-  char err[256];
-  int rc = cli_image_write(path, &img, err, sizeof err);
-  cli_image_free(&img);
-  if (rc != 0) {
+static int write_plot(const hist_opts *o, const uint64_t *counts, size_t bins, int channels,
+                      const char *const *names, double lo, double hi, const char *title,
+                      const char *xlabel) {
+  cli_hist_plot p = {counts, bins, channels, names, lo, hi, o->log, title, xlabel};
+  char err[512];
+  if (cli_plot_histogram(o->plot, &p, err, sizeof err) != 0) {
     fprintf(stderr, "parprim histogram: %s\n", err);
     return 1;
   }
-  printf("plot written to %s\n", path);
+  printf("plot written to %s\n", o->plot);
   return 0;
 }
 
@@ -314,7 +291,12 @@ static int do_image(pp_context *ctx, const hist_opts *o) {
       print_chart(title, counts + c * 256, 256, 0, 1);
     }
   }
-  int rc = o->plot ? write_plot(o->plot, counts, 256, ch) : 0;
+  char title[512];
+  snprintf(title, sizeof title, "%s: %zu x %zu, %d channel%s", o->in, img.width, img.height, ch,
+           ch > 1 ? "s" : "");
+  int rc = o->plot ? write_plot(o, counts, 256, ch, names[ch - 1], 0, 256, title,
+                                "sample value (8 bits)")
+                   : 0;
   cli_image_free(&img);
   return rc;
 }
@@ -334,7 +316,12 @@ static double value_at(pp_dtype t, const void *p, size_t i) {
 static int do_raw(pp_context *ctx, const hist_opts *o) {
   void *data;
   size_t bytes;
-  if (cli_read_raw("histogram", o->in, pp_dtype_size(o->type), &data, &bytes)) return 1;
+  int rc;
+  cli_progress_begin("parprim histogram: reading");
+  rc = cli_read_raw("histogram", o->in, pp_dtype_size(o->type), &data, &bytes,
+                    cli_progress_bytes, NULL);
+  cli_progress_end();
+  if (rc) return 1;
   const size_t n = bytes / pp_dtype_size(o->type);
   double lo = o->lo, hi = o->hi;
   if (!o->have_lo || !o->have_hi) { /* the finite range of the data */
@@ -364,9 +351,11 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
   double t0 = bench_now_ms();
   pp_status s = pp_histogram_even(ctx, o->type, data, n, o->bins, lo, hi, counts);
   double ms = bench_now_ms() - t0;
-  int rc = 0;
   const double step = (hi - lo) / (double)o->bins;
-  if (s != PP_OK) {
+  if (!isfinite(step)) {
+    fprintf(stderr, "parprim histogram: the range [%g, %g) is too wide for a double\n", lo, hi);
+    rc = 1;
+  } else if (s != PP_OK) {
     rc = fail(ctx, "pp_histogram_even", s);
   } else if (o->csv) {
     printf("bin,lo,hi,count\n");
@@ -383,7 +372,13 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
            st.total, n - (size_t)st.total, st.mean, st.stddev, st.median, st.mode);
     print_chart("", counts, o->bins, lo, step);
   }
-  if (rc == 0 && o->plot) rc = write_plot(o->plot, counts, o->bins, 1);
+  if (rc == 0 && o->plot) {
+    static const char *const name[1] = {"count"};
+    char title[512], xlabel[128];
+    snprintf(title, sizeof title, "%s: %zu values of %s", o->in, n, pp_dtype_string(o->type));
+    snprintf(xlabel, sizeof xlabel, "value (%zu bins of width %g)", o->bins, step);
+    rc = write_plot(o, counts, o->bins, 1, name, lo, hi, title, xlabel);
+  }
   free(counts);
   free(data);
   return rc;
@@ -394,6 +389,11 @@ int pp_cli_histogram_main(int argc, char **argv) {
   o.backend = PP_BACKEND_AUTO;
   int rc = parse(argc, argv, &o);
   if (rc >= 0) return rc;
+  char err[512];
+  if (o.plot && cli_out_check(o.plot, err, sizeof err) != 0) {
+    fprintf(stderr, "parprim histogram: --plot: %s\n", err);
+    return 1;
+  }
   pp_context *ctx = NULL;
   pp_status s = pp_create(&ctx, o.backend);
   if (s != PP_OK) {

@@ -21,9 +21,12 @@
 
 #include "bench.h"
 #include "image_io.h"
+#include "out_file.h"
+#include "progress.h"
 #include "parprim.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,7 +55,7 @@ typedef struct nb_opts {
 void pp_cli_nbody_usage(FILE *f) {
   fputs("usage: parprim nbody [--n N] [--steps S] [--dt DT] [--init plummer|disk|collision]\n"
         "                     [--softening EPS] [--frames DIR] [--every K] [--size W]\n"
-        "                     [--seed X] [--backend cpu|cuda|auto]\n"
+        "                     [--seed X] [--backend cpu|cuda|auto] [--quiet]\n"
         "\n"
         "Simulates N bodies under their mutual gravity (all pairs, G = 1, total mass 1,\n"
         "Plummer softening, kick-drift-kick leapfrog) with pp_nbody_step, and prints the\n"
@@ -72,6 +75,7 @@ void pp_cli_nbody_usage(FILE *f) {
         "  --size W       frame width and height in pixels (default 512)\n"
         "  --seed X       seed of the initial conditions (default 1)\n"
         "  --backend B    cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  --quiet        no progress line on stderr\n"
         "  -h, --help     this text\n"
         "\n"
         "Exit status: 0 done; 1 a call or a file failed; 2 usage error.\n",
@@ -86,14 +90,18 @@ static int nb_usage_error(const char *fmt, const char *arg) {
   return NBODY_EXIT_USAGE;
 }
 
+/* A number that a float holds: finite, at most FLT_MAX in magnitude. */
 static int parse_float(const char *s, float *out) {
   char *end = NULL;
   errno = 0;
   double v = strtod(s, &end);
-  if (errno || end == s || *end || !isfinite(v)) return -1;
+  if (end == s || *end || !isfinite(v) || fabs(v) > FLT_MAX) return -1;
   *out = (float)v;
   return 0;
 }
+
+/* The most bodies whose 7 float arrays fit in the address space. */
+#define NBODY_MAX_N (SIZE_MAX / (7 * sizeof(float)))
 
 /* Returns -1 when parsed, else the exit code (0 after help). */
 static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
@@ -106,6 +114,10 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0) {
       pp_cli_nbody_usage(stdout);
       return 0;
+    }
+    if (strcmp(arg, "--quiet") == 0) {
+      cli_progress_allow(false);
+      continue;
     }
     int which = -1;
     const char *v = NULL;
@@ -124,13 +136,19 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
     switch (which) {
     case 0:
       if (bench_parse_size(v, &o->n) || o->n == 0) return nb_usage_error("bad --n '%s'", v);
+      if (o->n > NBODY_MAX_N) {
+        fprintf(stderr, "parprim nbody: --n %s is too large (at most %zu)\n\n", v, NBODY_MAX_N);
+        pp_cli_nbody_usage(stderr);
+        return NBODY_EXIT_USAGE;
+      }
       *n_given = true;
       break;
     case 1:
       if (bench_parse_size(v, &o->steps)) return nb_usage_error("bad --steps '%s'", v);
       break;
     case 2:
-      if (parse_float(v, &o->dt) || o->dt == 0.0f) return nb_usage_error("bad --dt '%s'", v);
+      if (parse_float(v, &o->dt) || o->dt == 0.0f)
+        return nb_usage_error("bad --dt '%s' (a float: non-zero, at most 3.4e38 in magnitude)", v);
       break;
     case 3:
       if (strcmp(v, "plummer") == 0) o->init = INIT_PLUMMER;
@@ -140,7 +158,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
       break;
     case 4:
       if (parse_float(v, &o->softening) || o->softening < 0.0f)
-        return nb_usage_error("bad --softening '%s' (>= 0)", v);
+        return nb_usage_error("bad --softening '%s' (a float >= 0)", v);
       break;
     case 5:
       if (!*v) return nb_usage_error("%s", "--frames needs a directory");
@@ -313,7 +331,7 @@ static int write_frame(nb_view *v, const float *x, const float *y, const float *
   for (size_t i = 0; i < w * w; i++) ramp(v->grid[i] / v->norm, img.pixels + 3 * i);
   char path[4096], err[512];
   snprintf(path, sizeof path, "%s/frame_%05zu.png", dir, index);
-  int rc = cli_image_write(path, &img, err, sizeof err);
+  int rc = cli_image_write(path, &img, NULL, err, sizeof err);
   cli_image_free(&img);
   if (rc != 0) {
     fprintf(stderr, "parprim nbody: %s\n", err);
@@ -348,6 +366,20 @@ static bool on_path(const char *tool) {
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
+/* A rate with the SI prefix that puts it between 1 and 1000 (k, M, G, T, P). */
+static void si_rate(double v, const char *unit, char *buf, size_t len) {
+  static const char prefixes[] = " kMGTP";
+  int p = 0;
+  while (p < 5 && fabs(v) >= 1000) {
+    v /= 1000;
+    p++;
+  }
+  if (p == 0)
+    snprintf(buf, len, "%.3g %s", v, unit);
+  else
+    snprintf(buf, len, "%.3g %c%s", v, prefixes[p], unit);
+}
+
 static int nb_fail(pp_context *ctx, const char *what, pp_status s) {
   fprintf(stderr, "parprim nbody: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
   return 1;
@@ -379,6 +411,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   if (rc == 0 && o->frames) {
     rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++);
   }
+  cli_progress_begin("parprim nbody");
   for (size_t done = 0; rc == 0 && done < o->steps;) {
     size_t chunk = o->steps - done < o->every ? o->steps - done : o->every;
     double t0 = bench_now_ms();
@@ -398,6 +431,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
       rc = nb_fail(ctx, "pp_nbody_energy", s);
       break;
     }
+    cli_progress_end(); /* the line below replaces it */
     printf("step %8zu  t %8.4f  E %+.8f  drift %+.3e  %8.1f G interactions/s  %.1f ms/step\n",
            done, (double)done * o->dt, k + u, e0 != 0 ? (k + u - e0) / fabs(e0) : 0.0,
            inter / (ms * 1e6), ms / (double)chunk);
@@ -409,14 +443,18 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
       }
       rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++);
     }
+    cli_progress_update((double)done, (double)o->steps, "steps");
   }
+  cli_progress_end();
   if (rc == 0 && o->steps) {
     pp_device_info info;
     const char *dev = pp_get_device_info(ctx, &info) == PP_OK ? info.name : "unknown device";
-    printf("%zu bodies, %zu steps on %s (%s): %.1f G interactions/s, %.2f TFLOP/s at 20 flops "
-           "per interaction\n",
-           n, o->steps, pp_backend_string(pp_backend_of(ctx)), dev, interactions / (busy_ms * 1e6),
-           interactions * 20 / (busy_ms * 1e9));
+    char rate[32], flops[32];
+    si_rate(interactions / (busy_ms * 1e-3), "interactions/s", rate, sizeof rate);
+    si_rate(interactions * 20 / (busy_ms * 1e-3), "FLOP/s", flops, sizeof flops);
+    printf("%zu %s, %zu step%s on %s (%s): %s, %s at 20 flops per interaction\n", n,
+           n == 1 ? "body" : "bodies", o->steps, o->steps == 1 ? "" : "s",
+           pp_backend_string(pp_backend_of(ctx)), dev, rate, flops);
   }
   if (rc == 0 && o->frames) {
     printf("wrote %zu frames to %s/frame_%%05d.png\n", frame, o->frames);
@@ -447,18 +485,23 @@ int pp_cli_nbody_main(int argc, char **argv) {
   }
   if (!n_given && pp_backend_of(ctx) == PP_BACKEND_CPU) o.n = 2048;
   if (o.every == 0) o.every = o.steps / 20 > 0 ? o.steps / 20 : 1;
-  if (o.n > SIZE_MAX / (7 * sizeof(float))) {
-    pp_destroy(ctx);
-    return nb_usage_error("--n %s is too large", "");
-  }
   if (o.frames && mkdir(o.frames, 0777) != 0 && errno != EEXIST) {
     fprintf(stderr, "parprim nbody: cannot create '%s': %s\n", o.frames, strerror(errno));
     pp_destroy(ctx);
     return 1;
   }
+  if (o.frames) { /* that the frames can be written, before the run rather than after */
+    char first[4096], err[512];
+    snprintf(first, sizeof first, "%s/frame_00000.png", o.frames);
+    if (cli_out_check(first, err, sizeof err) != 0) {
+      fprintf(stderr, "parprim nbody: --frames: %s\n", err);
+      pp_destroy(ctx);
+      return 1;
+    }
+  }
   static const char *inits[] = {"plummer", "disk", "collision"};
-  printf("parprim nbody: %zu bodies (%s), %zu steps of %g, softening %g, on %s\n", o.n,
-         inits[o.init], o.steps, (double)o.dt, (double)o.softening,
+  printf("parprim nbody: %zu %s (%s), %zu steps of %g, softening %g, on %s\n", o.n,
+         o.n == 1 ? "body" : "bodies", inits[o.init], o.steps, (double)o.dt, (double)o.softening,
          pp_backend_string(pp_backend_of(ctx)));
   float *host = malloc(7 * o.n * sizeof(float));
   if (!host) {

@@ -9,6 +9,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "out_file.h"
+#include "progress.h"
 #include "raw_file.h"
 
 #include "bench.h"
@@ -20,11 +22,10 @@
 #include <string.h>
 
 #define SORT_EXIT_USAGE 2
-/* fread / fwrite in pieces, so a short count can be told from an error early and a
- * multi-GiB file does not depend on the C library handling one huge request. */
 
 void pp_cli_sort_usage(FILE *f) {
   fputs("usage: parprim sort FILE --type T [--desc] [--out FILE] [--backend cpu|cuda|auto]\n"
+        "                   [--quiet]\n"
         "\n"
         "Sorts a raw binary file of elements of type T (native byte order, no header) with\n"
         "pp_sort and writes the sorted elements to --out (default: FILE.sorted). Prints the\n"
@@ -34,7 +35,9 @@ void pp_cli_sort_usage(FILE *f) {
         "\n"
         "  --type T      u8, i32, u32, i64, u64, f32, f64 (required)\n"
         "  --desc        descending order (default ascending)\n"
-        "  --out FILE    where to write the result (default: FILE.sorted); may be FILE\n"
+        "  --out FILE    where to write the result (default: FILE.sorted); may be FILE: it\n"
+        "                is replaced only once the result is written whole\n"
+        "  --quiet       no progress line on stderr\n"
         "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
         "  -h, --help    this text\n"
         "\n"
@@ -68,6 +71,10 @@ static int sort_parse(int argc, char **argv, sort_args *a) {
     }
     if (strcmp(arg, "--desc") == 0) {
       a->desc = true;
+      continue;
+    }
+    if (strcmp(arg, "--quiet") == 0) {
+      cli_progress_allow(false);
       continue;
     }
     static const char *const valued[] = {"--type", "--out", "--backend"};
@@ -174,7 +181,15 @@ int pp_cli_sort_main(int argc, char **argv) {
   void *data = NULL;
   size_t bytes = 0;
   const size_t es = pp_dtype_size(a.type);
-  rc = cli_read_raw("sort", a.in, es, &data, &bytes);
+  char err[512];
+  if (cli_out_check(a.out, err, sizeof err) != 0) { /* before the work, not after */
+    fprintf(stderr, "parprim sort: %s\n", err);
+    free(default_out);
+    return 1;
+  }
+  cli_progress_begin("parprim sort: reading");
+  rc = cli_read_raw("sort", a.in, es, &data, &bytes, cli_progress_bytes, NULL);
+  cli_progress_end();
   pp_context *ctx = NULL;
   if (rc == 0) {
     pp_status s = pp_create(&ctx, a.backend);

@@ -1,17 +1,19 @@
 /*
- * topk_cmd.c — `parprim topk FILE --type T --k K [--smallest] [--indices] [--out FILE]
+ * topk_cmd.c — `parprim topk FILE --type T --k K [--smallest] [--out FILE]
  * [--backend B]`: the k largest (or smallest) elements of a raw binary file of one
  * element type, with pp_topk.
  *
  * The file is read whole into host memory and, on a GPU, copied to pp_malloc memory
  * first, so that the time printed is the selection itself. Without --out the results are
- * printed one per line (rank, value, and the index with --indices); with --out the k
- * values are written raw (native byte order) to FILE and, with --indices, the k indices
- * as uint64 to FILE.idx.
+ * printed one per line under a header (rank, value, index in the file); with --out the k
+ * values are written raw (native byte order) to FILE and the k indices as uint64 to
+ * FILE.idx.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "out_file.h"
+#include "progress.h"
 #include "raw_file.h"
 
 #include "bench.h"
@@ -26,21 +28,23 @@
 #define TOPK_EXIT_USAGE 2
 
 void pp_cli_topk_usage(FILE *f) {
-  fputs("usage: parprim topk FILE --type T --k K [--smallest] [--indices] [--out FILE]\n"
-        "                    [--backend cpu|cuda|auto]\n"
+  fputs("usage: parprim topk FILE --type T --k K [--smallest] [--out FILE]\n"
+        "                    [--backend cpu|cuda|auto] [--quiet]\n"
         "\n"
         "Finds the K largest (or smallest) elements of a raw binary file of elements of\n"
-        "type T (native byte order, no header) with pp_topk, in order. NaN counts as the\n"
-        "largest value; equal values are taken by lowest index. Prints the time of the\n"
-        "selection and, without --out, the results one per line.\n"
+        "type T (native byte order, no header) with pp_topk, in order, with their indices\n"
+        "in the file (from 0). NaN counts as the largest value; equal values are taken by\n"
+        "lowest index. Prints the time of the selection and, without --out, one line per\n"
+        "result under a header: rank, value, index.\n"
         "\n"
         "  --type T      u8, i32, u32, i64, u64, f32, f64 (required)\n"
         "  --k K         how many (required; at most the element count)\n"
         "  --smallest    the K smallest instead of the K largest\n"
-        "  --indices     also give each result's index in the file (with --out: to FILE.idx,\n"
-        "                as uint64)\n"
-        "  --out FILE    write the K values raw to FILE instead of printing them\n"
+        "  --out FILE    write the K values raw to FILE and their indices (uint64) to\n"
+        "                FILE.idx instead of printing them\n"
+        "  --indices     accepted for older scripts: indices are always given\n"
         "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  --quiet       no progress line on stderr\n"
         "  -h, --help    this text\n"
         "\n"
         "Exit status: 0 done; 1 the file could not be read or written, its size is not a\n"
@@ -79,6 +83,10 @@ static int parse(int argc, char **argv, topk_args *a) {
     }
     if (!strcmp(arg, "--indices")) {
       a->indices = true;
+      continue;
+    }
+    if (!strcmp(arg, "--quiet")) {
+      cli_progress_allow(false);
       continue;
     }
     static const char *const valued[] = {"--type", "--k", "--out", "--backend"};
@@ -166,7 +174,24 @@ int pp_cli_topk_main(int argc, char **argv) {
   uint64_t *idx = NULL;
   size_t bytes = 0;
   pp_context *ctx = NULL;
-  rc = cli_read_raw("topk", a.in, es, &data, &bytes);
+  char err[512], *ipath = NULL;
+  if (a.out) {
+    size_t len = strlen(a.out) + 5;
+    ipath = malloc(len);
+    if (!ipath) {
+      fprintf(stderr, "parprim topk: out of host memory\n");
+      return 1;
+    }
+    snprintf(ipath, len, "%s.idx", a.out);
+    if (cli_out_check(a.out, err, sizeof err) != 0 || cli_out_check(ipath, err, sizeof err) != 0) {
+      fprintf(stderr, "parprim topk: %s\n", err);
+      free(ipath);
+      return 1;
+    }
+  }
+  cli_progress_begin("parprim topk: reading");
+  rc = cli_read_raw("topk", a.in, es, &data, &bytes, cli_progress_bytes, NULL);
+  cli_progress_end();
   const size_t n = bytes / es;
   if (rc == 0 && a.k > n) {
     fprintf(stderr, "parprim topk: --k %zu exceeds the %zu elements of '%s'\n", a.k, n, a.in);
@@ -191,32 +216,20 @@ int pp_cli_topk_main(int argc, char **argv) {
   if (rc == 0) rc = select_on(ctx, &a, data, n, vals, idx);
   if (rc == 0 && a.out) {
     rc = cli_write_raw("topk", a.out, vals, a.k * es);
-    if (rc == 0 && a.indices) {
-      size_t len = strlen(a.out) + 5;
-      char *ipath = malloc(len);
-      if (!ipath) rc = 1;
-      else {
-        snprintf(ipath, len, "%s.idx", a.out);
-        rc = cli_write_raw("topk", ipath, idx, a.k * 8);
-        if (rc == 0) printf("wrote %s and %s\n", a.out, ipath);
-        free(ipath);
-      }
-    } else if (rc == 0) {
-      printf("wrote %s\n", a.out);
-    }
+    if (rc == 0) rc = cli_write_raw("topk", ipath, idx, a.k * 8);
+    if (rc == 0) printf("wrote %s and %s\n", a.out, ipath);
   } else if (rc == 0) {
+    printf("rank\tvalue\tindex\n");
     for (size_t j = 0; j < a.k; j++) {
       char text[64];
       bench_format_value(a.type, (const char *)vals + j * es, text, sizeof text);
-      if (a.indices)
-        printf("%zu\t%s\t%" PRIu64 "\n", j + 1, text, idx[j]);
-      else
-        printf("%zu\t%s\n", j + 1, text);
+      printf("%zu\t%s\t%" PRIu64 "\n", j + 1, text, idx[j]);
     }
   }
   pp_destroy(ctx);
   free(data);
   free(vals);
   free(idx);
+  free(ipath);
   return rc;
 }

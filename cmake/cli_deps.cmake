@@ -1,0 +1,21 @@
+# The parprim command's image formats and plots (cmake/image_libs.cmake), and its tests:
+# every file it reads or writes, each failure it must survive.
+include(${CMAKE_CURRENT_LIST_DIR}/image_libs.cmake)
+target_link_libraries(parprim_cli PRIVATE ${PP_CLI_IMAGE_LIBS})
+
+if(PP_BUILD_TESTS)
+  enable_testing()
+  # Writes the test images (PNG of every colour type and depth, JPEG, PGM/PPM) with the
+  # libraries' encoders, with the counts and pixels they must decode to.
+  add_executable(pp_cli_testimg tests/cli_testimg.c)
+  target_link_libraries(pp_cli_testimg PRIVATE ${PP_IMAGE_LIBS} m)
+  target_compile_options(pp_cli_testimg PRIVATE ${PP_C_WARNINGS})
+  foreach(t files images messages)
+    add_test(NAME cli_${t} COMMAND ${CMAKE_COMMAND}
+             -DCLI=$<TARGET_FILE:parprim_cli> -DIMG=$<TARGET_FILE:pp_cli_testimg>
+             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_${t}
+             -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/cli_${t}.cmake)
+    set_tests_properties(cli_${t} PROPERTIES LABELS cpu TIMEOUT 300
+                         ENVIRONMENT "PARPRIM_BACKEND=cpu;OMP_WAIT_POLICY=passive")
+  endforeach()
+endif()
