@@ -24,7 +24,7 @@ if(PP_BUILD_TESTS)
   pp_example(sort_numbers example_sort_numbers ${PP_NUMBERS})
   pp_example(topk_numbers example_topk_numbers 5 ${PP_NUMBERS})
   pp_example(histogram_image example_histogram_image)
-  pp_example(nbody_energy example_nbody_energy)
+  pp_example(nbody_energy example_nbody_energy 256 500)
   # the blurred test card is read back: PGM out, then PGM in
   pp_example(blur_image example_blur_image blurred.pgm)
   pp_example(blur_image_file example_blur_image blurred.pgm blurred_again.pgm 1.5)

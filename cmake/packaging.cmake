@@ -24,14 +24,24 @@ set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 if(NOT DEFINED CPACK_DEBIAN_PACKAGE_MAINTAINER)
   set(CPACK_DEBIAN_PACKAGE_MAINTAINER "parprim maintainers <maintainers@parprim.invalid>")
 endif()
-# What the binaries load at run time. The CUDA runtime is only recommended: NVIDIA's
-# packages name it cuda-cudart-X-Y, but a toolkit installed from NVIDIA's runfile belongs
-# to no package, and a hard dependency would refuse to install there. A CUDA build needs
-# libcudart.so.X at run time (and the toolkit's libcudadevrt.a to link the static library).
-if(NOT DEFINED CPACK_DEBIAN_PACKAGE_DEPENDS)
+# What the binaries load at run time. dpkg-shlibdeps (dpkg-dev) reads it from them and names
+# the packages that hold each library: libgomp1, the command's libpng, libjpeg and cairo,
+# MPI and NCCL when built with them, and the CUDA runtime where a package installed it.
+# Without it, a list by hand. A toolkit installed from NVIDIA's runfile belongs to no
+# package, so the CUDA runtime is also recommended by the name NVIDIA's packages give it
+# (only recommended: a hard dependency would refuse to install beside a runfile toolkit).
+# A CUDA build needs libcudart.so at run time, and the toolkit's libcudadevrt.a to link
+# the static library.
+find_program(PP_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(PP_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+elseif(NOT DEFINED CPACK_DEBIAN_PACKAGE_DEPENDS)
   set(PP_DEB_DEPENDS "libc6" "libgomp1")
   if(CMAKE_CXX_COMPILER_LOADED)
     list(APPEND PP_DEB_DEPENDS "libstdc++6") # the command's C++ parts, CUDA's host code
+  endif()
+  if(PP_BUILD_TOOLS)
+    list(APPEND PP_DEB_DEPENDS "libpng16-16" "libjpeg62-turbo | libjpeg8" "libcairo2")
   endif()
   if(PP_STATIC_FLAGS MATCHES "-lmpi")
     list(APPEND PP_DEB_DEPENDS "libopenmpi3 | libopenmpi40 | libmpich12")
@@ -74,6 +84,7 @@ if(PP_BUILD_TESTS)
     "PP_LIBDIR=${CMAKE_INSTALL_LIBDIR}"
     "PP_VERSION=${PROJECT_VERSION}"
     "PP_CUDA=${PP_HAVE_CUDA}"
+    "PP_TOOLS=${PP_BUILD_TOOLS}"
     "PP_GENERATOR=${CMAKE_GENERATOR}"
     "PP_CUDA_ROOT=${PP_CUDA_ROOT}"
     "PKG_CONFIG=${PP_PKG_CONFIG}"
