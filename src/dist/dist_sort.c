@@ -183,7 +183,7 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   static const char fn[] = "pp_sort";
   pp_comm *comm = pp_dsort_comm(ctx);
   const size_t p = (size_t)comm->nranks, r = (size_t)comm->rank;
-  const size_t vs = values ? value_size : 0;
+  size_t vs = values ? value_size : 0; /* the ranks' common width, once agreed */
   const pp_backend_ops *ops = ctx->ops;
   dsort_host h;
   memset(&h, 0, sizeof h);
@@ -200,11 +200,24 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
                                {"key_t", (uint64_t)key_t},
                                {"opts->order", (uint64_t)opts.order},
                                {"opts->algo", (uint64_t)opts.algo},
-                               {"value_size (0 without values)", (uint64_t)vs}};
+                               {NULL, (uint64_t)(values ? value_size : 0)}};
   st = pp_dist_agree(ctx, fn, st, vals, 5);
   uint64_t N = 0;
   if (st == PP_OK) {
+    /* pairs when any rank passes values; a rank with no keys may pass NULL values, any
+       other rank must pass values of the same width */
     for (size_t q = 0; q < p; q++) {
+      const uint64_t vq = pp_dist_value(ctx, (int)q, 4);
+      vs = vq > vs ? (size_t)vq : vs;
+    }
+    for (size_t q = 0; st == PP_OK && q < p; q++) {
+      const uint64_t vq = pp_dist_value(ctx, (int)q, 4), nq = pp_dist_value(ctx, (int)q, 0);
+      if (vq != vs && (vq != 0 || nq != 0))
+        st = pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
+                     "%s: rank %zu sorts %s, another rank pairs with %zu-byte values", fn, q,
+                     vq ? "pairs of another width" : "keys alone", vs);
+    }
+    for (size_t q = 0; st == PP_OK && q < p; q++) {
       h.n_all[q] = pp_dist_value(ctx, (int)q, 0);
       h.off[q] = N;
       if (h.n_all[q] > UINT64_MAX - N || N + h.n_all[q] > SIZE_MAX) {
