@@ -1,6 +1,13 @@
 # The parprim command's image formats and plots (cmake/image_libs.cmake), and its tests:
 # every file it reads or writes, each failure it must survive.
 include(${CMAKE_CURRENT_LIST_DIR}/image_libs.cmake)
+if(NOT DEFINED PP_CLI_IMAGE_LIBS)
+  message(FATAL_ERROR
+    "parprim: the parprim command needs libpng, libjpeg and cairo (found: PNG ${PNG_FOUND}, "
+    "JPEG ${JPEG_FOUND}, cairo ${PP_CAIRO_FOUND}). On Debian or Ubuntu: apt-get install "
+    "pkg-config libpng-dev libjpeg-dev libcairo2-dev. Or build the library alone with "
+    "-DPP_BUILD_TOOLS=OFF.")
+endif()
 target_link_libraries(parprim_cli PRIVATE ${PP_CLI_IMAGE_LIBS})
 
 if(PP_BUILD_TESTS)

@@ -8,21 +8,21 @@
 # They are required to build the command (not the library, which uses none of them): one
 # code path, which the tests cover whole, instead of a command whose formats depend on
 # what the build machine happened to have.
-if(NOT DEFINED PP_IMAGE_LIBS_FOUND)
+# Sets PP_IMAGE_LIBS only when libpng and libjpeg are both found, PP_CLI_IMAGE_LIBS only
+# when cairo is too; cmake/cli_deps.cmake stops the configuration when the command lacks
+# one.
+if(NOT PP_IMAGE_LIBS_SEARCHED)
+  set(PP_IMAGE_LIBS_SEARCHED ON)
   find_package(PNG)
   find_package(JPEG)
   find_package(PkgConfig)
   if(PkgConfig_FOUND)
     pkg_check_modules(PP_CAIRO IMPORTED_TARGET cairo)
   endif()
-  if(NOT PNG_FOUND OR NOT JPEG_FOUND OR NOT PP_CAIRO_FOUND)
-    message(FATAL_ERROR
-      "parprim: the parprim command needs libpng, libjpeg and cairo "
-      "(PNG ${PNG_FOUND}, JPEG ${JPEG_FOUND}, cairo ${PP_CAIRO_FOUND}). On Debian or Ubuntu: "
-      "apt-get install pkg-config libpng-dev libjpeg-dev libcairo2-dev. "
-      "Or build the library alone with -DPP_BUILD_TOOLS=OFF.")
+  if(PNG_FOUND AND JPEG_FOUND)
+    set(PP_IMAGE_LIBS PNG::PNG JPEG::JPEG)
+    if(PP_CAIRO_FOUND)
+      set(PP_CLI_IMAGE_LIBS PNG::PNG JPEG::JPEG PkgConfig::PP_CAIRO)
+    endif()
   endif()
-  set(PP_IMAGE_LIBS PNG::PNG JPEG::JPEG)
-  set(PP_CLI_IMAGE_LIBS PNG::PNG JPEG::JPEG PkgConfig::PP_CAIRO)
-  set(PP_IMAGE_LIBS_FOUND ON)
 endif()
