@@ -46,8 +46,9 @@ if(PP_BUILD_TESTS)
       # two ranks on a machine that may have fewer cores
       list(APPEND PP_MPIEXEC_FLAGS --oversubscribe)
     endif()
+    # CPU ranks: two CUDA ranks on a machine with one GPU would share it, which NCCL refuses
     pp_example(dist_sort ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${PP_MPIEXEC_FLAGS}
-               $<TARGET_FILE:example_dist_sort> 20000 ${MPIEXEC_POSTFLAGS})
+               $<TARGET_FILE:example_dist_sort> 20000 cpu ${MPIEXEC_POSTFLAGS})
     # Open MPI refuses to start as root (CI runs as root) unless told twice; one OpenMP
     # thread per rank, as the ranks share the cores
     set_tests_properties(example_dist_sort PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT

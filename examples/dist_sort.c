@@ -2,19 +2,23 @@
  * afterwards rank 0 holds the smallest, rank 1 the next, and so on, each rank keeping as
  * many keys as it brought.
  *
- *   mpiexec -np 4 dist_sort [KEYS_PER_RANK]
+ *   mpiexec -np 4 dist_sort [KEYS_PER_RANK [cpu|cuda]]
  *
  * pp_create_dist with a NULL id takes the ranks from MPI; with the CPU backend the ranks
- * talk through MPI, with CUDA (one GPU per rank) through NCCL. The program itself makes no
- * MPI call: the checks below are parprim's distributed reduce and scan.
+ * talk through MPI, with CUDA (one GPU per rank) through NCCL; by default CUDA when a GPU
+ * is visible. The program itself makes no MPI call: the checks below are parprim's
+ * distributed reduce and scan.
  */
 #include <parprim.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char **argv) {
+  pp_backend backend = PP_BACKEND_AUTO;
+  if (argc > 2) backend = strcmp(argv[2], "cuda") == 0 ? PP_BACKEND_CUDA : PP_BACKEND_CPU;
   pp_context *ctx;
-  pp_status s = pp_create_dist(&ctx, PP_BACKEND_AUTO, NULL, 0, 0);
+  pp_status s = pp_create_dist(&ctx, backend, NULL, 0, 0);
   if (s == PP_ERR_UNSUPPORTED) { /* a build without MPI (CPU) or NCCL (CUDA) */
     fprintf(stderr, "skipped: %s\n", pp_last_error(NULL));
     return 77;
