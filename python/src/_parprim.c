@@ -2391,6 +2391,11 @@ static int as_matrix(call *c, arr *a, size_t *ld, bool *transposed) {
     return -1;
   }
   int64_t r = a->shape[0], k = a->shape[1], s0 = a->strides[0], s1 = a->strides[1];
+  if (r == 0 || k == 0) { /* no element: its strides mean nothing */
+    *ld = (size_t)(k > 1 ? k : 1);
+    *transposed = false;
+    return 0;
+  }
   if ((k <= 1 || s1 == 4) && (r <= 1 || (s0 % 4 == 0 && s0 / 4 >= k))) {
     *ld = r <= 1 ? (size_t)(k > 1 ? k : 1) : (size_t)(s0 / 4);
     *transposed = false;
