@@ -78,7 +78,9 @@ install)
 pkgconfig_shared)
   need_pkg_config
   export PKG_CONFIG_PATH="$lib/pkgconfig"
-  [ "$($PKG_CONFIG --modversion parprim)" = "$PP_VERSION" ] || fail "pkg-config finds another parprim"
+  [ "$($PKG_CONFIG --variable=prefix parprim)" = "$PP_PREFIX" ] ||
+    fail "pkg-config finds another parprim: $($PKG_CONFIG --variable=prefix parprim)"
+  [ "$($PKG_CONFIG --modversion parprim)" = "$PP_VERSION" ] || fail "parprim.pc's version"
   # shellcheck disable=SC2046,SC2086
   run $CC $CFLAGS "$here/app.c" $($PKG_CONFIG --cflags --libs parprim) \
     "-Wl,-rpath,$($PKG_CONFIG --variable=libdir parprim)" $LDFLAGS -o app
