@@ -1461,6 +1461,12 @@ static PyObject *contiguous_copy(call *c, arr *a, int fw_kind) {
   if (fw_kind == FW_TORCH) return PyObject_CallMethod(a->obj, "contiguous", NULL);
   if (fw_kind == FW_CUPY) f = fw.cupy_ascontig;
   else if (dev_is_host(a->dev_type) && get_numpy()) f = fw.np_ascontig;
+  if (f == fw.np_ascontig && a->capsule) { /* a host DLPack producer NumPy reads through from_dlpack */
+    PyObject *view = PyObject_CallOneArg(fw.np_from_dlpack, a->obj);
+    PyObject *r = view ? PyObject_CallOneArg(f, view) : NULL;
+    Py_XDECREF(view);
+    return r;
+  }
   if (!f) {
     PyErr_Format(PyExc_ValueError, "parprim.%s: %s is not contiguous, and parprim cannot copy a %.100s; make it contiguous first",
                  c->fn, a->name, Py_TYPE(a->obj)->tp_name);
