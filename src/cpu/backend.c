@@ -1,6 +1,7 @@
 /* backend.c — the CPU backend's table: memory is host memory, there is no stream, and the
  * primitives run with OpenMP. */
 #include "cpu.h"
+#include "dist_ops.h"
 #include "dist_sort_ops.h"
 
 #include <stdio.h>
@@ -140,6 +141,8 @@ const pp_backend_ops pp_cpu_ops = {
     .nbody_accel = pp_cpu_nbody_accel,
     .nbody_step = pp_cpu_nbody_step,
     .nbody_energy = pp_cpu_nbody_energy,
+    /* dist-core */
+    PP_CPU_DIST_CORE_OPS,
     /* dist-sort */
     .dsort_sample = pp_cpu_dsort_sample,
     .dsort_count = pp_cpu_dsort_count,

@@ -39,6 +39,12 @@ typedef struct pp_comm_ops {
                          const size_t *send_bytes, const size_t *send_off, void *recv,
                          const size_t *recv_bytes, const size_t *recv_off);
   pp_status (*bcast)(pp_comm *c, pp_context *ctx, void *buf, size_t bytes, int root);
+  /* All-gather of blocks of different sizes: rank q's send_bytes (= recv_bytes[q]) land at
+   * recv + recv_off[q] on every rank; the host arrays recv_bytes and recv_off have nranks
+   * entries and are the same on every rank. (Added with the distributed N-body and top-k,
+   * whose ranks contribute n_r bodies or min(k, n_r) candidates.) */
+  pp_status (*allgatherv)(pp_comm *c, pp_context *ctx, const void *send, size_t send_bytes,
+                          void *recv, const size_t *recv_bytes, const size_t *recv_off);
   /* The same, on small host buffers (at most a few MiB); these return when recv is written. */
   pp_status (*host_allgather)(pp_comm *c, pp_context *ctx, const void *send, void *recv,
                               size_t bytes);

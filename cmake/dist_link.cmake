@@ -1,0 +1,21 @@
+# dist_link.cmake — link the engines found by cmake/dist.cmake (PP_DIST_LIBS) into the
+# targets built from parprim_objects: the shared library keeps them private, the static
+# library passes them on to whoever links it, and the parprim command links them when it
+# takes the objects itself. Include it once the library targets exist; including it again
+# later (cmake/dist_tests.cmake does, after the command is defined) links only the targets
+# not linked yet.
+if(PP_DIST_LIBS)
+  foreach(pp_t parprim parprim_static parprim_cli)
+    if(TARGET ${pp_t})
+      get_property(pp_done TARGET ${pp_t} PROPERTY PP_DIST_LINKED)
+      if(NOT pp_done)
+        if(pp_t STREQUAL "parprim_static")
+          target_link_libraries(${pp_t} PUBLIC ${PP_DIST_LIBS})
+        else()
+          target_link_libraries(${pp_t} PRIVATE ${PP_DIST_LIBS})
+        endif()
+        set_property(TARGET ${pp_t} PROPERTY PP_DIST_LINKED ON)
+      endif()
+    endif()
+  endforeach()
+endif()

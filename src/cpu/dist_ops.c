@@ -1,0 +1,206 @@
+/* dist_ops.c — the CPU backend's building blocks of the distributed algorithms (src/dist):
+ * a double-accumulated f32 sum (a rank's partial of pp_reduce and pp_scan), a scan that
+ * continues from the carry of the ranks before, an index map for top-k's candidates, and
+ * the N-body pieces that let a rank's bodies feel every rank's (targets and sources apart).
+ *
+ * The scan from a carry is the local scan (scan.c) followed by one pass folding the carry
+ * in front of every output: exact for integers (wrapping addition is associative) and for
+ * MIN/MAX (NaN rules included); f32 and f64 sums round twice (the local prefix, then the
+ * sum with the carry), within one f32 / f64 rounding more than the one-context scan. The
+ * CPU backend is not the distributed layer's speed target; the CUDA backend folds the
+ * carry into its single pass instead (src/cuda/scan.cu).
+ *
+ * N-body physics as in nbody.c (G = 1, Plummer softening, a body does not pull itself,
+ * pairs at distance 0 left out when eps^2 is tiny); 1 / sqrtf here, where nbody.c uses its
+ * Newton rsqrt, so results agree to a few ulp.
+ */
+#include "dist_ops.h"
+
+#include <math.h>
+
+/* Same threshold as nbody.c and src/cuda/nbody.cuh. */
+#define NB_EPS2_UNGUARDED 1e-18f
+#define NB_PARALLEL_MIN 256
+
+pp_status pp_cpu_dist_sum_f32(pp_context *ctx, const float *in, size_t n, double *sum) {
+  (void)ctx;
+  double s = 0.0;
+#pragma omp parallel for reduction(+ : s) schedule(static) if (n >= PP_CPU_PARALLEL_MIN)
+  for (size_t i = 0; i < n; i++) s += (double)in[i];
+  *sum = s;
+  return PP_OK;
+}
+
+/* acc is NaN until a number was seen (the float rules of pp_reduce). */
+static inline double fmin_rule(double acc, double x) {
+  if (isnan(x)) return acc;
+  return isnan(acc) || x < acc || (x == acc && signbit(x)) ? x : acc;
+}
+static inline double fmax_rule(double acc, double x) {
+  if (isnan(x)) return acc;
+  return isnan(acc) || x > acc || (x == acc && !signbit(x)) ? x : acc;
+}
+
+/* out[i] = carry (+) out[i] for i >= first; exclusive scans then get out[0] = carry. */
+#define PP_FOLD_INT(NAME, T, UT)                                                            \
+  static void fold_##NAME(pp_op op, T *out, size_t n, T c, size_t first) {                  \
+    _Pragma("omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)")              \
+    for (size_t i = first; i < n; i++) {                                                    \
+      T x = out[i];                                                                         \
+      out[i] = op == PP_SUM ? (T)((UT)c + (UT)x) : op == PP_MIN ? (x < c ? x : c) : (x > c ? x : c); \
+    }                                                                                       \
+  }
+PP_FOLD_INT(u8, uint8_t, uint32_t)
+PP_FOLD_INT(i32, int32_t, uint32_t)
+PP_FOLD_INT(u32, uint32_t, uint32_t)
+PP_FOLD_INT(i64, int64_t, uint64_t)
+PP_FOLD_INT(u64, uint64_t, uint64_t)
+
+#define PP_FOLD_FLOAT(NAME, T)                                                              \
+  static void fold_##NAME(pp_op op, T *out, size_t n, double c, size_t first) {             \
+    _Pragma("omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)")              \
+    for (size_t i = first; i < n; i++) {                                                    \
+      double x = out[i];                                                                    \
+      out[i] = (T)(op == PP_SUM ? c + x : op == PP_MIN ? fmin_rule(c, x) : fmax_rule(c, x)); \
+    }                                                                                       \
+  }
+PP_FOLD_FLOAT(f32, float)
+PP_FOLD_FLOAT(f64, double)
+
+pp_status pp_cpu_dist_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *in,
+                                void *out, size_t n, bool inclusive, const void *carry) {
+  pp_status s = pp_cpu_scan(ctx, op, t, in, out, n, inclusive);
+  if (s != PP_OK || !carry || n == 0) return s;
+  /* exclusive: out[0] holds the n == 0 identity, which the carry replaces */
+  const size_t first = inclusive ? 0 : 1;
+  switch (t) {
+#define FOLD_CASE(DT, NAME, T)                                                              \
+  case DT: {                                                                                \
+    T c;                                                                                    \
+    memcpy(&c, carry, sizeof c);                                                            \
+    fold_##NAME(op, (T *)out, n, c, first);                                                 \
+    if (!inclusive) ((T *)out)[0] = c;                                                      \
+    break;                                                                                  \
+  }
+    FOLD_CASE(PP_U8, u8, uint8_t)
+    FOLD_CASE(PP_I32, i32, int32_t)
+    FOLD_CASE(PP_U32, u32, uint32_t)
+    FOLD_CASE(PP_I64, i64, int64_t)
+    FOLD_CASE(PP_U64, u64, uint64_t)
+    FOLD_CASE(PP_F64, f64, double)
+#undef FOLD_CASE
+  case PP_F32: {
+    double c; /* f32 SUM carries a double; MIN/MAX an f32 */
+    if (op == PP_SUM) {
+      memcpy(&c, carry, sizeof c);
+    } else {
+      float f;
+      memcpy(&f, carry, sizeof f);
+      c = f;
+    }
+    fold_f32(op, (float *)out, n, c, first);
+    if (!inclusive) ((float *)out)[0] = (float)c;
+    break;
+  }
+  default: return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_scan: dtype (%d)", (int)t);
+  }
+  return PP_OK;
+}
+
+pp_status pp_cpu_dist_index_map(pp_context *ctx, const uint64_t *table, const uint64_t *idx,
+                                size_t n, uint64_t add, uint64_t *out) {
+  (void)ctx;
+#pragma omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)
+  for (size_t i = 0; i < n; i++) out[i] = (table ? table[idx[i]] : idx[i]) + add;
+  return PP_OK;
+}
+
+/* ---- N-body ----------------------------------------------------------------------------- */
+
+static inline void accel_target(const pp_bodies *s, float xi, float yi, float zi, float eps2,
+                                bool guard, float *ax, float *ay, float *az) {
+  const float *restrict x = s->x, *restrict y = s->y, *restrict z = s->z, *restrict m = s->mass;
+  float sx = 0.0f, sy = 0.0f, sz = 0.0f;
+  for (size_t j = 0; j < s->n; j++) {
+    const float dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;
+    const float d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + eps2;
+    float inv = guard && !(d2 > 0.0f) ? 0.0f : 1.0f / sqrtf(r2);
+    const float f = m[j] * inv * inv * inv;
+    sx += dx * f;
+    sy += dy * f;
+    sz += dz * f;
+  }
+  *ax = sx;
+  *ay = sy;
+  *az = sz;
+}
+
+pp_status pp_cpu_dist_nbody_accel(pp_context *ctx, const pp_bodies *targets,
+                                  const pp_bodies *sources, float softening, float *ax,
+                                  float *ay, float *az) {
+  (void)ctx;
+  const float eps2 = softening * softening;
+  const bool guard = !(eps2 >= NB_EPS2_UNGUARDED);
+  const size_t n = targets->n;
+#pragma omp parallel for schedule(static) if (n >= NB_PARALLEL_MIN)
+  for (size_t i = 0; i < n; i++)
+    accel_target(sources, targets->x[i], targets->y[i], targets->z[i], eps2, guard, &ax[i],
+                 &ay[i], &az[i]);
+  return PP_OK;
+}
+
+/* The kick and drift of nbody.c's pp_nbody_step, the same float operations in the same
+ * order. */
+pp_status pp_cpu_dist_nbody_advance(pp_context *ctx, pp_bodies *b, const float *ax,
+                                    const float *ay, const float *az, float h, float dt,
+                                    bool close, bool open) {
+  (void)ctx;
+  const size_t n = b->n;
+#pragma omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)
+  for (size_t i = 0; i < n; i++) {
+    float u = b->vx[i], v = b->vy[i], w = b->vz[i];
+    if (close) {
+      u += h * ax[i];
+      v += h * ay[i];
+      w += h * az[i];
+    }
+    if (open) {
+      u += h * ax[i];
+      v += h * ay[i];
+      w += h * az[i];
+      b->x[i] += dt * u;
+      b->y[i] += dt * v;
+      b->z[i] += dt * w;
+    }
+    b->vx[i] = u;
+    b->vy[i] = v;
+    b->vz[i] = w;
+  }
+  return PP_OK;
+}
+
+pp_status pp_cpu_dist_nbody_energy(pp_context *ctx, const pp_bodies *targets,
+                                   const pp_bodies *sources, size_t self, float softening,
+                                   double *kinetic, double *phi) {
+  (void)ctx;
+  const size_t n = targets->n, ns = sources->n;
+  const double eps2 = (double)softening * (double)softening;
+  double k = 0.0, u = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : k, u) if (n >= NB_PARALLEL_MIN)
+  for (size_t i = 0; i < n; i++) {
+    const double vx = targets->vx[i], vy = targets->vy[i], vz = targets->vz[i];
+    const double xi = targets->x[i], yi = targets->y[i], zi = targets->z[i];
+    k += 0.5 * (double)targets->mass[i] * (vx * vx + vy * vy + vz * vz);
+    double p = 0.0;
+    for (size_t j = 0; j < ns; j++) {
+      const double dx = (double)sources->x[j] - xi, dy = (double)sources->y[j] - yi,
+                   dz = (double)sources->z[j] - zi;
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+      if (j != self + i && r2 > 0.0) p += (double)sources->mass[j] / sqrt(r2);
+    }
+    u += (double)targets->mass[i] * p;
+  }
+  *kinetic = k;
+  *phi = u;
+  return PP_OK;
+}
