@@ -25,6 +25,7 @@
 #include "progress.h"
 #include "parprim.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -366,7 +367,8 @@ static bool on_path(const char *tool) {
 
 /* ---- the run ------------------------------------------------------------------------------ */
 
-/* A rate with the SI prefix that puts it between 1 and 1000 (k, M, G, T, P). */
+/* A rate with the SI prefix that puts it between 1 and 1000 (k, M, G, T, P): "81.8 MFLOP/s",
+ * and, before a word, "2.64 M interactions/s". */
 static void si_rate(double v, const char *unit, char *buf, size_t len) {
   static const char prefixes[] = " kMGTP";
   int p = 0;
@@ -377,7 +379,8 @@ static void si_rate(double v, const char *unit, char *buf, size_t len) {
   if (p == 0)
     snprintf(buf, len, "%.3g %s", v, unit);
   else
-    snprintf(buf, len, "%.3g %c%s", v, prefixes[p], unit);
+    snprintf(buf, len, "%.3g %c%s%s", v, prefixes[p], islower((unsigned char)unit[0]) ? " " : "",
+             unit);
 }
 
 static int nb_fail(pp_context *ctx, const char *what, pp_status s) {
@@ -432,9 +435,11 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
       break;
     }
     cli_progress_end(); /* the line below replaces it */
-    printf("step %8zu  t %8.4f  E %+.8f  drift %+.3e  %8.1f G interactions/s  %.1f ms/step\n",
-           done, (double)done * o->dt, k + u, e0 != 0 ? (k + u - e0) / fabs(e0) : 0.0,
-           inter / (ms * 1e6), ms / (double)chunk);
+    char rate[32];
+    si_rate(inter / (ms * 1e-3), "interactions/s", rate, sizeof rate);
+    printf("step %8zu  t %8.4f  E %+.8f  drift %+.3e  %20s  %.3g ms/step\n", done,
+           (double)done * o->dt, k + u, e0 != 0 ? (k + u - e0) / fabs(e0) : 0.0, rate,
+           ms / (double)chunk);
     fflush(stdout);
     if (o->frames) {
       if ((s = pp_copy(ctx, host, d, 2 * n * sizeof(float))) != PP_OK) {

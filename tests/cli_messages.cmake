@@ -62,7 +62,7 @@ run(2 ERR "bad --dt '1e99'" CMD ${CLI} nbody --n 8 --steps 1 --dt 1e99)
 run(2 ERR "bad --softening '1e40'" CMD ${CLI} nbody --n 8 --steps 1 --softening 1e40)
 run(0 OUT "1 body, 1 step on" NOT_OUT "1 bodies|0\\.00 [A-Z]*FLOP" NOERR
     CMD ${CLI} nbody --n 1 --steps 1)
-run(0 OUT "64 bodies, 3 steps on .*: [1-9][0-9.]* [kMGTP]?interactions/s, [1-9][0-9.]* [kMGTP]?FLOP/s"
+run(0 OUT "64 bodies, 3 steps on .*: [1-9][0-9.]* ([kMGTP] )?interactions/s, [1-9][0-9.]* [kMGTP]?FLOP/s"
     NOERR CMD ${CLI} nbody --n 64 --steps 3)
 
 # histogram: a range whose width overflows a double is a usage error
@@ -94,3 +94,5 @@ endforeach()
 if(col EQUAL -1)
   message(FATAL_ERROR "demo printed no table:\n${RUN_OUT}")
 endif()
+run(0 OUT "\nstep +1 .* [1-9][0-9.]* ([kMGTP] )?interactions/s  [0-9.e+-]+ ms/step\n" NOT_OUT " 0\\.0 G"
+    CMD ${CLI} nbody --n 64 --steps 1 --every 1)
