@@ -28,6 +28,7 @@
 #include "bench.h"
 #include "gpu.h"
 #include "bench_impl.h"
+#include "progress.h" /* cli/progress.h: a progress line on stderr */
 
 #include <errno.h>
 #include <float.h>
@@ -252,6 +253,7 @@ static FILE *note_stream(const bench_env *env) {
 void bench_note(const bench_env *env, const char *fmt, ...) {
   va_list ap;
   FILE *f = note_stream(env);
+  cli_progress_end();
   va_start(ap, fmt);
   fputs("  note: ", f);
   vfprintf(f, fmt, ap);
@@ -410,6 +412,8 @@ static void print_row_json(const bench_env *env, const bench_row *r) {
 }
 
 void print_row(bench_env *env, const bench_row *r) {
+  static unsigned rows_done = 0;
+  cli_progress_end(); /* the row replaces the progress line */
   switch (env->o->fmt) {
   case FMT_HUMAN:
     print_row_human(env, r);
@@ -422,6 +426,7 @@ void print_row(bench_env *env, const bench_row *r) {
     break;
   }
   fflush(stdout);
+  cli_progress_update(++rows_done, 0, "rows measured");
 }
 
 /* ==================================================================================== */
@@ -2087,6 +2092,7 @@ void pp_bench_usage(FILE *f) {
         "  --reps R     timed runs per measurement (default 30; the protocol wants >= 20)\n"
         "  --csv        CSV with a header line instead of the table\n"
         "  --json       one JSON object per line instead of the table\n"
+        "  --quiet      no progress line on stderr (drawn only when it is a terminal)\n"
         "  --backend B  cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
         "  --dtype T    u8 i32 u32 i64 u64 f32 f64; reduce default: f32 at every size,\n"
         "               then the other types (sum) at the largest size\n"
@@ -2184,6 +2190,10 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
     }
     if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0) {
       o->fmt = a[2] == 'c' ? FMT_CSV : FMT_JSON;
+      continue;
+    }
+    if (strcmp(a, "--quiet") == 0) {
+      cli_progress_allow(false);
       continue;
     }
     if (strcmp(a, "--desc") == 0 || strcmp(a, "--pairs") == 0) {
@@ -2338,6 +2348,7 @@ int pp_bench_main(int argc, char **argv) {
   if (rc)
     return rc == 1 ? 0 : rc;
   bench_env env;
+  cli_progress_begin("parprim bench");
   rc = env_open(&env, &o);
   if (rc) {
     env_close(&env);
