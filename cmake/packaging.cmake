@@ -4,8 +4,10 @@
 
 # ---- Debian package --------------------------------------------------------------------
 # One package, `parprim`: the shared and static libraries, the header, the pkg-config files,
-# the CMake package and the `parprim` command, under /usr. Every CPACK_* value below can be
-# given on the cmake command line instead (e.g. -DCPACK_DEBIAN_PACKAGE_DEPENDS=...).
+# the CMake package and the `parprim` command, under /usr. The maintainer and the
+# dependencies may be given on the cmake command line (-DCPACK_DEBIAN_PACKAGE_MAINTAINER=...;
+# -DCPACK_DEBIAN_PACKAGE_DEPENDS=... adds to what dpkg-shlibdeps finds, or replaces the list
+# by hand).
 set(CPACK_PACKAGE_NAME parprim)
 set(CPACK_PACKAGE_VENDOR parprim)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
