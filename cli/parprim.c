@@ -283,11 +283,11 @@ static const cli_command commands[] = {
     {"ladder", "the optimisation ladders (parprim ladder --help), CUDA only", ladder_main,
      ladder_usage},
     {"sort", "sort a raw binary file of numbers (pp_sort)", pp_cli_sort_main, pp_cli_sort_usage},
-    {"histogram", "histogram of numbers or an 8-bit image, bar chart (pp_histogram_*)", pp_cli_histogram_main,
-     pp_cli_histogram_usage},
-    {"topk", "the k largest (or smallest) values of a raw binary file (pp_topk)", pp_cli_topk_main,
-     pp_cli_topk_usage},
-    {"conv", "filter a PGM/PPM image (pp_conv2d)", pp_cli_conv_main,
+    {"histogram", "histogram of numbers or an image, chart, plot (pp_histogram_*)",
+     pp_cli_histogram_main, pp_cli_histogram_usage},
+    {"topk", "the k largest (smallest) values of a raw file, with indices (pp_topk)",
+     pp_cli_topk_main, pp_cli_topk_usage},
+    {"conv", "filter a PNG, JPEG, PGM or PPM image (pp_conv2d)", pp_cli_conv_main,
      pp_cli_conv_usage},
     {"nbody", "run an N-body simulation, write frames (pp_nbody_step)", pp_cli_nbody_main,
      pp_cli_nbody_usage},
@@ -302,8 +302,8 @@ static void usage(FILE *f) {
         "\ncommands:\n",
         f);
   for (size_t i = 0; i < N_COMMANDS; i++)
-    fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-  fputs("  help     this text, or `parprim help COMMAND`\n"
+    fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fputs("  help      this text, or `parprim help COMMAND`\n"
         "\n"
         "PARPRIM_BACKEND=cpu|cuda overrides which backend `auto` picks.\n",
         f);
