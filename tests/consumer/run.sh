@@ -138,6 +138,7 @@ deb)
     run ./reduce_scan
   fi
   cmake_consumer "$here/cmake_c" "$work/cmake_c" "$usr"
+  need_pkg_config # the pkg-config half did not run: not a pass
   ;;
 *)
   fail "unknown mode $mode"
