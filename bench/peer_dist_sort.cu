@@ -160,6 +160,44 @@ extern "C" int bench_dist_facts_u32(const uint32_t *keys, size_t n, void *stream
   return 0;
 }
 
+__global__ void pairs_check_kernel(const uint32_t *keys, const uint32_t *values, size_t n,
+                                   uint64_t seed, unsigned long long *bad) {
+  unsigned long long b = 0;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const uint32_t k = keys[i], v = values[i];
+    if (k != (uint32_t)(splitmix(seed ^ (uint64_t)v) >> 32)) b++;
+    if (i + 1 < n && k == keys[i + 1] && v >= values[i + 1]) b++;
+  }
+  for (int d = 16; d > 0; d /= 2) b += __shfl_down_sync(0xffffffffu, b, d);
+  if (threadIdx.x % 32 == 0 && b) atomicAdd(bad, b);
+}
+
+extern "C" int bench_dist_pairs_check_u32(const uint32_t *keys, const uint32_t *values, size_t n,
+                                          uint64_t seed, void *stream, uint64_t *bad,
+                                          uint32_t *first_value, uint32_t *last_value, char *err) {
+  cudaStream_t s = as_stream(stream);
+  *bad = 0;
+  *first_value = *last_value = 0;
+  if (n == 0) return 0;
+  unsigned long long *d = nullptr, h = 0;
+  CU(cudaMallocAsync(&d, sizeof h, s), "cudaMallocAsync");
+  cudaError_t e = cudaMemsetAsync(d, 0, sizeof h, s);
+  if (e == cudaSuccess) {
+    pairs_check_kernel<<<grid_for(n), 256, 0, s>>>(keys, values, n, seed, d);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&h, d, sizeof h, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(first_value, values, 4, cudaMemcpyDeviceToHost, s);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(last_value, values + n - 1, 4, cudaMemcpyDeviceToHost, s);
+  cudaError_t f = cudaFreeAsync(d, s);
+  if (e == cudaSuccess) e = f;
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e != cudaSuccess) return cuda_fail(err, "checking the sorted pairs", e);
+  *bad = h;
+  return 0;
+}
+
 /* ---- the peer --------------------------------------------------------------------------- */
 
 #if defined(PP_HAVE_NCCL)
@@ -321,12 +359,17 @@ extern "C" int bench_peer_dist_sort(bench_peer_dist *p, uint32_t *d_keys, size_t
   CU(cudaMemcpyAsync(h + np, p->bounds + np, (size_t)np * np * 8, cudaMemcpyDeviceToHost, s),
      "cudaMemcpyAsync (counts)");
   CU(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  /* every rank checks every rank's total, so all of them stop before the exchange */
   size_t total = 0;
-  for (int q = 0; q < np; q++) total += h[np + (size_t)q * np + p->rank];
-  if (total > p->cap) {
-    snprintf(err, BENCH_DIST_ERR, "peer: rank %d receives %zu keys, above its buffer's %zu",
-             p->rank, total, p->cap);
-    return -1;
+  for (int dst = 0; dst < np; dst++) {
+    size_t t = 0;
+    for (int q = 0; q < np; q++) t += h[np + (size_t)q * np + dst];
+    if (t > p->cap) {
+      snprintf(err, BENCH_DIST_ERR, "peer: rank %d would receive %zu keys, above its buffer's %zu",
+               dst, t, p->cap);
+      return -1;
+    }
+    if (dst == p->rank) total = t;
   }
   /* 5. exchange */
   NC(ncclGroupStart(), "ncclGroupStart");

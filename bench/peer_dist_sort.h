@@ -47,6 +47,14 @@ typedef struct bench_dist_facts {
 int bench_dist_facts_u32(const uint32_t *keys, size_t n, void *stream, bench_dist_facts *out,
                          char *err);
 
+/* Pairs sorted from keys made by bench_dist_fill(PP_U32, seed, first 0) with their global
+ * index as the value (waits): *bad counts positions whose key is not the key its value
+ * was made with, or whose value does not increase within a run of equal keys (stability);
+ * the first and last value are returned for the checks between ranks. */
+int bench_dist_pairs_check_u32(const uint32_t *keys, const uint32_t *values, size_t n,
+                               uint64_t seed, void *stream, uint64_t *bad, uint32_t *first_value,
+                               uint32_t *last_value, char *err);
+
 /* The NCCL unique id of the peer's communicator (128 bytes), made once by the launcher. */
 int bench_peer_nccl_id(unsigned char id[128], char *err);
 
