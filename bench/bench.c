@@ -28,6 +28,7 @@
 #include "bench.h"
 #include "gpu.h"
 #include "bench_impl.h"
+#include "bench_dist.h"
 #include "progress.h" /* cli/progress.h: a progress line on stderr */
 
 #include <errno.h>
@@ -2103,6 +2104,7 @@ void pp_bench_usage(FILE *f) {
         "  --k K        topk: k (default: the issue's cases)\n"
         "  --bins B     histogram: bin count (default: 256, 1024, 65536, 2^20)\n"
         "  --filter F   conv: filter width = height (default: 3, 5, 9, 15)\n"
+        "  --gpus N     the distributed primitives on N GPUs (parprim bench --gpus N --help)\n"
         "  -h, --help   this text\n"
         "\n"
         "Defaults per primitive: scan u32; select, select_flagged, partition, merge f32;\n"
@@ -2343,6 +2345,8 @@ static void run_entries(bench_env *env) {
 }
 
 int pp_bench_main(int argc, char **argv) {
+  if (pp_bench_dist_wanted(argc, argv)) /* --gpus N: the distributed bench, bench_dist.c */
+    return pp_bench_dist_main(argc, argv);
   bench_opts o = {.reps = DEFAULT_REPS, .fmt = FMT_HUMAN, .backend = PP_BACKEND_AUTO};
   int rc = parse_args(argc, argv, &o);
   if (rc)
