@@ -9,12 +9,20 @@
  * pp_last_error(NULL) returns it. */
 static _Thread_local char create_error[PP_ERROR_TEXT];
 
+/* The text is formatted into a local buffer and then copied, so an argument that points
+ * into the context's own error text (a message that wraps an earlier one) is read intact:
+ * vsnprintf into the buffer it reads from is undefined (C11 7.21.6.12). */
 pp_status pp_fail(pp_context *ctx, pp_status s, const char *fmt, ...) {
   char *dst = ctx ? ctx->error : create_error;
+  char text[PP_ERROR_TEXT];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(dst, PP_ERROR_TEXT, fmt, ap);
+  int len = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  if (len < 0) len = 0;
+  if ((size_t)len >= sizeof text) len = (int)sizeof text - 1;
+  memcpy(dst, text, (size_t)len);
+  dst[len] = '\0';
   return s;
 }
 

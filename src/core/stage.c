@@ -10,16 +10,25 @@ pp_status pp_arg_stage(pp_context *ctx, const char *fn, const char *name, pp_arg
   a->user = (void *)p;
   a->ptr = (void *)p;
   a->bytes = bytes;
-  a->output = kind != PP_ARG_IN;
+  a->output = kind == PP_ARG_OUT || kind == PP_ARG_INOUT;
   if (bytes == 0) return PP_OK;
   bool aligned = align <= 1 || ((uintptr_t)p % align) == 0;
-  if (aligned && ctx->ops->accessible(ctx, p)) return PP_OK;
+  if (kind != PP_ARG_IN_COPY && aligned && ctx->ops->accessible(ctx, p)) return PP_OK;
 
+  /* The allocator's own text (which names no entry point) becomes the detail of ours
+   * (pp_fail reads its arguments before it writes ctx->error). The text is cleared first so
+   * that an allocator failing without a word cannot pass off an older call's message as its
+   * reason, and put back when the allocation succeeds: pp_last_error keeps telling the last
+   * failure. */
+  char before[PP_ERROR_TEXT];
+  memcpy(before, ctx->error, sizeof before);
+  ctx->error[0] = '\0';
   void *scratch = NULL;
   pp_status s = ctx->ops->temp_alloc(ctx, &scratch, bytes);
   if (s != PP_OK)
     return pp_fail(ctx, s, "%s: cannot stage %s (%zu bytes): %s", fn, name, bytes,
                    ctx->error[0] ? ctx->error : "out of memory");
+  memcpy(ctx->error, before, sizeof before);
   if (kind != PP_ARG_OUT) {
     s = ctx->ops->copy(ctx, scratch, p, bytes);
     if (s != PP_OK) {
