@@ -49,6 +49,11 @@ pp_status pp_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, 
   if (m == 0 || n == 0) return PP_OK; /* C is empty: nothing to compute or write */
   if (!ctx->ops->sgemm) return pp_not_implemented(ctx, fn);
   if (k == 0) { ea = 0; eb = 0; } /* A and B are not read */
+  /* C is read (beta) and written while A and B are still being read. Extents are compared
+   * whole, first element to last, so a matrix that lives in the gaps ldc leaves between
+   * C's lines counts as overlapping too. */
+  PP_TRY(pp_check_disjoint(ctx, fn, "C", C, ec * sizeof(float), "A", A, ea * sizeof(float)));
+  PP_TRY(pp_check_disjoint(ctx, fn, "C", C, ec * sizeof(float), "B", B, eb * sizeof(float)));
 
   pp_args args = {0};
   pp_status st = PP_OK;
@@ -86,11 +91,9 @@ static pp_status check_image(pp_context *ctx, const char *fn, const float *src, 
   PP_TRY(pp_check_data(ctx, fn, "src", src, *src_elems));
   PP_TRY(pp_check_data(ctx, fn, "dst", dst, *dst_elems));
   /* the filter reads neighbours of every pixel, so writing in place would feed outputs back
-   * in as inputs */
-  const float *s_end = src + *src_elems, *d_end = dst + *dst_elems;
-  if (*src_elems && src < d_end && dst < s_end)
-    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: src and dst overlap", fn);
-  return PP_OK;
+   * in as inputs; extents run from the first pixel to the last (pitch gaps included) */
+  return pp_check_disjoint(ctx, fn, "dst", dst, *dst_elems * sizeof(float), "src", src,
+                           *src_elems * sizeof(float));
 }
 
 static pp_status check_filter(pp_context *ctx, const char *fn, const char *name,
@@ -113,6 +116,8 @@ pp_status pp_conv2d(pp_context *ctx, const float *src, size_t width, size_t heig
   PP_TRY(pp_check_ctx(ctx));
   PP_TRY(check_filter(ctx, fn, "filter", fw == 0 ? "fw" : "fh", filter, fw, fh, &ef));
   PP_TRY(check_image(ctx, fn, src, width, height, src_pitch, border, dst, dst_pitch, &es, &ed));
+  PP_TRY(pp_check_disjoint(ctx, fn, "dst", dst, ed * sizeof(float), "filter", filter,
+                           ef * sizeof(float)));
   if (width == 0 || height == 0) return PP_OK;
   if (!ctx->ops->conv2d) return pp_not_implemented(ctx, fn);
 
@@ -141,6 +146,10 @@ pp_status pp_conv2d_separable(pp_context *ctx, const float *src, size_t width, s
   PP_TRY(check_filter(ctx, fn, "row_filter", "row_len", row_filter, row_len, 1, &er));
   PP_TRY(check_filter(ctx, fn, "col_filter", "col_len", col_filter, col_len, 1, &ec));
   PP_TRY(check_image(ctx, fn, src, width, height, src_pitch, border, dst, dst_pitch, &es, &ed));
+  PP_TRY(pp_check_disjoint(ctx, fn, "dst", dst, ed * sizeof(float), "row_filter", row_filter,
+                           er * sizeof(float)));
+  PP_TRY(pp_check_disjoint(ctx, fn, "dst", dst, ed * sizeof(float), "col_filter", col_filter,
+                           ec * sizeof(float)));
   if (width == 0 || height == 0) return PP_OK;
   if (!ctx->ops->conv2d_separable) return pp_not_implemented(ctx, fn);
 
@@ -179,6 +188,25 @@ static pp_status check_bodies(pp_context *ctx, const char *fn, const pp_bodies *
   return PP_OK;
 }
 
+/* Named arrays of one call for the overlap rule: the first `outputs` of them are written,
+ * the rest only read. Each written array must be apart from every other array; read-only
+ * arrays may overlap each other (x == y is odd but harmless). */
+typedef struct named_range {
+  const char *name;
+  const void *p;
+  size_t bytes;
+} named_range;
+
+static pp_status check_written_apart(pp_context *ctx, const char *fn, const named_range *r,
+                                     int outputs, int count) {
+  for (int i = 0; i < outputs; i++)
+    for (int j = 0; j < count; j++)
+      if (j != i)
+        PP_TRY(pp_check_disjoint(ctx, fn, r[i].name, r[i].p, r[i].bytes, r[j].name, r[j].p,
+                                 r[j].bytes));
+  return PP_OK;
+}
+
 static pp_status check_softening(pp_context *ctx, const char *fn, float softening) {
   if (isfinite(softening) && softening >= 0.0f) return PP_OK;
   return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: softening (%g) is not finite and >= 0", fn,
@@ -208,6 +236,11 @@ static pp_status nbody_accel_check(pp_context *ctx, const char *fn, const pp_bod
   PP_TRY(pp_check_data(ctx, fn, "ax", ax, b->n));
   PP_TRY(pp_check_data(ctx, fn, "ay", ay, b->n));
   PP_TRY(pp_check_data(ctx, fn, "az", az, b->n));
+  const named_range r[] = {{"ax", ax, *bytes},      {"ay", ay, *bytes},
+                           {"az", az, *bytes},      {"b->x", b->x, *bytes},
+                           {"b->y", b->y, *bytes},  {"b->z", b->z, *bytes},
+                           {"b->mass", b->mass, *bytes}};
+  PP_TRY(check_written_apart(ctx, fn, r, 3, 7));
   if (!ctx->ops->nbody_accel) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -240,6 +273,13 @@ static pp_status nbody_step_check(pp_context *ctx, const char *fn, const pp_bodi
   PP_TRY(check_softening(ctx, fn, softening));
   if (!isfinite(dt))
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dt (%g) is not finite", fn, (double)dt);
+  /* positions and velocities are all advanced in place; masses are only read, but a
+   * written array must not change them either */
+  const named_range r[] = {{"b->x", b->x, *bytes},   {"b->y", b->y, *bytes},
+                           {"b->z", b->z, *bytes},   {"b->vx", b->vx, *bytes},
+                           {"b->vy", b->vy, *bytes}, {"b->vz", b->vz, *bytes},
+                           {"b->mass", b->mass, *bytes}};
+  PP_TRY(check_written_apart(ctx, fn, r, 6, 7));
   if (!ctx->ops->nbody_step) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -268,6 +308,16 @@ static pp_status nbody_energy_check(pp_context *ctx, const char *fn, const pp_bo
   PP_TRY(check_softening(ctx, fn, softening));
   PP_TRY(pp_check_ptr(ctx, fn, "kinetic", kinetic));
   PP_TRY(pp_check_ptr(ctx, fn, "potential", potential));
+  const named_range r[] = {{"kinetic", kinetic, sizeof *kinetic},
+                           {"potential", potential, sizeof *potential},
+                           {"b->x", b->x, *bytes},
+                           {"b->y", b->y, *bytes},
+                           {"b->z", b->z, *bytes},
+                           {"b->vx", b->vx, *bytes},
+                           {"b->vy", b->vy, *bytes},
+                           {"b->vz", b->vz, *bytes},
+                           {"b->mass", b->mass, *bytes}};
+  PP_TRY(check_written_apart(ctx, fn, r, 2, 9));
   if (!ctx->ops->nbody_energy) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }

@@ -20,6 +20,7 @@ static pp_status histogram_even_check(pp_context *ctx, const char *fn, pp_dtype 
   if (!(lo < hi) || !isfinite(lo) || !isfinite(hi))
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: [lo, hi) = [%g, %g) is not a finite range",
                    fn, lo, hi);
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
   if (!ctx->ops->histogram_even) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -78,6 +79,11 @@ static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype
                                        size_t *count_bytes, double **host_edges) {
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
+  size_t edge_bytes = 0;
+  PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
+  PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &edge_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "edges", edges, edge_bytes));
   if (!ctx->ops->histogram_range) return pp_not_implemented(ctx, fn);
   return check_edges(ctx, fn, edges, bins, host_edges);
 }
@@ -129,6 +135,8 @@ static pp_status histogram_image_check(pp_context *ctx, const char *fn, const ui
     PP_TRY(pp_check_add(ctx, fn, "image extent", *in_bytes, row_bytes, in_bytes));
   }
   PP_TRY(pp_check_data(ctx, fn, "pixels", pixels, *in_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, (size_t)channels * 256 * sizeof *counts,
+                           "pixels", pixels, *in_bytes));
   if (!ctx->ops->histogram_image) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }

@@ -7,6 +7,7 @@ static pp_status reduce_check(pp_context *ctx, const char *fn, pp_op op, pp_dtyp
   PP_TRY(pp_check_op(ctx, fn, op, false));
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
   PP_TRY(pp_check_ptr(ctx, fn, "out", out));
+  PP_TRY(pp_check_disjoint(ctx, fn, "out", out, pp_dtype_size(t), "in", in, *bytes));
   if (!ctx->ops->reduce) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -37,6 +38,10 @@ static pp_status argreduce_check(pp_context *ctx, const char *fn, pp_op op, pp_d
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
   PP_TRY(pp_check_ptr(ctx, fn, "value_out", value_out));
   PP_TRY(pp_check_ptr(ctx, fn, "index_out", index_out));
+  size_t es = pp_dtype_size(t), is = sizeof *index_out;
+  PP_TRY(pp_check_disjoint(ctx, fn, "value_out", value_out, es, "in", in, *bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "index_out", index_out, is, "in", in, *bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "index_out", index_out, is, "value_out", value_out, es));
   if (!ctx->ops->argreduce) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -67,6 +72,7 @@ static pp_status scan_check(pp_context *ctx, const char *fn, pp_op op, pp_dtype 
   PP_TRY(pp_check_op(ctx, fn, op, false));
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, bytes));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));
+  PP_TRY(pp_check_alias(ctx, fn, "out", out, *bytes, "in", in, *bytes));
   if (!ctx->ops->scan) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -107,7 +113,11 @@ static pp_status trim_staged_output(pp_context *ctx, pp_arg *out, const void *dc
   return PP_OK;
 }
 
-/* select and partition share everything but the backend entry and the output name. */
+/* select and partition share everything but the backend entry and the output name.
+ * In place (out == in) the backend reads a private copy of the input: a thread (or a
+ * block) storing its kept elements would otherwise overwrite elements another has not
+ * read yet, and a partition writes its rejected elements ahead of where it reads. value
+ * is read before anything is written, so it may point anywhere, into out included. */
 static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp_dtype t,
                              const void *in, size_t n, pp_cmp cmp, const void *value, void *out,
                              uint64_t *count) {
@@ -117,7 +127,11 @@ static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp
   PP_TRY(pp_check_enum(ctx, fn, "cmp", (int)cmp, PP_NE + 1));
   PP_TRY(pp_check_ptr(ctx, fn, "value", value));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));
-  PP_TRY(pp_check_ptr(ctx, fn, partition ? "count_true" : "count", count));
+  const char *count_name = partition ? "count_true" : "count";
+  PP_TRY(pp_check_ptr(ctx, fn, count_name, count));
+  PP_TRY(pp_check_alias(ctx, fn, "out", out, bytes, "in", in, bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, count_name, count, sizeof *count, "in", in, bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, count_name, count, sizeof *count, "out", out, bytes));
   if (partition ? !ctx->ops->partition : !ctx->ops->select) return pp_not_implemented(ctx, fn);
 
   size_t es = pp_dtype_size(t);
@@ -125,7 +139,7 @@ static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp
   pp_status st = PP_OK;
   const void *din;
   void *dout, *dcount;
-  PP_STAGE(PP_ARG_IN, "in", in, bytes, es, din);
+  PP_STAGE(in == out ? PP_ARG_IN_COPY : PP_ARG_IN, "in", in, bytes, es, din);
   PP_STAGE(PP_ARG_OUT, "out", out, bytes, es, dout);
   PP_STAGE(PP_ARG_OUT, "count", count, sizeof(uint64_t), sizeof(uint64_t), dcount);
   if (st == PP_OK)
@@ -164,6 +178,12 @@ pp_status pp_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
   PP_TRY(pp_check_data(ctx, fn, "flags", flags, n));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));
   PP_TRY(pp_check_ptr(ctx, fn, "count", count));
+  /* in place as pp_select (see select_like); flags must stay intact while out is written */
+  PP_TRY(pp_check_alias(ctx, fn, "out", out, bytes, "in", in, bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "out", out, bytes, "flags", flags, n));
+  PP_TRY(pp_check_disjoint(ctx, fn, "count", count, sizeof *count, "in", in, bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "count", count, sizeof *count, "flags", flags, n));
+  PP_TRY(pp_check_disjoint(ctx, fn, "count", count, sizeof *count, "out", out, bytes));
   if (!ctx->ops->select_flagged) return pp_not_implemented(ctx, fn);
 
   size_t al = record_align(elem_size);
@@ -171,7 +191,7 @@ pp_status pp_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
   pp_status st = PP_OK;
   const void *din, *dflags;
   void *dout, *dcount;
-  PP_STAGE(PP_ARG_IN, "in", in, bytes, al, din);
+  PP_STAGE(in == out ? PP_ARG_IN_COPY : PP_ARG_IN, "in", in, bytes, al, din);
   PP_STAGE(PP_ARG_IN, "flags", flags, n, 1, dflags);
   PP_STAGE(PP_ARG_OUT, "out", out, bytes, al, dout);
   PP_STAGE(PP_ARG_OUT, "count", count, sizeof(uint64_t), sizeof(uint64_t), dcount);

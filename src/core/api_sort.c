@@ -14,6 +14,8 @@ static pp_status sort_check(pp_context *ctx, const char *fn, pp_dtype key_t, voi
       return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: value_size (%zu) is not 4 or 8", fn,
                      value_size);
     PP_TRY(pp_check_mul(ctx, fn, "n * value_size", n, value_size, value_bytes));
+    /* both are sorted in place: each moves under the other's permutation */
+    PP_TRY(pp_check_disjoint(ctx, fn, "values", values, *value_bytes, "keys", keys, *key_bytes));
   }
   if (!ctx->ops->sort) return pp_not_implemented(ctx, fn);
   return PP_OK;
@@ -60,6 +62,9 @@ pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, co
   PP_TRY(pp_check_data(ctx, fn, "a", a, na));
   PP_TRY(pp_check_data(ctx, fn, "b", b, nb));
   PP_TRY(pp_check_data(ctx, fn, "out", out, n));
+  /* a and b may overlap each other (both are only read); out overlaps neither */
+  PP_TRY(pp_check_disjoint(ctx, fn, "out", out, out_bytes, "a", a, a_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "out", out, out_bytes, "b", b, b_bytes));
   if (!ctx->ops->merge) return pp_not_implemented(ctx, fn);
 
   pp_args args = {0};
@@ -81,7 +86,7 @@ typedef struct topk_sizes {
 
 static pp_status topk_check(pp_context *ctx, const char *fn, bool rowwise, pp_dtype t,
                             const void *in, size_t rows, size_t cols, size_t k,
-                            void *values_out, topk_sizes *sz) {
+                            void *values_out, uint64_t *indices_out, topk_sizes *sz) {
   size_t n = 0, nk = 0;
   PP_TRY(pp_check_dtype(ctx, fn, "dtype", t));
   size_t es = pp_dtype_size(t);
@@ -96,6 +101,13 @@ static pp_status topk_check(pp_context *ctx, const char *fn, bool rowwise, pp_dt
   PP_TRY(pp_check_mul(ctx, fn, "k * 8", nk, sizeof(uint64_t), &sz->idx_bytes));
   PP_TRY(pp_check_data(ctx, fn, "in", in, n));
   PP_TRY(pp_check_data(ctx, fn, "values_out", values_out, nk));
+  size_t idx_bytes = indices_out ? sz->idx_bytes : 0;
+  PP_TRY(pp_check_disjoint(ctx, fn, "values_out", values_out, sz->val_bytes, "in", in,
+                           sz->in_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "indices_out", indices_out, idx_bytes, "in", in,
+                           sz->in_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "indices_out", indices_out, idx_bytes, "values_out",
+                           values_out, sz->val_bytes));
   if (rowwise ? !ctx->ops->topk_rows : !ctx->ops->topk) return pp_not_implemented(ctx, fn);
   return PP_OK;
 }
@@ -105,7 +117,8 @@ static pp_status topk_common(pp_context *ctx, const char *fn, bool rowwise, pp_d
                              void *values_out, uint64_t *indices_out) {
   topk_sizes sz = {0, 0, 0};
   PP_TRY(pp_check_ctx(ctx));
-  pp_status checked = topk_check(ctx, fn, rowwise, t, in, rows, cols, k, values_out, &sz);
+  pp_status checked = topk_check(ctx, fn, rowwise, t, in, rows, cols, k, values_out, indices_out,
+                                 &sz);
   if (ctx->dist && !rowwise)
     return pp_dist_topk(ctx, checked, t, in, cols, k, largest, values_out, indices_out);
   PP_TRY(checked);

@@ -84,6 +84,40 @@ static inline pp_status pp_check_typed_input(pp_context *ctx, const char *fn, pp
   return pp_check_data(ctx, fn, "in", in, n);
 }
 
+/* ---- overlap -------------------------------------------------------------------------- */
+
+/* True when the byte ranges [p, p + pb) and [q, q + qb) share a byte; an empty range shares
+ * none. Host and device pointers are compared alike: under CUDA's unified virtual
+ * addressing (CUDA C Programming Guide, "Unified Virtual Address Space") host and device
+ * allocations of one process never occupy the same addresses, so equal integers mean the
+ * same memory. The differences are taken in the order that cannot wrap around. */
+static inline bool pp_ranges_overlap(const void *p, size_t pb, const void *q, size_t qb) {
+  if (pb == 0 || qb == 0) return false;
+  uintptr_t a = (uintptr_t)p, b = (uintptr_t)q;
+  return a <= b ? b - a < pb : a - b < qb;
+}
+
+/* The overlap rule of docs/API.md: an output shares no byte with any other argument, except
+ * where an entry point allows the exact in-place form (see pp_check_alias). */
+static inline pp_status pp_check_disjoint(pp_context *ctx, const char *fn, const char *out_name,
+                                          const void *out, size_t out_bytes,
+                                          const char *other_name, const void *other,
+                                          size_t other_bytes) {
+  if (!pp_ranges_overlap(out, out_bytes, other, other_bytes)) return PP_OK;
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: %s overlaps %s", fn, out_name, other_name);
+}
+
+/* out may be exactly in (same address, same size: the in-place form) or apart from it;
+ * a partial overlap is rejected. */
+static inline pp_status pp_check_alias(pp_context *ctx, const char *fn, const char *out_name,
+                                       const void *out, size_t out_bytes, const char *in_name,
+                                       const void *in, size_t in_bytes) {
+  if (out == in && out_bytes == in_bytes) return PP_OK;
+  if (!pp_ranges_overlap(out, out_bytes, in, in_bytes)) return PP_OK;
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: %s overlaps %s (only %s == %s is allowed)",
+                 fn, out_name, in_name, out_name, in_name);
+}
+
 static inline pp_status pp_not_implemented(pp_context *ctx, const char *fn) {
   return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: not implemented yet on the %s backend", fn,
                  ctx->ops->name);
@@ -102,7 +136,10 @@ typedef struct pp_arg {
   bool output;  /* copy back to user on finish */
 } pp_arg;
 
-typedef enum pp_arg_kind { PP_ARG_IN, PP_ARG_OUT, PP_ARG_INOUT } pp_arg_kind;
+/* PP_ARG_IN_COPY: an input the backend must get a copy of even where it could read the
+ * caller's memory, because the call's output is that same memory (an in-place select):
+ * the kernels then never read what they have already overwritten. */
+typedef enum pp_arg_kind { PP_ARG_IN, PP_ARG_OUT, PP_ARG_INOUT, PP_ARG_IN_COPY } pp_arg_kind;
 
 pp_status pp_arg_stage(pp_context *ctx, const char *fn, const char *name, pp_arg_kind kind,
                        const void *p, size_t bytes, size_t align, pp_arg *a);
