@@ -8,13 +8,18 @@
  * Bin rules (API.md), shared with the CUDA backend so both give the same counts:
  *  - even: x counts when lo <= x < hi, compared as double; its bin is
  *    floor(((double)x - lo) * bins / (hi - lo)) evaluated in exactly that order in double,
- *    clamped to bins - 1. A NaN quotient (only possible when hi - lo overflows to inf)
- *    also clamps to bins - 1. NaN inputs fail the comparison and are not counted.
+ *    clamped to bins - 1. NaN inputs fail the comparison and are not counted.
+ *    Wide ranges, where (hi - lo) * bins overflows double (lo = -1e308, hi = 1e308), would
+ *    make that quotient inf / inf. There every operand is scaled by a power of two 2^-e
+ *    (exact: IEEE 754 rounds the exact result, and scaling by 2^-e only moves the exponent),
+ *    and x is placed between the scaled edges lo' + i * step', step' = (hi' - lo') / bins,
+ *    each computed with one rounding (fma): the exact bin up to the rounding of an edge.
  *  - range: x counts in bin i when edges[i] <= x < edges[i + 1] (binary search).
  *  - image: counts[c][v] counts the value v in channel c of the interleaved pixels.
  */
 #include "cpu.h"
 
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -26,10 +31,41 @@
 typedef struct even_params {
   double lo, hi, width, binsd;
   size_t bins;
+  /* wide ranges: scale (a power of two), the scaled lo and bin width */
+  bool wide;
+  double scale, lo_s, step_s;
 } even_params;
+
+static even_params make_even(size_t bins, double lo, double hi) {
+  even_params p = {lo, hi, hi - lo, (double)bins, bins, false, 1.0, lo, 0.0};
+  if (!(p.width * p.binsd <= DBL_MAX)) {
+    /* |hi' - lo'| * bins < 2^1025 * 2^-e * 2^(ilogb(bins) + 1) <= 2^1023 */
+    p.wide = true;
+    p.scale = ldexp(1.0, -(ilogb(p.binsd) + 3));
+    p.lo_s = lo * p.scale;
+    p.step_s = (hi * p.scale - p.lo_s) / p.binsd;
+  }
+  return p;
+}
+
+/* The wide rule: a first guess from the quotient, then the bin whose scaled edges hold x
+ * (edges are monotone in i, so the answer does not depend on the guess). */
+static size_t even_bin_wide(const even_params *p, double v) {
+  const double x = v * p->scale;
+  double q = floor((x - p->lo_s) / p->step_s);
+  if (!(q < p->binsd - 1.0)) q = p->binsd - 1.0;
+  if (q < 0.0) q = 0.0;
+  while (q > 0.0 && x < fma(q, p->step_s, p->lo_s)) q -= 1.0;
+  while (q + 1.0 < p->binsd && x >= fma(q + 1.0, p->step_s, p->lo_s)) q += 1.0;
+  return (size_t)q;
+}
 
 static inline int even_bin(const even_params *p, double v, size_t *bin) {
   if (!(v >= p->lo && v < p->hi)) return 0;
+  if (p->wide) {
+    *bin = even_bin_wide(p, v);
+    return 1;
+  }
   double b = floor((v - p->lo) * p->binsd / p->width);
   *bin = b < p->binsd - 1.0 ? (size_t)b : p->bins - 1;
   return 1;
@@ -145,7 +181,7 @@ PP_CPU_HIST_TYPE(f64, double)
 pp_status pp_cpu_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                                 size_t bins, double lo, double hi, uint64_t *counts) {
   static const char fn[] = "pp_histogram_even";
-  even_params params = {lo, hi, hi - lo, (double)bins, bins};
+  even_params params = make_even(bins, lo, hi);
   const even_params *ep = &params;
   hist_plan plan;
   pp_status s = plan_begin(ctx, fn, n, bins, counts, &plan);

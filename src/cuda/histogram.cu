@@ -35,7 +35,9 @@
  *    float for f32 input when its error bound is small, else in double — and only when a
  *    lies within that bound of an integer (where the floor could differ) evaluate the
  *    contract's formula itself. For f32 the range test is exact in float: x >= lo holds
- *    exactly when x >= the smallest float not below lo (likewise for hi).
+ *    exactly when x >= the smallest float not below lo (likewise for hi). Wide ranges,
+ *    where (hi - lo) * bins overflows double, place x between power-of-two-scaled edges
+ *    instead, exactly as src/cpu/histogram.c says and does.
  *  - range: binary search of the edges (shared memory when they fit, else through L1).
  *  - image: counts[c][v], channel c of a byte at offset j of its row being j % channels.
  */
@@ -44,6 +46,7 @@
 #include "cuda_backend.h"
 
 #include <atomic>
+#include <cfloat>
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
@@ -92,12 +95,26 @@ namespace cg = cooperative_groups;
 struct even_rule {
   double lo, hi, width, binsd, scale;
   size_t bins;
+  /* wide ranges: the power of two 2^-e, the scaled lo and bin width (src/cpu/histogram.c) */
+  bool wide;
+  double wide_scale, lo_s, step_s;
   /* f32 input: the float approximation and the float bounds of [lo, hi) */
   bool use_f;
   float lo_f, scale_f, err_f, lo_ceil, hi_ceil;
 
+  /* Wide ranges: a guess, then the bin whose scaled edges fma(i, step_s, lo_s) hold x. */
+  __device__ size_t wide_bin(double v) const {
+    const double x = v * wide_scale;
+    double q = floor((x - lo_s) / step_s);
+    if (!(q < binsd - 1.0)) q = binsd - 1.0;
+    if (q < 0.0) q = 0.0;
+    while (q > 0.0 && x < fma(q, step_s, lo_s)) q -= 1.0;
+    while (q + 1.0 < binsd && x >= fma(q + 1.0, step_s, lo_s)) q += 1.0;
+    return (size_t)q;
+  }
   /* The contract's formula, clamped; q may be NaN (then bins - 1). */
   __device__ __forceinline__ size_t exact(double v) const {
+    if (wide) return wide_bin(v);
     const double q = floor((v - lo) * binsd / width);
     return q < binsd - 1.0 ? (size_t)q : bins - 1;
   }
@@ -120,7 +137,7 @@ struct even_rule {
     const double d = v - lo, a = d * scale;
     /* far from an integer the approximation has the contract's floor; near one (or when
      * it is not finite) evaluate the contract's formula itself */
-    if (fabs(a - rint(a)) > a * 0x1p-44) {
+    if (!wide && fabs(a - rint(a)) > a * 0x1p-44) {
       const double q = floor(a);
       *b = q < binsd - 1.0 ? (size_t)q : bins - 1;
     } else {
@@ -146,6 +163,16 @@ static even_rule make_even(size_t bins, double lo, double hi) {
   r.binsd = (double)bins;
   r.scale = r.binsd / r.width;
   r.bins = bins;
+  r.wide = !(r.width * r.binsd <= DBL_MAX);
+  r.wide_scale = 1.0;
+  r.lo_s = lo;
+  r.step_s = 0.0;
+  if (r.wide) {
+    /* |hi' - lo'| * bins < 2^1025 * 2^-e * 2^(ilogb(bins) + 1) <= 2^1023 */
+    r.wide_scale = ldexp(1.0, -(ilogb(r.binsd) + 3));
+    r.lo_s = lo * r.wide_scale;
+    r.step_s = (hi * r.wide_scale - r.lo_s) / r.binsd;
+  }
   /* a = fl(fl(x - fl(lo)) * fl(scale)) is within 3 float roundings of (x - lo) * scale
    * for x in [lo, hi), plus the rounding of lo itself: bounded below with a factor 2 */
   r.lo_f = (float)lo;
