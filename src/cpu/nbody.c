@@ -30,8 +30,9 @@
  * steps, which square the error each (3.5e-2, 1.8e-3, 5e-6, 4e-11), so the result is
  * within a few ulp. sqrtf cannot serve here: under the default -fmath-errno GCC keeps it
  * scalar (a sqrtss and a libm call per element, to set EDOM), which leaves the loop
- * slower than a serial one. x = 0, denormals and inf give garbage that the callers never
- * use (the guarded loop selects such terms away; eps^2 >= 1e-18 keeps r^2 normal). */
+ * slower than a serial one. x = 0, denormals and inf give garbage: the unguarded loop never
+ * sees them (eps^2 >= 1e-18 keeps r^2 normal), the guarded one selects r^2 = 0 away and
+ * lifts denormals into the normal range first (rsqrt_any). */
 static inline float rsqrt_newton(float x) {
   uint32_t bits;
   memcpy(&bits, &x, sizeof bits);
@@ -43,6 +44,14 @@ static inline float rsqrt_newton(float x) {
   y = y * (1.5f - hx * y * y);
   y = y * (1.5f - hx * y * y);
   return y;
+}
+
+/* 1 / sqrt(x) for any finite x > 0: a denormal x (two bodies closer than ~1e-19 with no
+ * softening) is scaled by 2^64 into the normal range, which is exact, and the result by
+ * 2^32 back, also exact. Both are selects, so the loop still vectorises. */
+static inline float rsqrt_any(float x) {
+  const bool tiny = x < 0x1p-126f;
+  return rsqrt_newton(tiny ? x * 0x1p64f : x) * (tiny ? 0x1p32f : 1.0f);
 }
 
 /* The acceleration of body i from every body. `guard` is a constant at each call site, so
@@ -57,7 +66,7 @@ static inline void accel_one(const pp_bodies *b, size_t i, float eps2, bool guar
   for (size_t j = 0; j < n; j++) {
     const float dx = x[j] - xi, dy = y[j] - yi, dz = z[j] - zi;
     const float d2 = dx * dx + dy * dy + dz * dz, r2 = d2 + eps2;
-    float inv = rsqrt_newton(r2);
+    float inv = guard ? rsqrt_any(r2) : rsqrt_newton(r2);
     if (guard) inv = d2 > 0.0f ? inv : 0.0f; /* distance 0: no pull */
     const float s = m[j] * inv * inv * inv;
     sx += dx * s;
@@ -124,7 +133,7 @@ pp_status pp_cpu_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softe
   if (n > SIZE_MAX / (3 * sizeof(float)))
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_nbody_step: scratch for n (%zu) overflows", n);
   pp_status s = ctx->ops->temp_alloc(ctx, (void **)&a, 3 * n * sizeof(float));
-  if (s != PP_OK) return s;
+  if (s != PP_OK) return pp_fail(ctx, s, "pp_nbody_step: %s", ctx->error);
   float *ax = a, *ay = a + n, *az = a + 2 * n;
   const float h = 0.5f * dt;
   accel_all(b, softening, ax, ay, az);

@@ -45,6 +45,12 @@
     if (nb_s_ != PP_OK) return nb_s_;                                                       \
   } while (0)
 
+/* Scratch whose failure message names the entry point (the allocator's names none). */
+static pp_status nb_temp_alloc(pp_context *ctx, const char *fn, void **mem, size_t bytes) {
+  const pp_status s = ctx->ops->temp_alloc(ctx, mem, bytes);
+  return s == PP_OK ? s : pp_fail(ctx, s, "%s: %s", fn, ctx->error);
+}
+
 /* ---- memory-bound kernels ------------------------------------------------------------ */
 
 __global__ void nb_pack_kernel(const float *__restrict__ x, const float *__restrict__ y,
@@ -255,7 +261,7 @@ static pp_status alloc_scratch(pp_context *ctx, const char *fn, const nb_plan *p
   if (p->n_pad > SIZE_MAX / vec / ((size_t)p->splits + 1) - extra_bytes / vec - 1)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for n (%zu) overflows size_t", fn, p->n);
   void *mem = NULL;
-  NB_TRY(ctx->ops->temp_alloc(ctx, &mem, p->n_pad * vec * ((size_t)p->splits + 1) + extra_bytes));
+  NB_TRY(nb_temp_alloc(ctx, fn, &mem, p->n_pad * vec * ((size_t)p->splits + 1) + extra_bytes));
   *pos = (float4 *)mem;
   *partial = *pos + p->n_pad;
   return PP_OK;
@@ -364,7 +370,7 @@ pp_status pp_cuda_nbody_energy(pp_context *ctx, const pp_bodies *b, float soften
   if (n_pad > SIZE_MAX / sizeof(float4) - blocks)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for n (%zu) overflows size_t", fn, b->n);
   void *mem = NULL;
-  NB_TRY(ctx->ops->temp_alloc(ctx, &mem, n_pad * sizeof(float4) + blocks * sizeof(nb_energy)));
+  NB_TRY(nb_temp_alloc(ctx, fn, &mem, n_pad * sizeof(float4) + blocks * sizeof(nb_energy)));
   float4 *pos = (float4 *)mem;
   nb_energy *parts = (nb_energy *)(pos + n_pad);
   nb_pack_kernel<<<map_grid(st, n_pad), NB_MAP_THREADS, 0, st->stream>>>(

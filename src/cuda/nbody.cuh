@@ -44,7 +44,9 @@ __device__ __forceinline__ float nb_rsqrt(float x) {
 
 /* Adds the pull of body q on the body at (px, py, pz). GUARD: a pair at distance 0 (the
  * body itself, or a coincident one) contributes nothing instead of 0 * inf = NaN, which a
- * tiny or zero eps^2 would otherwise give. */
+ * tiny or zero eps^2 would otherwise give; and a denormal r^2 (bodies closer than ~1e-19
+ * with no softening), which the flushing rsqrt would take for 0, is scaled by 2^64 into
+ * the normal range and the result by 2^32 back (both exact), as the CPU backend does. */
 template <bool GUARD>
 __device__ __forceinline__ void nb_interact(float4 q, float px, float py, float pz, float eps2,
                                             float &ax, float &ay, float &az) {
@@ -53,7 +55,9 @@ __device__ __forceinline__ void nb_interact(float4 q, float px, float py, float 
   if (GUARD) {
     const float d2 = fmaf(dz, dz, fmaf(dy, dy, dx * dx));
     r2 = d2 + eps2;
-    inv = d2 > 0.0f ? nb_rsqrt(r2) : 0.0f;
+    const bool tiny = r2 < 0x1p-126f;
+    inv = nb_rsqrt(tiny ? r2 * 0x1p64f : r2) * (tiny ? 0x1p32f : 1.0f);
+    inv = d2 > 0.0f ? inv : 0.0f;
   } else {
     r2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, eps2)));
     inv = nb_rsqrt(r2);
