@@ -13,7 +13,7 @@ def test_one_rank_group_on_the_cpu():
     try:
         ident = parprim.dist_id_create("cpu")
     except NotImplementedError as e:
-        assert "MPI" in str(e)
+        assert "pp_dist_id_create" in str(e)
         pytest.skip(f"this build has no distributed CPU contexts: {e}")
     assert len(ident) == 128
     try:
