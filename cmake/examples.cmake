@@ -50,8 +50,10 @@ if(PP_BUILD_TESTS)
     pp_example(dist_sort ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${PP_MPIEXEC_FLAGS}
                $<TARGET_FILE:example_dist_sort> 20000 cpu ${MPIEXEC_POSTFLAGS})
     # Open MPI refuses to start as root (CI runs as root) unless told twice; one OpenMP
-    # thread per rank, as the ranks share the cores
+    # thread per rank, as the ranks share the cores. Under AddressSanitizer leaks are not
+    # checked here: Open MPI leaves allocations behind in components it has unloaded by
+    # the time LeakSanitizer reports, where no suppression can name them.
     set_tests_properties(example_dist_sort PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT
-      "OMP_WAIT_POLICY=passive;OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+      "OMP_WAIT_POLICY=passive;OMP_NUM_THREADS=1;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1")
   endif()
 endif()
