@@ -27,4 +27,10 @@ void pp_gpus_barrier(pp_gpus_team *team);
  * argv[i] is not --gpus, -1 on a bad value (printed). */
 int pp_gpus_parse(int argc, char **argv, int *i, int *ngpus);
 
+/* dist_cmd.c: true when argv asks for --gpus; `parprim sort FILE --gpus N` and
+ * `parprim demo --gpus N` (argv[0] is the subcommand name; exit codes as the commands'). */
+int pp_gpus_wanted(int argc, char **argv);
+int pp_cli_sort_gpus_main(int argc, char **argv);
+int pp_cli_demo_gpus_main(int argc, char **argv);
+
 #endif /* PP_CLI_GPUS_H */
