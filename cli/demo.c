@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "demo_impl.h"
+#include "gpus.h"
 
 #include "bench.h"
 #include "parprim.h"
@@ -720,6 +721,7 @@ void pp_cli_demo_usage(FILE *f) {
         "\n"
         "  --backend B  cpu, cuda or auto (default auto)\n"
         "  --n N        elements per input (default 2^24); 1048576, 2^20, 1<<20, 1M, ...\n"
+        "  --gpus N     the distributed primitives on N GPUs, checked against one GPU\n"
         "  -h, --help   this text\n",
         f);
 }
@@ -818,6 +820,8 @@ static void demo_intro(demo_env *env, pp_backend asked) {
 }
 
 int pp_cli_demo_main(int argc, char **argv) {
+  if (pp_gpus_wanted(argc, argv)) /* --gpus N: the distributed primitives (dist_cmd.c) */
+    return pp_cli_demo_gpus_main(argc, argv);
   pp_backend backend = PP_BACKEND_AUTO;
   demo_env env = {.n = DEMO_DEFAULT_N};
   int rc = demo_parse(argc, argv, &backend, &env.n);

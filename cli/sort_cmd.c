@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "gpus.h"
 #include "out_file.h"
 #include "progress.h"
 #include "raw_file.h"
@@ -39,6 +40,7 @@ void pp_cli_sort_usage(FILE *f) {
         "                is replaced only once the result is written whole\n"
         "  --quiet       no progress line on stderr\n"
         "  --backend B   cpu, cuda or auto (default auto: CUDA when a GPU is usable)\n"
+        "  --gpus N      sort across N GPUs of this node (distributed contexts)\n"
         "  -h, --help    this text\n"
         "\n"
         "Exit status: 0 sorted and written; 1 the file could not be read or written, its\n"
@@ -162,6 +164,8 @@ static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, si
 }
 
 int pp_cli_sort_main(int argc, char **argv) {
+  if (pp_gpus_wanted(argc, argv)) /* --gpus N: sorted across N GPUs (dist_cmd.c) */
+    return pp_cli_sort_gpus_main(argc, argv);
   sort_args a = {NULL, NULL, PP_U8, false, false, PP_BACKEND_AUTO};
   int rc = sort_parse(argc, argv, &a);
   if (rc >= 0) return rc;
