@@ -44,8 +44,10 @@ int main(int argc, char **argv) {
     const unsigned char *p = img.pixels + i * (size_t)img.channels;
     in[i] = img.channels == 3 ? 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2] : p[0];
   }
-  for (int t = -radius; t <= radius; t++)
-    total += taps[t + radius] = expf(-(float)(t * t) / (2 * sigma * sigma));
+  for (int t = -radius; t <= radius; t++) {
+    taps[t + radius] = expf(-(float)(t * t) / (2 * sigma * sigma));
+    total += taps[t + radius];
+  }
   for (int t = 0; t <= 2 * radius; t++) taps[t] /= total; /* keep the brightness */
 
   pp_context *ctx;

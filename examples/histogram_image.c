@@ -44,8 +44,11 @@ int main(int argc, char **argv) {
     double sum = 0;
     int median = -1;
     for (int v = 0; v < 256; v++) {
-      total += h[v], sum += (double)v * (double)h[v], bucket[v / 32] += h[v];
-      if (median < 0 && (below += h[v]) * 2 >= npix) median = v;
+      total += h[v];
+      sum += (double)v * (double)h[v];
+      bucket[v / 32] += h[v]; /* 8 bars of 32 levels each */
+      below += h[v];
+      if (median < 0 && 2 * below >= npix) median = v;
     }
     for (int b = 0; b < 8; b++) most = bucket[b] > most ? bucket[b] : most;
     printf("\n%s: mean %.1f, median %d\n", names[c], sum / (double)npix, median);
