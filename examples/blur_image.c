@@ -23,6 +23,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s [IN.pgm] OUT.pgm [SIGMA]\n", argv[0]);
     return 2;
   }
+  const float sigma = argc == 4 ? (float)atof(argv[3]) : 2.0f;
+  if (!(sigma > 0 && sigma <= 100)) {
+    fprintf(stderr, "SIGMA (pixels) must be in (0, 100]\n");
+    return 2;
+  }
   image img = {256, 256, 1, NULL};
   if (argc == 2) { /* a bright square and diagonal stripes on a dark ground */
     img.pixels = malloc(256 * 256);
@@ -35,11 +40,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   const size_t w = img.width, h = img.height, n = w * h;
-  const float sigma = argc == 4 ? (float)atof(argv[3]) : 2.0f;
-  const int radius = (int)ceilf(3 * sigma);
+  const int radius = (int)ceilf(3 * sigma); /* the Gaussian beyond 3 sigma is negligible */
   float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
-  float *taps = malloc((2 * (size_t)(radius > 0 ? radius : 0) + 1) * sizeof *taps), total = 0;
-  if (!img.pixels || !in || !out || !taps || !(sigma > 0)) return 1;
+  float *taps = malloc((2 * (size_t)radius + 1) * sizeof *taps), total = 0;
+  if (!img.pixels || !in || !out || !taps) return 1;
   for (size_t i = 0; i < n; i++) { /* colour to gray with the Rec. 601 weights */
     const unsigned char *p = img.pixels + i * (size_t)img.channels;
     in[i] = img.channels == 3 ? 0.299f * p[0] + 0.587f * p[1] + 0.114f * p[2] : p[0];
