@@ -476,6 +476,10 @@ static int run_case(rank_env *e, const dcase_def *d) {
   row r = {d, p, n, n_total, d->total ? n_arg : n, 0, 0, 0, NULL, NULL};
 
   if (k == DK_HUGE) {
+    if (e->plain) { /* no one-GPU figure here: give its pool's memory back first */
+      pp_destroy(e->plain);
+      e->plain = NULL;
+    }
     /* the keys, then the receive buffer and the local sort's scratch: about 3 n words at
        the peak (the send buffer is back in the pool by then) */
     size_t free_b = 0, total_b = 0;
@@ -523,8 +527,12 @@ static int run_case(rank_env *e, const dcase_def *d) {
       e->peer = NULL;
     }
     failed = 0;
-    if (!e->peer) {
-      failed = bench_peer_dist_create(&e->peer, sh->peer_id, p, rank, n, e->stream, err);
+    if (!e->peer) { /* a communicator needs an id of its own: rank 0 makes it */
+      pp_gpus_barrier(e->team);
+      if (rank == 0 && bench_peer_nccl_id(sh->peer_id, sh->peer_err)) sh->peer_ok = false;
+      pp_gpus_barrier(e->team);
+      failed = !sh->peer_ok || bench_peer_dist_create(&e->peer, sh->peer_id, p, rank, n, e->stream, err);
+      if (!sh->peer_ok) snprintf(err, sizeof err, "%s", sh->peer_err);
       e->peer_n = n;
     }
     if (!all_ok(e->team, sh, rank, failed)) {
