@@ -73,11 +73,19 @@ static int make_temp(const char *dest, char **tmp, int *fd, char *err, size_t er
   return 0;
 }
 
-int cli_out_check(const char *path, char *err, size_t errlen) {
+/* A target that is a folder, or a file this process may not write, is refused. */
+static int target_ok(const char *path, char *err, size_t errlen) {
   struct stat st;
   if (!*path) return fail(err, errlen, "an output file name is empty");
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return fail(err, errlen, "cannot write '%s': it is a folder", path);
+  if (stat(path, &st) != 0) return 0; /* a new file */
+  if (S_ISDIR(st.st_mode)) return fail(err, errlen, "cannot write '%s': it is a folder", path);
+  if (access(path, W_OK) != 0)
+    return fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+  return 0;
+}
+
+int cli_out_check(const char *path, char *err, size_t errlen) {
+  if (target_ok(path, err, errlen) != 0) return -1;
   char *dest = destination(path), *tmp = NULL;
   int fd = -1;
   if (!dest) return fail(err, errlen, "%s: out of memory", path);
@@ -94,13 +102,13 @@ int cli_out_check(const char *path, char *err, size_t errlen) {
 int cli_out_open(cli_out *o, const char *path, char *err, size_t errlen) {
   memset(o, 0, sizeof *o);
   ignore_sigxfsz();
-  struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return fail(err, errlen, "cannot write '%s': it is a folder", path);
+  if (target_ok(path, err, errlen) != 0) return -1;
   o->dest = destination(path);
   if (!o->dest) return fail(err, errlen, "%s: out of memory", path);
+  struct stat st;
   if (stat(o->dest, &st) == 0) {
     o->mode = (int)(st.st_mode & 07777);
+    o->existed = 1;
   } else {
     mode_t mask = umask(0);
     umask(mask);
@@ -150,7 +158,8 @@ int cli_out_commit(cli_out *o, char *err, size_t errlen) {
   int e = 0;
   if (ferror(o->f)) e = errno ? errno : EIO;
   if (!e && fflush(o->f) != 0) e = errno;
-  if (!e && fsync(fileno(o->f)) != 0 && errno != EINVAL) e = errno; /* EINVAL: a pipe-like file */
+  /* a new file puts no old content at risk: no fsync (nbody writes many frames) */
+  if (!e && o->existed && fsync(fileno(o->f)) != 0 && errno != EINVAL) e = errno;
   int closed = fclose(o->f);
   o->f = NULL;
   if (!e && closed != 0) e = errno;
@@ -160,7 +169,7 @@ int cli_out_commit(cli_out *o, char *err, size_t errlen) {
     cli_out_abort(o);
     return -1;
   }
-  sync_folder(o->dest);
+  if (o->existed) sync_folder(o->dest);
   free(o->tmp);
   o->tmp = NULL; /* renamed: nothing to remove */
   cli_out_abort(o);

@@ -2,9 +2,12 @@
  * out_file.h — every file the `parprim` command writes goes through here.
  *
  * A write goes to a new temporary file in the target's folder (mkstemp), is flushed to
- * the disk (fsync) and only then renamed over the target: rename(2) replaces a name
- * atomically within one file system, so the target holds either its old content or the
- * complete new one, never a part. A write that fails (full disk, `ulimit -f`, an I/O
+ * the disk (fsync, when it replaces a file) and only then renamed over the target:
+ * rename(2) replaces a name atomically within one file system, so the target holds either
+ * its old content or the complete new one, never a part (the pattern and the reason for
+ * the fsync: the ext4 documentation's auto_da_alloc, and LWN's "ext4 and data loss",
+ * 2009). A target that exists but may not be written (a read-only file) is refused, as
+ * open(2) would refuse it. A write that fails (full disk, `ulimit -f`, an I/O
  * error) removes the temporary file and leaves an existing target untouched; the output
  * may therefore also be an input of the same command. Messages name the file and give
  * the system's reason (strerror).
@@ -24,6 +27,7 @@ typedef struct cli_out {
   char *tmp;   /* the temporary file */
   char *dest;  /* the target (a symbolic link's target, so the link stays) */
   int mode;    /* the target's permissions (its old ones, or 0666 less the umask) */
+  int existed; /* whether a file was there: then it is synced before the rename */
 } cli_out;
 
 /* Whether a file can be written at path, checked before long work starts: path is not a

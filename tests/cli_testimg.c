@@ -273,6 +273,8 @@ int main(int argc, char **argv) {
     unsigned char *a = read_pnm8(argv[2], &wa, &ha, &ca), *b = read_pnm8(argv[3], &wb, &hb, &cb);
     if (wa != wb || ha != hb || ca != cb) {
       printf("%s is %ux%ux%d, %s is %ux%ux%d\n", argv[2], wa, ha, ca, argv[3], wb, hb, cb);
+      free(a);
+      free(b);
       return 1;
     }
     int worst = 0, tol = atoi(argv[4]);
@@ -281,6 +283,8 @@ int main(int argc, char **argv) {
       worst = d > worst ? d : worst;
     }
     printf("largest difference %d (tolerance %d)\n", worst, tol);
+    free(a);
+    free(b);
     return worst <= tol ? 0 : 1;
   }
   if (argc == 5 && strcmp(argv[1], "noise") == 0) {
