@@ -9,6 +9,7 @@ torch.histc, cumsum vs torch.cumsum and CuPy) and every primitive cuda.compute (
 cuda-cccl) also has, when it imports.
 
     python3 scripts/bench_python.py [--log2n 28] [--reps 20] [--csv FILE] [--only NAME ...]
+    python3 scripts/bench_python.py --plot FILE.csv FILE.png    (matplotlib; no GPU needed)
 """
 import argparse
 import csv
@@ -276,7 +277,39 @@ def environment():
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
+def plot(csv_path, png_path):
+    """Speed-ups over each peer as bars, with each case's target marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(csv_path, newline="") as f:
+        header = f.readline().lstrip("# ").strip()
+        rows = [r for r in csv.DictReader(f) if r["speedup"]]
+    labels = [f"{r['case']} vs {r['peer']}" for r in rows]
+    speed = [float(r["speedup"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(11, 0.42 * len(rows) + 1.6))
+    colors = ["tab:green" if r["met"] != "NO" else "tab:red" for r in rows]
+    ax.barh(range(len(rows)), speed, color=colors)
+    for i, r in enumerate(rows):
+        if r["target"]:
+            t = float(r["target"])
+            ax.plot([t, t], [i - 0.4, i + 0.4], color="black", linewidth=2)
+        ax.text(speed[i], i, f" {speed[i]:.2f}x", va="center", fontsize=8)
+    ax.axvline(1.0, color="grey", linestyle=":")
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("speed-up of parprim from Python (peer time / parprim time); black marks: targets")
+    ax.set_title(header, fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=130)
+    print(f"wrote {png_path}")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--plot":
+        return plot(sys.argv[2], sys.argv[3])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--log2n", type=int, default=28)
     ap.add_argument("--reps", type=int, default=20)
