@@ -20,23 +20,26 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-import torch
+PLOT_ONLY = len(sys.argv) == 4 and sys.argv[1] == "--plot"  # needs matplotlib only
 
-import parprim
+if not PLOT_ONLY:
+    import numpy as np
+    import torch
 
-try:
-    import cupy as cp
-except Exception:  # noqa: BLE001 - any failure to import means: no CuPy peer
-    cp = None
-try:
-    import cuda.compute as cc
-    from cuda.compute import OpKind, SortOrder
-except Exception as e:  # noqa: BLE001
-    cc = None
-    CC_WHY = f"{type(e).__name__}: {e}"
-else:
-    CC_WHY = ""
+    import parprim
+
+    try:
+        import cupy as cp
+    except Exception:  # noqa: BLE001 - any failure to import means: no CuPy peer
+        cp = None
+    try:
+        import cuda.compute as cc
+        from cuda.compute import OpKind, SortOrder
+    except Exception as e:  # noqa: BLE001
+        cc = None
+        CC_WHY = f"{type(e).__name__}: {e}"
+    else:
+        CC_WHY = ""
 
 ROWS = []
 
@@ -308,7 +311,7 @@ def plot(csv_path, png_path):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--plot":
+    if PLOT_ONLY:
         return plot(sys.argv[2], sys.argv[3])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--log2n", type=int, default=28)
