@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh [SECONDS] — build the libFuzzer harnesses (cmake/fuzz.cmake) with clang, ASan and
 # UBSan in build-fuzz/, and run each for SECONDS (default 15) over its seed corpus
-# fuzz/corpus/<name>/. The corpus is copied to a temporary directory first, so the
+# fuzz/corpus/<name>/ (harness fuzz_<name>). The corpus is copied to a temporary directory first, so the
 # repository is never modified; new inputs the fuzzer finds are thrown away with it.
 # Exits non-zero on any finding (crash, sanitizer report, leak, timeout), leaving the
 # reproducer in build-fuzz/findings/<name>/ and printing the command that replays it.
@@ -47,8 +47,10 @@ status=0
 summary=()
 for h in "${harnesses[@]}"; do
   corpus="$work/$h"
+  seeds="fuzz/corpus/${h#fuzz_}" # fuzz_api's seeds are in fuzz/corpus/api/
+  rm -rf "$build/findings/$h"
   mkdir -p "$corpus" "$build/findings/$h"
-  if [ -d "fuzz/corpus/$h" ]; then cp -r "fuzz/corpus/$h/." "$corpus/"; fi
+  if [ -d "$seeds" ]; then cp -r "$seeds/." "$corpus/"; fi
   log="$build/findings/$h/fuzz.log"
   echo "== $h: ${secs}s over $(find "$corpus" -type f | wc -l) seed inputs"
   rc=0
