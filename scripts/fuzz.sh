@@ -22,9 +22,10 @@ command -v clang >/dev/null || {
   exit 2
 }
 
+mkdir -p "$build"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPP_ENABLE_CUDA=OFF -DPP_BUILD_TOOLS=OFF -DPP_FUZZ=ON >"$build.configure.log" 2>&1 || {
-  cat "$build.configure.log" >&2
+  -DPP_ENABLE_CUDA=OFF -DPP_BUILD_TOOLS=OFF -DPP_FUZZ=ON >"$build/configure.log" 2>&1 || {
+  cat "$build/configure.log" >&2
   exit 1
 }
 mapfile -t harnesses < <(grep -v '^$' "$build/fuzz_harnesses.txt")
