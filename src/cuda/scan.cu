@@ -434,14 +434,19 @@ struct scan_smem {
 };
 
 /* Scan one tile whose data this thread already holds in x (see load_tile) and store it.
- * Starts and ends with every thread of the block in step (two barriers inside). */
-template <typename Op>
+ * Starts and ends with every thread of the block in step (two barriers inside).
+ * SEEDED: the scan continues one over elements before in[0] (a distributed scan's lower
+ * ranks, src/dist/dist_reduce.c) whose total is seed: every tile folds it in front of its
+ * prefix, and an exclusive scan's out[0] is the seed itself. The look-back chain stays
+ * local; only the outputs see the seed. */
+template <typename Op, bool SEEDED>
 __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size_t tile,
                                           bool aligned, bool inclusive, void *descs,
                                           uint32_t epoch,
                                           const vec16<typename Op::Elem> (&x)[SCAN_VECS],
                                           const int (&cnt)[SCAN_VECS],
-                                          scan_smem<typename Op::Carry> &sm) {
+                                          scan_smem<typename Op::Carry> &sm,
+                                          typename Op::Carry seed) {
   typedef typename Op::Elem T;
   typedef typename Op::Local L;
   typedef typename Op::Carry C;
@@ -485,7 +490,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   }
   if (warp == 0) {
     C p = look_back_wait<carry_of<Op>>(descs, tile, epoch, aggregate);
-    if (lane == 0) sm.tile_prefix = p;
+    if (lane == 0) sm.tile_prefix = SEEDED ? Op::add_carry(seed, p) : p;
   }
   __syncthreads();
   totals_scan<carry_of<Op>, SCAN_VECS> ts;
@@ -505,7 +510,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
       run = next;
     }
     size_t first = vec_first<T>(base, v);
-    if (!inclusive && first == 0) y.e[0] = Op::first();
+    if (!SEEDED && !inclusive && first == 0) y.e[0] = Op::first();
     if (aligned && full) {
 #if PP_SCAN_CACHE == 0
       __stcs(reinterpret_cast<uint4 *>(out + first), y.raw);
@@ -522,10 +527,11 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
 
 #if !PP_SCAN_PERSISTENT
 /* One tile per block. */
-template <typename Op>
+template <typename Op, bool SEEDED>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
 scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_t num_tiles,
-            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch) {
+            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch,
+            typename Op::Carry seed) {
   typedef typename Op::Elem T;
   constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
   __shared__ scan_smem<typename Op::Carry> sm;
@@ -533,16 +539,17 @@ scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_
   vec16<T> x[SCAN_VECS];
   int cnt[SCAN_VECS];
   load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
-  scan_tile<Op>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm);
+  scan_tile<Op, SEEDED>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm, seed);
 }
 #else
 /* A resident grid: block b scans tiles b, b + G, b + 2G, ... and loads its next tile
  * before scanning the current one, so the look-back of one tile overlaps the loads of the
  * next. Every block is resident, so every look-back finds its predecessors running. */
-template <typename Op>
+template <typename Op, bool SEEDED>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
 scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_t num_tiles,
-            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch) {
+            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch,
+            typename Op::Carry seed) {
   typedef typename Op::Elem T;
   constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
   __shared__ scan_smem<typename Op::Carry> sm;
@@ -555,7 +562,7 @@ scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_
     const size_t next = tile + gridDim.x;
     if (next < num_tiles)
       load_tile<T, SCAN_VECS>(in, n, next * TILE, aligned && n - next * TILE >= (size_t)TILE, nx, ncnt);
-    scan_tile<Op>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm);
+    scan_tile<Op, SEEDED>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm, seed);
 #pragma unroll
     for (int v = 0; v < SCAN_VECS; v++) {
       x[v] = nx[v];
@@ -810,9 +817,25 @@ static bool aligned16(const void *a, const void *b) {
   return (((uintptr_t)a | (uintptr_t)b) & 15u) == 0;
 }
 
+/* The carry of dist_scan_from (host memory): a double for f32 SUM, else one element. */
+template <typename Op>
+static typename Op::Carry read_carry(const void *carry) {
+  typedef typename Op::Elem T;
+  typedef typename Op::Carry C;
+  if constexpr (std::is_same<T, float>::value && std::is_same<C, double>::value) {
+    double d;
+    memcpy(&d, carry, sizeof d);
+    return d;
+  } else {
+    T v;
+    memcpy(&v, carry, sizeof v);
+    return C(v);
+  }
+}
+
 template <typename Op>
 static pp_status launch_scan(pp_context *ctx, const void *in, void *out, size_t n,
-                             bool inclusive) {
+                             bool inclusive, const void *carry) {
   typedef typename Op::Elem T;
   pp_cuda_state *st = pp_cuda(ctx);
   const size_t tile = TILE_BYTES(SCAN_VECS) / sizeof(T), tiles = pp_ceil_div(n, tile);
@@ -824,44 +847,57 @@ static pp_status launch_scan(pp_context *ctx, const void *in, void *out, size_t 
   size_t grid = tiles;
 #if PP_SCAN_PERSISTENT
   static int per_sm = 0; /* per instantiation; a benign race writes the same value */
-  if (per_sm == 0 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel<Op>,
+  if (per_sm == 0 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel<Op, false>,
                                                                     SCAN_THREADS, 0) != cudaSuccess ||
                       per_sm < 1))
     per_sm = 1;
   size_t wave = (size_t)st->sm_count * (size_t)per_sm;
   grid = tiles < wave ? tiles : wave;
 #endif
-  scan_kernel<Op><<<(unsigned)grid, SCAN_THREADS, 0, st->stream>>>(
-      (const T *)in, (T *)out, n, tiles, aligned16(in, out), inclusive, descs, counter, epoch);
+  if (carry)
+    scan_kernel<Op, true><<<(unsigned)grid, SCAN_THREADS, 0, st->stream>>>(
+        (const T *)in, (T *)out, n, tiles, aligned16(in, out), inclusive, descs, counter, epoch,
+        read_carry<Op>(carry));
+  else
+    scan_kernel<Op, false><<<(unsigned)grid, SCAN_THREADS, 0, st->stream>>>(
+        (const T *)in, (T *)out, n, tiles, aligned16(in, out), inclusive, descs, counter, epoch,
+        typename Op::Carry());
   PP_CUDA_LAUNCHED(ctx, "pp_scan");
   return PP_OK;
 }
 
 template <typename T, typename SumL, typename SumC>
 static pp_status scan_typed(pp_context *ctx, pp_op op, const void *in, void *out, size_t n,
-                            bool inclusive) {
+                            bool inclusive, const void *carry) {
   switch (op) {
-  case PP_SUM: return launch_scan<scan_sum<T, SumL, SumC>>(ctx, in, out, n, inclusive);
-  case PP_MIN: return launch_scan<scan_minmax<T, true>>(ctx, in, out, n, inclusive);
-  case PP_MAX: return launch_scan<scan_minmax<T, false>>(ctx, in, out, n, inclusive);
+  case PP_SUM: return launch_scan<scan_sum<T, SumL, SumC>>(ctx, in, out, n, inclusive, carry);
+  case PP_MIN: return launch_scan<scan_minmax<T, true>>(ctx, in, out, n, inclusive, carry);
+  case PP_MAX: return launch_scan<scan_minmax<T, false>>(ctx, in, out, n, inclusive, carry);
   }
   return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_scan: op (%d)", (int)op);
 }
 
-pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
-                       size_t n, bool inclusive) {
+/* dist_scan_from of the backend table (internal.h); carry NULL is pp_scan. */
+pp_status pp_cuda_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                            size_t n, bool inclusive, const void *carry) {
   if (n == 0) return PP_OK;
   PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_scan");
+  const void *c = carry;
   switch (t) {
-  case PP_U8: return scan_typed<uint8_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
-  case PP_I32: return scan_typed<int32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
-  case PP_U32: return scan_typed<uint32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive);
-  case PP_I64: return scan_typed<int64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive);
-  case PP_U64: return scan_typed<uint64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive);
-  case PP_F32: return scan_typed<float, double, double>(ctx, op, in, out, n, inclusive);
-  case PP_F64: return scan_typed<double, double, double>(ctx, op, in, out, n, inclusive);
+  case PP_U8: return scan_typed<uint8_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
+  case PP_I32: return scan_typed<int32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
+  case PP_U32: return scan_typed<uint32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
+  case PP_I64: return scan_typed<int64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive, c);
+  case PP_U64: return scan_typed<uint64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive, c);
+  case PP_F32: return scan_typed<float, double, double>(ctx, op, in, out, n, inclusive, c);
+  case PP_F64: return scan_typed<double, double, double>(ctx, op, in, out, n, inclusive, c);
   }
   return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_scan: dtype (%d)", (int)t);
+}
+
+pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
+                       size_t n, bool inclusive) {
+  return pp_cuda_scan_from(ctx, op, t, in, out, n, inclusive, NULL);
 }
 
 /* Blocks of the counting pass: enough to fill the GPU a few times over, each walking
