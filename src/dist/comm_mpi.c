@@ -34,6 +34,10 @@ pp_status pp_mpi_world(const char *fn, int *size, int *rank, int *node_rank) {
   return pp_fail(NULL, PP_ERR_UNSUPPORTED, "%s: " NO_MPI_TEXT, fn);
 }
 bool pp_mpi_active(void) { return false; }
+void pp_mpi_world_place(int *size, int *rank) {
+  *size = 1;
+  *rank = 0;
+}
 pp_status pp_comm_mpi_world(pp_context *ctx, pp_comm **out) {
   *out = NULL;
   return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_create_dist: " NO_MPI_TEXT);
@@ -284,6 +288,14 @@ bool pp_mpi_active(void) {
   MPI_Initialized(&init);
   MPI_Finalized(&fin);
   return init && !fin;
+}
+
+void pp_mpi_world_place(int *size, int *rank) {
+  *size = 1;
+  *rank = 0;
+  if (!pp_mpi_active()) return;
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
 }
 
 pp_status pp_mpi_world(const char *fn, int *size, int *rank, int *node_rank) {

@@ -174,12 +174,14 @@ static pp_status create_cuda(pp_context **out, const pp_dist_id *id, int nranks,
     if (nranks < 1 || rank < 0 || rank >= nranks)
       return pp_fail(NULL, PP_ERR_INVALID_ARGUMENT,
                      "%s: rank (%d) is not in [0, nranks) with nranks (%d) >= 1", fn, rank, nranks);
-    if (pp_mpi_active()) {
-      /* one rank per MPI process: the node-local rank is MPI's */
-      int size = 1, wrank = 0, wnode = 0;
-      if (pp_mpi_world(fn, &size, &wrank, &wnode) == PP_OK && size == nranks && wrank == rank)
-        node = wnode;
-    }
+    /* one rank per MPI process (the ranks are MPI_COMM_WORLD's): the node-local rank is
+     * MPI's. Other groups (threads of one process, say) keep rank; the check is local, so
+     * threads never enter an MPI collective together. */
+    int size = 1, wrank = 0, wnode = 0;
+    pp_mpi_world_place(&size, &wrank);
+    if (pp_mpi_active() && size == nranks && wrank == rank && size > 1 &&
+        pp_mpi_world(fn, &size, &wrank, &wnode) == PP_OK)
+      node = wnode;
   }
   const int gpus = pp_nccl_visible_gpus();
   pp_context *c = NULL;

@@ -1,8 +1,9 @@
 /*
  * dist_histogram.c — the three histograms on a distributed context.
  *
- * Each rank counts its own data with the backend's histogram into scratch, the ranks agree
- * that every rank got that far, and one all-reduce (SUM of u64) makes the global counts on
+ * Each rank counts its own data with the backend's histogram into scratch (a rank whose
+ * arguments failed their checks skips that), the ranks agree that every rank got that far
+ * and passed the same bins and range, and one all-reduce (SUM of u64) makes the global counts on
  * every rank: bins x 8 bytes cross the links, whatever n is. The counts reach the caller's
  * buffer only after the all-reduce, so a failure anywhere before it leaves every rank's
  * buffer untouched.
@@ -20,8 +21,9 @@ static uint64_t double_bits(double d) {
 /* The collective half shared by the three: agree on st (the local pass's status), sum the
  * scratch counts over the ranks, copy them out, release everything. */
 static pp_status sum_and_finish(pp_context *ctx, const char *fn, pp_status st, pp_args *args,
-                                uint64_t *dcounts, size_t bins, uint64_t *counts) {
-  st = pp_dist_agree(ctx, fn, st, NULL, 0);
+                                uint64_t *dcounts, size_t bins, uint64_t *counts,
+                                const pp_dist_val *same, size_t nsame) {
+  st = pp_dist_agree(ctx, fn, st, same, nsame);
   if (st == PP_OK) {
     pp_comm *c = ctx->dist->comm;
     st = c->ops->allreduce(c, ctx, dcounts, dcounts, bins, PP_U64, PP_SUM);
@@ -46,16 +48,16 @@ pp_status pp_dist_histogram_even(pp_context *ctx, pp_status checked, pp_dtype t,
   static const char fn[] = "pp_histogram_even";
   const pp_dist_val same[] = {{"dtype", (uint64_t)t}, {"bins", bins},
                               {"lo", double_bits(lo)}, {"hi", double_bits(hi)}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 4));
   const size_t es = pp_dtype_size(t);
   pp_args args = {0};
-  pp_status st = PP_OK;
+  pp_status st = checked;
   const void *din;
   uint64_t *dcounts;
   PP_STAGE(PP_ARG_IN, "in", in, n * es, es, din);
   st = counts_scratch(ctx, st, bins, &dcounts);
   if (st == PP_OK) st = ctx->ops->histogram_even(ctx, t, din, n, bins, lo, hi, dcounts);
-  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts);
+  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts, same,
+                        sizeof same / sizeof *same);
 }
 
 pp_status pp_dist_histogram_range(pp_context *ctx, pp_status checked, pp_dtype t,
@@ -63,10 +65,9 @@ pp_status pp_dist_histogram_range(pp_context *ctx, pp_status checked, pp_dtype t
                                   uint64_t *counts) {
   static const char fn[] = "pp_histogram_range";
   const pp_dist_val same[] = {{"dtype", (uint64_t)t}, {"bins", bins}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 2));
   const size_t es = pp_dtype_size(t);
   pp_args args = {0};
-  pp_status st = PP_OK;
+  pp_status st = checked;
   const void *din, *dedges;
   uint64_t *dcounts;
   PP_STAGE(PP_ARG_IN, "in", in, n * es, es, din);
@@ -74,7 +75,8 @@ pp_status pp_dist_histogram_range(pp_context *ctx, pp_status checked, pp_dtype t
   st = counts_scratch(ctx, st, bins, &dcounts);
   if (st == PP_OK)
     st = ctx->ops->histogram_range(ctx, t, din, n, (const double *)dedges, bins, dcounts);
-  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts);
+  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts, same,
+                        sizeof same / sizeof *same);
 }
 
 pp_status pp_dist_histogram_image(pp_context *ctx, pp_status checked, const uint8_t *pixels,
@@ -82,12 +84,11 @@ pp_status pp_dist_histogram_image(pp_context *ctx, pp_status checked, const uint
                                   int channels, uint64_t *counts) {
   static const char fn[] = "pp_histogram_image";
   const pp_dist_val same[] = {{"channels", (uint64_t)channels}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 1));
   const size_t bins = (size_t)channels * 256;
   size_t in_bytes = 0;
   if (width && height) in_bytes = (height - 1) * pitch_bytes + width * (size_t)channels;
   pp_args args = {0};
-  pp_status st = PP_OK;
+  pp_status st = checked;
   const void *dpix;
   uint64_t *dcounts;
   PP_STAGE(PP_ARG_IN, "pixels", pixels, in_bytes, 1, dpix);
@@ -95,5 +96,6 @@ pp_status pp_dist_histogram_image(pp_context *ctx, pp_status checked, const uint
   if (st == PP_OK)
     st = ctx->ops->histogram_image(ctx, (const uint8_t *)dpix, width, height, pitch_bytes,
                                    channels, dcounts);
-  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts);
+  return sum_and_finish(ctx, fn, st, &args, dcounts, bins, counts, same,
+                        sizeof same / sizeof *same);
 }

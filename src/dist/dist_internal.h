@@ -106,6 +106,8 @@ pp_status pp_nccl_comm_device(const void *nccl_comm, int *device);
 pp_status pp_mpi_world(const char *fn, int *size, int *rank, int *node_rank);
 /* true when MPI is initialized (and not finalized) in this process */
 bool pp_mpi_active(void);
+/* size and rank of MPI_COMM_WORLD without any collective (1 and 0 when MPI is not active) */
+void pp_mpi_world_place(int *size, int *rank);
 /* Broadcast bytes from rank 0 of MPI_COMM_WORLD; agree on a status with MPI_Allreduce
  * (the largest status code, so one failure fails all; ranks passing PP_OK get PP_OK only
  * when every rank did). */

@@ -3,8 +3,9 @@
  *
  * Reduce and argreduce: each rank reduces its own data with the backend's primitive, and
  * the p partials travel in the agreement record itself (dist_internal.h), so the call
- * costs one local pass plus two small host all-gathers (the argument check's and the
- * partials'). Every rank then combines the same p partials in rank order on the host, so
+ * costs one local pass plus one small host all-gather, which carries each rank's status
+ * too: a rank whose arguments failed its checks skips the local pass (it touches none of
+ * them) and reports; the local passes write nothing the caller sees. Every rank then combines the same p partials in rank order on the host, so
  * every rank holds the same bits. The rules of API.md hold across ranks:
  *  - integer SUM wraps in the type (two's complement addition of the partials);
  *  - f32 SUM: each rank's partial is its sum accumulated in double (dist_sum_f32), and the
@@ -192,13 +193,13 @@ static pp_status write_out(pp_context *ctx, void *out, const void *value, size_t
 pp_status pp_dist_reduce(pp_context *ctx, pp_status checked, pp_op op, pp_dtype t,
                          const void *in, size_t n, void *out) {
   static const char fn[] = "pp_reduce";
-  const pp_dist_val same[] = {{"op", (uint64_t)op}, {"dtype", (uint64_t)t}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 2));
   const bool wide = op == PP_SUM && t == PP_F32;
   uint64_t partial = 0;
-  pp_status st = local_reduce(ctx, fn, op, t, in, n, wide, &partial);
-  const pp_dist_val mine[] = {{NULL, n}, {NULL, partial}};
-  PP_TRY(pp_dist_agree(ctx, fn, st, mine, 2));
+  pp_status st = checked;
+  if (st == PP_OK) st = local_reduce(ctx, fn, op, t, in, n, wide, &partial);
+  const pp_dist_val mine[] = {{NULL, n}, {NULL, partial}, {"op", (uint64_t)op},
+                              {"dtype", (uint64_t)t}};
+  PP_TRY(pp_dist_agree(ctx, fn, st, mine, 4));
 
   const int p = ctx->dist->nranks;
   uint64_t v[p > 0 ? p : 1];
@@ -223,11 +224,9 @@ pp_status pp_dist_reduce(pp_context *ctx, pp_status checked, pp_op op, pp_dtype 
 pp_status pp_dist_argreduce(pp_context *ctx, pp_status checked, pp_op op, pp_dtype t,
                             const void *in, size_t n, void *value_out, uint64_t *index_out) {
   static const char fn[] = "pp_argreduce";
-  const pp_dist_val same[] = {{"op", (uint64_t)op}, {"dtype", (uint64_t)t}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 2));
   const size_t es = pp_dtype_size(t);
   pp_args args = {0};
-  pp_status st = PP_OK;
+  pp_status st = checked;
   const void *din;
   PP_STAGE(PP_ARG_IN, "in", in, n * es, es, din);
   void *dres = NULL; /* value (8 bytes), then index */
@@ -238,8 +237,9 @@ pp_status pp_dist_argreduce(pp_context *ctx, pp_status checked, pp_op op, pp_dty
   if (st == PP_OK) st = ctx->ops->copy(ctx, host, dres, sizeof host);
   if (dres) ctx->ops->temp_free(ctx, dres);
   st = pp_args_finish(ctx, &args, st);
-  const pp_dist_val mine[] = {{NULL, n}, {NULL, bits_of(host, es)}, {NULL, host[1]}};
-  PP_TRY(pp_dist_agree(ctx, fn, st, mine, 3));
+  const pp_dist_val mine[] = {{NULL, n}, {NULL, bits_of(host, es)}, {NULL, host[1]},
+                              {"op", (uint64_t)op}, {"dtype", (uint64_t)t}};
+  PP_TRY(pp_dist_agree(ctx, fn, st, mine, 5));
 
   /* the best (value, global index): numbers beat NaN, strictly better values win, ties
    * keep the earlier rank (its indices are lower) */
@@ -277,16 +277,13 @@ pp_status pp_dist_argreduce(pp_context *ctx, pp_status checked, pp_op op, pp_dty
 pp_status pp_dist_scan(pp_context *ctx, pp_status checked, pp_op op, pp_dtype t,
                        const void *in, void *out, size_t n, bool inclusive) {
   static const char fn[] = "pp_scan";
-  const pp_dist_val same[] = {{"op", (uint64_t)op}, {"dtype", (uint64_t)t},
-                              {"inclusive", (uint64_t)inclusive}};
   if (checked == PP_OK && !ctx->ops->dist_scan_from) checked = pp_not_implemented(ctx, fn);
-  PP_TRY(pp_dist_agree(ctx, fn, checked, same, 3));
   const size_t es = pp_dtype_size(t), bytes = n * es;
   const bool wide = op == PP_SUM && t == PP_F32;
 
   /* stage, then this rank's total in the carry's type (f32 SUM: double) */
   pp_args args = {0};
-  pp_status st = PP_OK;
+  pp_status st = checked;
   const void *din = NULL;
   void *dout = NULL;
   if (in == out) {
@@ -308,8 +305,9 @@ pp_status pp_dist_scan(pp_context *ctx, pp_status checked, pp_op op, pp_dtype t,
     if (dres) ctx->ops->temp_free(ctx, dres);
     partial = bits_of(host, wide ? 8 : es);
   }
-  const pp_dist_val mine[] = {{NULL, n}, {NULL, partial}};
-  st = pp_dist_agree(ctx, fn, st, mine, 2);
+  const pp_dist_val mine[] = {{NULL, n}, {NULL, partial}, {"op", (uint64_t)op},
+                              {"dtype", (uint64_t)t}, {"inclusive", (uint64_t)inclusive}};
+  st = pp_dist_agree(ctx, fn, st, mine, 5);
   if (st != PP_OK) {
     pp_args_finish(ctx, &args, st); /* releases the staging, writes nothing */
     return st;
