@@ -240,12 +240,12 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   void *dkeys = NULL, *dvalues = NULL;
   PP_STAGE(PP_ARG_INOUT, "keys", keys, n * ks, ks, dkeys);
   if (values) PP_STAGE(PP_ARG_INOUT, "values", values, n * vs, vs, dvalues);
-  st = pp_dsort_agree(ctx, st);
-  if (st == PP_OK && p == 1) {
-    st = ops->sort(ctx, key_t, dkeys, dvalues, vs, n, opts.order, opts.algo);
+  if (p == 1) { /* one rank: the local sort is the whole job */
+    if (st == PP_OK) st = ops->sort(ctx, key_t, dkeys, dvalues, vs, n, opts.order, opts.algo);
     free(h.block);
     return pp_args_finish(ctx, &args, st);
   }
+  /* a failed staging is agreed on with the sample below */
 
   /* 1. candidates */
   const size_t F = N < PP_DSORT_CANDIDATES ? (size_t)N : PP_DSORT_CANDIDATES;
