@@ -292,7 +292,7 @@ extern "C" pp_status pp_cuda_dsort_count(pp_context *ctx, pp_dtype key_t, pp_ord
   blocks = blocks < most ? blocks : most;
   blocks = blocks ? blocks : 1;
   size_t chunk = (n + blocks - 1) / blocks;
-  chunk = (chunk + DS_TILE - 1) / DS_TILE * DS_TILE;
+  chunk = chunk ? (chunk + DS_TILE - 1) / DS_TILE * DS_TILE : DS_TILE; /* n == 0: one empty block */
   if (chunk > UINT32_MAX)
     return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_sort: %zu keys on one rank need more than %d "
                    "blocks of 2^32 keys", n, DS_MAX_BLOCKS);
