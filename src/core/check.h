@@ -153,6 +153,7 @@ void pp_arg_release(pp_context *ctx, pp_arg *a);
 typedef struct pp_args {
   pp_arg a[PP_MAX_ARGS];
   int count;
+  const char *fn; /* the entry point: a backend failure's message is made to name it */
 } pp_args;
 
 /* Stage one more argument into set; returns its backend pointer through *ptr. */

@@ -57,6 +57,7 @@ pp_status pp_args_add(pp_context *ctx, pp_args *set, const char *fn, const char 
                       pp_arg_kind kind, const void *p, size_t bytes, size_t align, void **ptr) {
   if (set->count >= PP_MAX_ARGS)
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: internal: too many staged arguments", fn);
+  set->fn = fn;
   pp_arg *a = &set->a[set->count];
   PP_TRY(pp_arg_stage(ctx, fn, name, kind, p, bytes, align, a));
   set->count++;
@@ -73,6 +74,11 @@ pp_status pp_args_finish(pp_context *ctx, pp_args *set, pp_status backend_status
       pp_arg_release(ctx, &set->a[i]);
   }
   set->count = 0;
+  /* a backend's own failure (its scratch allocator, a CUDA call) may not say which entry
+   * point it was in: prefix the name, as API.md asks of every message */
+  size_t len = set->fn ? strlen(set->fn) : 0;
+  if (s != PP_OK && len && !(strncmp(ctx->error, set->fn, len) == 0 && ctx->error[len] == ':'))
+    pp_fail(ctx, s, "%s: %s", set->fn, ctx->error);
   return s;
 }
 
