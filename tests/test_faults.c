@@ -938,8 +938,12 @@ int main(int argc, char **argv) {
   g_rng = th_rng_make(21);
   int cuda = g_backend == PP_BACKEND_CUDA;
   /* 1-D sizes: past the CPU's parallel threshold; on the GPU past one pinned staging chunk
-   * (16 MiB) and the sizes where the multi-pass and sampled paths begin */
-  size_t n = cuda ? ((size_t)1 << 22) + 7 : 100003;
+   * (16 MiB) and the sizes where the multi-pass and sampled paths begin.
+   * PARPRIM_TEST_QUICK=1 (runs under compute-sanitizer) keeps to 4 MiB, still staged
+   * through the pinned buffers. */
+  const char *quick = getenv("PARPRIM_TEST_QUICK");
+  size_t big = quick && *quick == '1' ? ((size_t)1 << 20) + 7 : ((size_t)1 << 22) + 7;
+  size_t n = cuda ? big : 100003;
 
   test_control(ctx);
   test_create();
