@@ -28,6 +28,10 @@ run(0 CMD ${CLI} conv colour.jpg colour.out.ppm --filter box:1)
 run(0 CMD ${IMG} cmp colour.out.ppm colour.src.ppm 4)
 run(0 CMD ${CLI} conv grey.jpg grey.out.pgm --filter box:1)
 run(0 CMD ${IMG} cmp grey.out.pgm grey.src.pgm 4)
+run(0 CMD ${CLI} conv colour_progressive.jpg colour_p.out.ppm --filter box:1)
+run(0 CMD ${IMG} cmp colour_p.out.ppm colour.src.ppm 4)
+run(0 CMD ${CLI} conv grey_progressive.jpg grey_p.out.pgm --filter box:1)
+run(0 CMD ${IMG} cmp grey_p.out.pgm grey.src.pgm 4)
 run(0 OUT "48 x 32, 3 channels" CMD ${CLI} histogram colour.jpg)
 
 # round trips through the writer (box:1 is the identity): PNG of 1 to 4 channels, PPM

@@ -5,8 +5,9 @@
  *
  *   pp_cli_testimg make DIR       writes DIR/NAME.{png,jpg,pgm,ppm} and, for each lossless
  *                                 one, DIR/NAME.csv: the histogram `parprim histogram
- *                                 NAME --csv` must print; for each JPEG, DIR/NAME.src.ppm or
- *                                 .pgm: the pixels it was encoded from
+ *                                 NAME --csv` must print; for the JPEGs (baseline and
+ *                                 progressive), DIR/NAME.src.ppm or .pgm: the pixels they
+ *                                 were encoded from
  *   pp_cli_testimg cmp A B TOL    compares two 8-bit binary PGM/PPM files: same size and
  *                                 channels, no sample further apart than TOL; exit 0 or 1
  *   pp_cli_testimg noise F W H    a W x H PGM of random bytes (incompressible)
@@ -116,7 +117,8 @@ static void write_pnm(const char *path, const char *magic, unsigned w, unsigned 
   if (fclose(f) != 0) die("write failed", path);
 }
 
-static void write_jpeg(const char *path, unsigned w, unsigned h, const unsigned *s, int ch) {
+static void write_jpeg(const char *path, unsigned w, unsigned h, const unsigned *s, int ch,
+                       int progressive) {
   FILE *f = fopen(path, "wb");
   if (!f) die("cannot write", path);
   struct jpeg_compress_struct c;
@@ -131,6 +133,7 @@ static void write_jpeg(const char *path, unsigned w, unsigned h, const unsigned 
   jpeg_set_defaults(&c);
   jpeg_set_quality(&c, 100, TRUE);
   for (int i = 0; i < c.num_components; i++) c.comp_info[i].h_samp_factor = c.comp_info[i].v_samp_factor = 1;
+  if (progressive) jpeg_simple_progression(&c);
   jpeg_start_compress(&c, TRUE);
   JSAMPLE *row = malloc((size_t)w * (size_t)ch);
   while (c.next_scanline < h) {
@@ -206,7 +209,9 @@ static void jpeg_case(const char *dir, int ch) {
         s[((size_t)y * w + x) * (size_t)ch + (size_t)c] = (x * 4 + y * 2 + (unsigned)c * 60) % 200 + 20;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s.jpg", dir, ch == 1 ? "grey" : "colour");
-  write_jpeg(path, w, h, s, ch);
+  write_jpeg(path, w, h, s, ch, 0);
+  snprintf(path, sizeof path, "%s/%s_progressive.jpg", dir, ch == 1 ? "grey" : "colour");
+  write_jpeg(path, w, h, s, ch, 1);
   snprintf(path, sizeof path, "%s/%s.src.%s", dir, ch == 1 ? "grey" : "colour", ch == 1 ? "pgm" : "ppm");
   write_pnm(path, ch == 1 ? "P5" : "P6", w, h, 255, s, ch);
   free(s);
