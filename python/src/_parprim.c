@@ -693,15 +693,20 @@ static ContextObject *device_default[MAX_DEVICES];
 
 static ContextObject *default_context(int device) {
   if (!auto_default) {
-    auto_default = context_create(PP_BACKEND_AUTO, -1, NULL, 0, 0, 0, NULL);
-    if (!auto_default) return NULL;
+    /* creation releases the GIL: another thread may have made one meanwhile */
+    ContextObject *made = context_create(PP_BACKEND_AUTO, -1, NULL, 0, 0, 0, NULL);
+    if (!made) return NULL;
+    if (auto_default) Py_DECREF(made);
+    else auto_default = made;
   }
   ContextObject *co = auto_default;
   if (device >= 0 && co->st->backend == PP_BACKEND_CUDA && co->st->device != device) {
     if (device >= MAX_DEVICES) return (ContextObject *)PyErr_Format(PyExc_ValueError, "parprim: device %d out of range", device);
     if (!device_default[device]) {
-      device_default[device] = context_create(PP_BACKEND_CUDA, device, NULL, 0, 0, 0, NULL);
-      if (!device_default[device]) return NULL;
+      ContextObject *made = context_create(PP_BACKEND_CUDA, device, NULL, 0, 0, 0, NULL);
+      if (!made) return NULL;
+      if (device_default[device]) Py_DECREF(made);
+      else device_default[device] = made;
     }
     co = device_default[device];
   }
