@@ -7,9 +7,8 @@
  *
  * Counting (ds_count_kernel): the keys are split into contiguous chunks, one per block; a
  * block counts its keys per fine bin (a binary search over the candidates, held in shared
- * memory) in a shared histogram — lanes of a warp that hit the same bin add once
- * (__match_any_sync), so a sorted or constant input does not serialise on one counter —
- * and writes the histogram to its row of a blocks x bins table, summing it into the totals
+ * memory) in a shared histogram — a warp whose keys all hit one bin adds once, so a sorted
+ * or constant input does not serialise on one counter — and writes the histogram to its row of a blocks x bins table, summing it into the totals
  * the host reads.
  *
  * Scatter: ds_offsets_kernel turns the table into each block's first position in every
@@ -18,7 +17,7 @@
  * 5.2). ds_scatter_kernel then walks each chunk again, a tile at a time: each warp takes
  * 32 x ITEMS consecutive keys, finds each key's bucket by a binary search over the
  * nbuckets - 1 splitters, ranks it among the lanes of its warp with the same bucket
- * (__match_any_sync and a population count below the lane), and the warps' counts are
+ * (one ballot per bit of the bucket number, and a population count below the lane), and the warps' counts are
  * scanned per bucket in warp order, so keys of one bucket are written in input order —
  * the ranking of a radix sort's digit pass with the bucket as the digit (Merrill &
  * Grimshaw 2011, "High performance and scalable radix sorting").
@@ -60,6 +59,19 @@ __device__ __forceinline__ int ds_pairs_at_most(const uint64_t *img, const uint6
   return lo;
 }
 
+/* The lanes of the warp whose bucket equals this lane's: one ballot per bit of the bucket
+ * (bits of them), as the radix sorts rank a digit with ballots (Merrill & Grimshaw 2011);
+ * for the few buckets of one node cheaper than __match_any_sync. */
+__device__ __forceinline__ unsigned ds_same_bucket(int bucket, int bits) {
+  unsigned same = 0xffffffffu;
+  for (int b = 0; b < bits; b++) {
+    const bool set = (bucket >> b) & 1;
+    const unsigned ones = __ballot_sync(0xffffffffu, set);
+    same &= set ? ones : ~ones;
+  }
+  return same;
+}
+
 template <typename U>
 __global__ void ds_sample_kernel(const U *keys, const uint64_t *index, size_t count,
                                  uint64_t *images, pp_key_order<U> o) {
@@ -89,8 +101,14 @@ __global__ void __launch_bounds__(DS_THREADS)
     const bool valid = i < end;
     const int bin = valid ? ds_pairs_at_most(s_img, s_idx, ncand, ds_image<U>(keys[i], o), first + i)
                           : -1;
-    const unsigned same = __match_any_sync(0xffffffffu, bin);
-    if (valid && lane == __ffs(same) - 1) atomicAdd(&s_cnt[bin], (uint32_t)__popc(same));
+    /* a warp whose keys all fall in one bin (sorted or constant input) adds once; other
+       warps' keys rarely share a bin, so each adds its own */
+    const int bin0 = __shfl_sync(0xffffffffu, bin, 0);
+    if (__all_sync(0xffffffffu, bin == bin0)) {
+      if (lane == 0 && bin0 >= 0) atomicAdd(&s_cnt[bin0], (uint32_t)PP_WARP);
+    } else if (valid) {
+      atomicAdd(&s_cnt[bin], 1u);
+    }
   }
   __syncthreads();
   uint32_t *row = block_counts + (size_t)blockIdx.x * (size_t)(ncand + 1);
@@ -160,6 +178,7 @@ __global__ void __launch_bounds__(DS_THREADS)
   }
   __syncthreads();
   const unsigned below = (1u << lane) - 1u;
+  const int bits = 32 - __clz(nb); /* bucket values 0..nb (nb: past the end) */
   const size_t begin = (size_t)blockIdx.x * chunk;
   const size_t end = begin < n ? (n - begin < chunk ? n : begin + chunk) : begin;
   for (size_t t0 = begin; t0 < end; t0 += DS_TILE) {
@@ -179,7 +198,7 @@ __global__ void __launch_bounds__(DS_THREADS)
         if constexpr (HAS_V) v[j] = values[i];
         bk[j] = ds_pairs_at_most(s_img, s_idx, nsplit, ds_image<U>(k[j], o), first + i);
       }
-      same[j] = __match_any_sync(0xffffffffu, bk[j]);
+      same[j] = ds_same_bucket(bk[j], bits);
       if (bk[j] < nb && lane == __ffs(same[j]) - 1) s_warp[warp][bk[j]] += __popc(same[j]);
       __syncwarp();
     }
