@@ -13,7 +13,8 @@
  * cell, so a body spreads over its four nearest pixels), scaled as log(1 + density / d0)
  * with d0 the density of one body in a pixel, normalised by the first frame's peak, and
  * coloured through a black - violet - red - orange - pale yellow ramp. The field of view
- * is fixed at the start (1.3 times the radius holding 95% of the bodies).
+ * is fixed at the start (1.3 times the radius holding 95% of the bodies). Each frame is
+ * captioned with its time and body count, with a scale bar in length units (plot.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,6 +23,7 @@
 #include "bench.h"
 #include "image_io.h"
 #include "out_file.h"
+#include "plot.h"
 #include "progress.h"
 #include "parprim.h"
 
@@ -303,7 +305,7 @@ static void ramp(double t, uint8_t rgb[3]) {
 }
 
 static int write_frame(nb_view *v, const float *x, const float *y, const float *m, size_t n,
-                       const char *dir, size_t index) {
+                       const char *dir, size_t index, double t) {
   const size_t w = v->w;
   memset(v->grid, 0, w * w * sizeof(double));
   const double scale = (double)w / (2 * v->half);
@@ -330,6 +332,12 @@ static int write_frame(nb_view *v, const float *x, const float *y, const float *
     return 1;
   }
   for (size_t i = 0; i < w * w; i++) ramp(v->grid[i] / v->norm, img.pixels + 3 * i);
+  /* the time and a scale bar of about a tenth of the field, in N-body length units */
+  char caption[96], bar_label[32];
+  const double bar = cli_plot_nice_step(2 * v->half, 10);
+  snprintf(caption, sizeof caption, "t = %.3f   %zu %s", t, n, n == 1 ? "body" : "bodies");
+  snprintf(bar_label, sizeof bar_label, "%g", bar);
+  (void)cli_plot_caption(&img, caption, bar * scale, bar_label); /* a frame without is fine */
   char path[4096], err[512];
   snprintf(path, sizeof path, "%s/frame_%05zu.png", dir, index);
   int rc = cli_image_write(path, &img, NULL, err, sizeof err);
@@ -412,7 +420,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   if (rc == 0) printf("step %8d  t %8.4f  E %+.8f  (K %.6f, U %+.6f)\n", 0, 0.0, e0, k0, u0);
   size_t frame = 0;
   if (rc == 0 && o->frames) {
-    rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++);
+    rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++, 0.0);
   }
   cli_progress_begin("parprim nbody");
   for (size_t done = 0; rc == 0 && done < o->steps;) {
@@ -446,7 +454,8 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
         rc = nb_fail(ctx, "copy from the backend", s);
         break;
       }
-      rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++);
+      rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++,
+                       (double)done * o->dt);
     }
     cli_progress_update((double)done, (double)o->steps, "steps");
   }

@@ -49,8 +49,7 @@ bool cli_plot_extension_ok(const char *path) {
   return ends_with(path, ".svg") || cli_image_format_of(path) != CLI_IMAGE_UNKNOWN;
 }
 
-/* 1, 2 or 5 times a power of ten, giving about `target` steps over range. */
-static double nice_step(double range, int target) {
+double cli_plot_nice_step(double range, int target) {
   double raw = range / target;
   if (!(raw > 0) || !isfinite(raw)) return 1;
   double mag = pow(10, floor(log10(raw))), f = raw / mag;
@@ -97,7 +96,7 @@ static void draw_axes(cairo_t *cr, const cli_hist_plot *p, const frame *f, uint6
       text_at(cr, f->x0 - PLOT_GAP - 6, y, buf, 1, 0.5);
     }
   } else {
-    double step = nice_step(f->ymax, 5);
+    double step = cli_plot_nice_step(f->ymax, 5);
     for (double c = 0; c <= f->ymax * 1.0001; c += step) {
       double y = ypix(f, c);
       cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
@@ -110,7 +109,7 @@ static void draw_axes(cairo_t *cr, const cli_hist_plot *p, const frame *f, uint6
     }
   }
   /* value ticks */
-  double range = p->hi - p->lo, step = nice_step(range, 8);
+  double range = p->hi - p->lo, step = cli_plot_nice_step(range, 8);
   cairo_set_source_rgb(cr, 0, 0, 0);
   for (double v = ceil(p->lo / step) * step; v <= p->hi + step * 1e-9; v += step) {
     double x = f->x0 + (v - p->lo) / range * f->w;
@@ -201,7 +200,7 @@ static void draw(cairo_t *cr, const cli_hist_plot *p) {
   if (p->log) {
     f.ymax = ceil(log10(1 + (double)(top ? top : 1)));
   } else {
-    double step = nice_step(top ? (double)top : 1, 5);
+    double step = cli_plot_nice_step(top ? (double)top : 1, 5);
     f.ymax = ceil((double)(top ? top : 1) / step) * step;
   }
   cairo_set_source_rgb(cr, 1, 1, 1);
@@ -294,4 +293,63 @@ int cli_plot_histogram(const char *path, const cli_hist_plot *p, char *err, size
   }
   return ends_with(path, ".svg") ? plot_svg(path, p, err, errlen)
                                  : plot_raster(path, p, err, errlen);
+}
+
+int cli_plot_caption(cli_image *img, const char *caption, double bar_px, const char *bar_label) {
+  if (img->channels != 3 || img->width > 32767 || img->height > 32767) return -1;
+  if (img->width < 128 || img->height < 64) return 0; /* no room for words */
+  const int w = (int)img->width, h = (int)img->height;
+  cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+  if (cairo_surface_status(s) != CAIRO_STATUS_SUCCESS) {
+    cairo_surface_destroy(s);
+    return -1;
+  }
+  /* the picture into the surface: one native 32-bit word per pixel, 0x00RRGGBB */
+  cairo_surface_flush(s);
+  unsigned char *data = cairo_image_surface_get_data(s);
+  const int stride = cairo_image_surface_get_stride(s);
+  for (size_t y = 0; y < (size_t)h; y++) {
+    uint32_t *row = (uint32_t *)(void *)(data + y * (size_t)stride);
+    const uint8_t *px = img->pixels + y * (size_t)w * 3;
+    for (size_t x = 0; x < (size_t)w; x++, px += 3)
+      row[x] = (uint32_t)px[0] << 16 | (uint32_t)px[1] << 8 | px[2];
+  }
+  cairo_surface_mark_dirty(s);
+  cairo_t *cr = cairo_create(s);
+  const double font = h >= 256 ? 13.0 : 9.0, band = font + 10;
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  cairo_set_font_size(cr, font);
+  cairo_set_source_rgba(cr, 0, 0, 0, 0.55);
+  cairo_rectangle(cr, 0, h - band, w, band);
+  cairo_fill(cr);
+  cairo_set_source_rgb(cr, 0.95, 0.95, 0.90);
+  text_at(cr, 6, h - band / 2, caption, 0, 0.5);
+  if (bar_px > 0 && bar_px < w / 2.0) {
+    const double x1 = w - 8, x0 = x1 - bar_px, y = h - band / 2;
+    cairo_set_line_width(cr, 2);
+    cairo_move_to(cr, x0, y - 3);
+    cairo_line_to(cr, x0, y + 3);
+    cairo_move_to(cr, x0, y);
+    cairo_line_to(cr, x1, y);
+    cairo_move_to(cr, x1, y - 3);
+    cairo_line_to(cr, x1, y + 3);
+    cairo_stroke(cr);
+    text_at(cr, x0 - 6, y, bar_label, 1, 0.5);
+  }
+  cairo_status_t st = cairo_status(cr);
+  cairo_destroy(cr);
+  cairo_surface_flush(s);
+  if (st == CAIRO_STATUS_SUCCESS) {
+    for (size_t y = 0; y < (size_t)h; y++) {
+      const uint32_t *row = (const uint32_t *)(const void *)(data + y * (size_t)stride);
+      uint8_t *px = img->pixels + y * (size_t)w * 3;
+      for (size_t x = 0; x < (size_t)w; x++, px += 3) {
+        px[0] = (uint8_t)(row[x] >> 16);
+        px[1] = (uint8_t)(row[x] >> 8);
+        px[2] = (uint8_t)row[x];
+      }
+    }
+  }
+  cairo_surface_destroy(s);
+  return st == CAIRO_STATUS_SUCCESS ? 0 : -1;
 }

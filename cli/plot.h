@@ -31,6 +31,18 @@ bool cli_plot_extension_ok(const char *path);
  * temporary file (out_file.h). 0, or -1 with a message in err. */
 int cli_plot_histogram(const char *path, const cli_hist_plot *p, char *err, size_t errlen);
 
+/* Writes a caption into the bottom-left corner of an RGB picture (an nbody frame) and, when
+ * bar_px > 0, a scale bar bar_px pixels long labelled bar_label into the bottom-right one,
+ * in pale ink on a dark translucent band so either shows on any background; nothing on a
+ * picture under 128 x 64. -1 when the image is not 3 channels or cairo fails (the picture
+ * is then unchanged). */
+struct cli_image;
+int cli_plot_caption(struct cli_image *img, const char *caption, double bar_px,
+                     const char *bar_label);
+/* 1, 2 or 5 times a power of ten, giving about target steps over range (axis ticks,
+ * scale bars). */
+double cli_plot_nice_step(double range, int target);
+
 #ifdef __cplusplus
 }
 #endif
