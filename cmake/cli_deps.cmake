@@ -13,13 +13,14 @@ target_link_libraries(parprim_cli PRIVATE ${PP_CLI_IMAGE_LIBS})
 if(PP_BUILD_TESTS)
   enable_testing()
   # Writes the test images (PNG of every colour type and depth, JPEG, PGM/PPM) with the
-  # libraries' encoders, with the counts and pixels they must decode to.
-  add_executable(pp_cli_testimg tests/cli_testimg.c)
-  target_link_libraries(pp_cli_testimg PRIVATE ${PP_IMAGE_LIBS} m)
-  target_compile_options(pp_cli_testimg PRIVATE ${PP_C_WARNINGS})
+  # libraries' encoders, with the counts and pixels they must decode to. Named test_* so
+  # that scripts/carry.sh packs it with the test programs for the GPU machine.
+  add_executable(test_cli_imgen tests/cli_testimg.c)
+  target_link_libraries(test_cli_imgen PRIVATE ${PP_IMAGE_LIBS} m)
+  target_compile_options(test_cli_imgen PRIVATE ${PP_C_WARNINGS})
   foreach(t files images messages progress)
     add_test(NAME cli_${t} COMMAND ${CMAKE_COMMAND}
-             -DCLI=$<TARGET_FILE:parprim_cli> -DIMG=$<TARGET_FILE:pp_cli_testimg>
+             -DCLI=$<TARGET_FILE:parprim_cli> -DIMG=$<TARGET_FILE:test_cli_imgen>
              -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli_${t}
              -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/cli_${t}.cmake)
     set_tests_properties(cli_${t} PROPERTIES LABELS cpu TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIP:"

@@ -1,9 +1,9 @@
-# Shared by tests/cli_*.cmake, run by ctest as `cmake -DCLI=parprim -DIMG=pp_cli_testimg
+# Shared by tests/cli_*.cmake, run by ctest as `cmake -DCLI=parprim -DIMG=test_cli_imgen
 # -DWORK=dir -P tests/cli_NAME.cmake`. Each check runs one command and fails the test with
 # the command, its exit status and its output when an expectation does not hold.
 cmake_minimum_required(VERSION 3.24) # the policies of the project, in -P mode too
 if(NOT CLI OR NOT IMG OR NOT WORK)
-  message(FATAL_ERROR "run with -DCLI=<parprim> -DIMG=<pp_cli_testimg> -DWORK=<folder>")
+  message(FATAL_ERROR "run with -DCLI=<parprim> -DIMG=<test_cli_imgen> -DWORK=<folder>")
 endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})

@@ -3,14 +3,14 @@
  * written with the reference encoders (libpng, libjpeg) and by hand for PGM/PPM, each with
  * what the command must read from it, computed here from the pixels themselves:
  *
- *   pp_cli_testimg make DIR       writes DIR/NAME.{png,jpg,pgm,ppm} and, for each lossless
+ *   test_cli_imgen make DIR       writes DIR/NAME.{png,jpg,pgm,ppm} and, for each lossless
  *                                 one, DIR/NAME.csv: the histogram `parprim histogram
  *                                 NAME --csv` must print; for the JPEGs (baseline and
  *                                 progressive), DIR/NAME.src.ppm or .pgm: the pixels they
  *                                 were encoded from
- *   pp_cli_testimg cmp A B TOL    compares two 8-bit binary PGM/PPM files: same size and
+ *   test_cli_imgen cmp A B TOL    compares two 8-bit binary PGM/PPM files: same size and
  *                                 channels, no sample further apart than TOL; exit 0 or 1
- *   pp_cli_testimg noise F W H    a W x H PGM of random bytes (incompressible)
+ *   test_cli_imgen noise F W H    a W x H PGM of random bytes (incompressible)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +31,7 @@ static uint32_t next_u32(void) { /* xorshift64* (Vigna 2016) */
 }
 
 static void die(const char *what, const char *path) {
-  fprintf(stderr, "pp_cli_testimg: %s: %s\n", what, path);
+  fprintf(stderr, "test_cli_imgen: %s: %s\n", what, path);
   exit(1);
 }
 
@@ -105,7 +105,7 @@ static void write_pnm(const char *path, const char *magic, unsigned w, unsigned 
   FILE *f = fopen(path, "wb");
   if (!f) die("cannot write", path);
   int ascii = magic[1] == '2' || magic[1] == '3';
-  fprintf(f, "%s\n# written by pp_cli_testimg\n%u %u\n# maxval next\n%u\n", magic, w, h, maxval);
+  fprintf(f, "%s\n# written by test_cli_imgen\n%u %u\n# maxval next\n%u\n", magic, w, h, maxval);
   for (size_t i = 0; i < (size_t)w * h * (size_t)ch; i++) {
     if (ascii)
       fprintf(f, "%u%c", s[i], i % 12 == 11 ? '\n' : ' ');
@@ -300,6 +300,6 @@ int main(int argc, char **argv) {
     free(s);
     return 0;
   }
-  fprintf(stderr, "usage: pp_cli_testimg make DIR | cmp A B TOL | noise FILE W H\n");
+  fprintf(stderr, "usage: test_cli_imgen make DIR | cmp A B TOL | noise FILE W H\n");
   return 2;
 }
