@@ -351,8 +351,13 @@ static bool have_torch(void) {
   }
   PyObject *c = PyObject_GetAttrString(t, "_C");
   fw.torch_raw_stream = c ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
+  PyErr_Clear();
+  /* the converter torch.from_dlpack ends in, called on our capsule without the Python
+   * wrapper's checks: a capsule made on the caller's stream needs no stream exchange */
+  PyObject *direct = c ? PyObject_GetAttrString(c, "_from_dlpack") : NULL;
   Py_XDECREF(c);
   PyErr_Clear();
+  if (direct) Py_SETREF(from, direct);
   PyObject *cuda = PyObject_GetAttrString(t, "cuda");
   fw.torch_current_stream = cuda ? PyObject_GetAttrString(cuda, "current_stream") : NULL;
   Py_XDECREF(cuda);
@@ -1190,7 +1195,8 @@ static int parse_buffer(call *c, arr *a, PyObject *obj, int role) {
     }
   }
   if (set_shape_count(c, a)) return -1;
-  return call_bind(c, a, fw.np_ndarray && PyObject_TypeCheck(obj, (PyTypeObject *)fw.np_ndarray) ? FW_NUMPY : FW_ARRAY);
+  /* JAX's CPU arrays have the buffer protocol too: their results go back to JAX */
+  return call_bind(c, a, fw.np_ndarray && PyObject_TypeCheck(obj, (PyTypeObject *)fw.np_ndarray) ? FW_NUMPY : framework_of(obj));
 }
 
 static int get_int_attr(PyObject *o, const char *name, long long *v) {

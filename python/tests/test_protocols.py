@@ -209,3 +209,17 @@ def test_threads_share_a_context(rng):
 
 def test_zero_dim_input():
     assert parprim.sum(np.array(5, np.int32)) == 5
+
+
+def test_jax_in_jax_out():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    a = jnp.asarray(np.random.default_rng(5).standard_normal(1000).astype(np.float32))
+    s = parprim.sort(a)
+    assert isinstance(s, jax.Array)
+    np.testing.assert_array_equal(np.asarray(s), np.sort(np.asarray(a)))
+    v, i = parprim.topk(a, 5)
+    assert isinstance(v, jax.Array)
+    np.testing.assert_array_equal(np.asarray(v), np.sort(np.asarray(a))[::-1][:5])
+    with pytest.raises(ValueError, match="read-only"):  # JAX arrays are immutable
+        parprim.cumsum(a, out=jnp.zeros(1000, jnp.float32))
