@@ -4,7 +4,8 @@
  * failure agreement.
  *
  * Run as one program per rank, e.g. `mpiexec -n 4 test_dist cpu` (ctest does 1..4 ranks on
- * the CPU backend) or `mpirun -np 4 test_dist cuda` on a machine with 4 GPUs. Every rank
+ * the CPU backend) or `mpirun -np 4 test_dist cuda` on a machine with 4 GPUs; or, for CUDA
+ * ranks as threads of one process (what `parprim --gpus N` does), `test_dist cuda threads 4`. Every rank
  * makes the whole global data set from the same seed, takes its slice for the case's size
  * layout (even, all on one rank, empty ranks, random), calls the distributed primitive on
  * its slice, and checks the result against the plain context's answer on the whole data:
@@ -669,6 +670,102 @@ static void check_contexts(pp_context *ctx) {
 #endif
 }
 
+/* ---- ranks as threads of one process (CUDA: `test_dist cuda threads N`) ------------------ */
+
+#include <pthread.h>
+
+/* What `parprim --gpus N` does: one thread per GPU, an id shared in memory. Each thread
+ * checks a few global results against closed forms and records what it saw; main checks. */
+typedef struct rank_thread {
+  pp_dist_id id;
+  int r, p;
+  pp_status create, reduce, scan, topk, hist, bad;
+  uint64_t sum, scan_bad, topk_bad, hist_bad;
+  char bad_msg[512];
+} rank_thread;
+
+static void *rank_main(void *arg) {
+  rank_thread *a = arg;
+  pp_context *ctx = NULL;
+  a->create = pp_create_dist(&ctx, PP_BACKEND_CUDA, &a->id, a->p, a->r);
+  if (a->create != PP_OK) {
+    snprintf(a->bad_msg, sizeof a->bad_msg, "%s", pp_last_error(NULL));
+    return NULL;
+  }
+  size_t off = 0, N = 0;
+  for (int q = 0; q < a->p; q++) {
+    size_t nq = 100000 + 7919 * (size_t)q * (size_t)(q % 2); /* uneven */
+    if (q < a->r) off += nq;
+    N += nq;
+  }
+  const size_t n = 100000 + 7919 * (size_t)a->r * (size_t)(a->r % 2);
+  uint64_t *x = th_xmalloc(n * 8);
+  uint32_t *ones = th_xmalloc(n * 4);
+  for (size_t i = 0; i < n; i++) {
+    x[i] = off + i; /* the global index */
+    ones[i] = 1;
+  }
+  a->reduce = pp_reduce(ctx, PP_SUM, PP_U64, x, n, &a->sum);
+  a->scan = pp_scan(ctx, PP_SUM, PP_U32, ones, ones, n, true);
+  for (size_t i = 0; i < n; i++) a->scan_bad += ones[i] != (uint32_t)(off + i + 1);
+  uint64_t tv[5], ti[5];
+  a->topk = pp_topk(ctx, PP_U64, x, n, 5, true, tv, ti);
+  for (int i = 0; i < 5; i++) a->topk_bad += tv[i] != N - 1 - (size_t)i || ti[i] != N - 1 - (size_t)i;
+  uint64_t counts[10] = {0};
+  a->hist = pp_histogram_even(ctx, PP_U64, x, n, 10, 0.0, (double)N, counts);
+  for (int b = 0; b < 10; b++) {
+    uint64_t want = 0;
+    for (size_t i = 0; i < N; i++) want += (size_t)((double)i * 10 / (double)N) == (size_t)b;
+    a->hist_bad += counts[b] != want;
+  }
+  float f = 0;
+  a->bad = pp_reduce(ctx, PP_SUM, PP_F32, a->r == a->p - 1 ? NULL : (const float *)x, 4, &f);
+  snprintf(a->bad_msg, sizeof a->bad_msg, "%s", pp_last_error(ctx));
+  free(x);
+  free(ones);
+  pp_destroy(ctx);
+  return NULL;
+}
+
+static int run_threads(int p) {
+  th_state_get()->backend_name = "cuda threads";
+  pp_dist_id id;
+  pp_status st = pp_dist_id_create(PP_BACKEND_CUDA, &id);
+  if (st == PP_ERR_NO_DEVICE || st == PP_ERR_UNSUPPORTED) {
+    printf("SKIP: %s\n", pp_last_error(NULL));
+    return TH_SKIP_CODE;
+  }
+  CHECK_STATUS(st, PP_OK, "pp_dist_id_create(CUDA): %s", pp_last_error(NULL));
+  if (p < 1 || p > 64) p = 2;
+  rank_thread *a = calloc((size_t)p, sizeof *a);
+  pthread_t *tid = calloc((size_t)p, sizeof *tid);
+  for (int r = 0; r < p; r++) {
+    a[r].id = id;
+    a[r].r = r;
+    a[r].p = p;
+    pthread_create(&tid[r], NULL, rank_main, &a[r]);
+  }
+  for (int r = 0; r < p; r++) pthread_join(tid[r], NULL);
+  size_t N = 0;
+  for (int q = 0; q < p; q++) N += 100000 + 7919 * (size_t)q * (size_t)(q % 2);
+  for (int r = 0; r < p; r++) {
+    CHECK_STATUS(a[r].create, PP_OK, "thread rank %d: pp_create_dist: %s", r, a[r].bad_msg);
+    if (a[r].create != PP_OK) continue;
+    CHECK(a[r].reduce == PP_OK && a[r].sum == (uint64_t)N * (N - 1) / 2, "rank %d: sum %llu",
+          r, (unsigned long long)a[r].sum);
+    CHECK(a[r].scan == PP_OK && a[r].scan_bad == 0, "rank %d: %llu scan outputs wrong", r,
+          (unsigned long long)a[r].scan_bad);
+    CHECK(a[r].topk == PP_OK && a[r].topk_bad == 0, "rank %d: top-k wrong", r);
+    CHECK(a[r].hist == PP_OK && a[r].hist_bad == 0, "rank %d: histogram wrong", r);
+    CHECK_STATUS(a[r].bad, PP_ERR_INVALID_ARGUMENT, "rank %d: NULL input on the last rank", r);
+    CHECK(strcmp(a[r].bad_msg, a[0].bad_msg) == 0 && th_names(a[r].bad_msg, "pp_reduce"),
+          "rank %d: message \"%s\", rank 0 \"%s\"", r, a[r].bad_msg, a[0].bad_msg);
+  }
+  free(a);
+  free(tid);
+  return th_finish(NULL);
+}
+
 /* ---- main ------------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
@@ -680,6 +777,8 @@ int main(int argc, char **argv) {
     printf("SKIP: no CUDA backend in this build\n");
     return TH_SKIP_CODE;
   }
+  if (g_backend == PP_BACKEND_CUDA && argc > 3 && strcmp(argv[2], "threads") == 0)
+    return run_threads(atoi(argv[3]));
   pp_context *ctx = NULL;
   pp_status st = pp_create_dist(&ctx, g_backend, NULL, 0, 0);
   if (st == PP_ERR_UNSUPPORTED) {
