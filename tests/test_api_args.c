@@ -779,10 +779,41 @@ static void test_nbody(pp_context *ctx) {
   }
 }
 
+/* Occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle) {
+  int c = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) c++;
+  return c;
+}
+
+/* A staging buffer that cannot be had (an unaligned f32 input is staged on the CPU, host
+ * memory on CUDA; 2^50 bytes fit no address space): OUT_OF_MEMORY with one clean sentence,
+ * "pp_reduce: cannot stage in (N bytes): <the allocator's reason>", which once came out
+ * doubled and cut because the text was formatted from the context's error buffer into
+ * itself. The message left by an earlier failure must not appear in it. */
+static void test_stage_failure_text(pp_context *ctx) {
+  float *buf = th_xmalloc(64);
+  memset(buf, 0, 64);
+  buf[0] = 42.0f;
+  const size_t n = (size_t)1 << 48;
+  th_poison_error(ctx);
+  pp_status s = pp_reduce(ctx, PP_SUM, PP_F32, (const char *)buf + 9, n, buf);
+  const char *msg = pp_last_error(ctx);
+  CHECK_STATUS(s, PP_ERR_OUT_OF_MEMORY, "pp_reduce staging 2^50 bytes");
+  CHECK(strncmp(msg, "pp_reduce: cannot stage in (1125899906842624 bytes): ", 53) == 0 &&
+            count_of(msg, "pp_reduce") == 1 && count_of(msg, "cannot stage") == 1 &&
+            count_of(msg, "pp_malloc") == 0 && strlen(msg) > 53,
+        "staging failure message: \"%s\"", msg);
+  CHECK(buf[0] == 42.0f, "pp_reduce wrote its output although staging failed");
+  free(buf);
+  expect_good(ctx, valid_scan(ctx), "pp_scan", __LINE__, "after a failed staging");
+}
+
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
   init_data();
 
+  test_stage_failure_text(ctx);
   test_scan(ctx);
   test_select_like(ctx, "pp_select", pp_select, valid_select);
   test_select_flagged(ctx);

@@ -20,6 +20,7 @@
  * runs under compute-sanitizer), keeping every bin-count path.
  */
 #include "harness.h"
+#include "../src/core/testctl.h"
 
 #include <float.h>
 #include <inttypes.h>
@@ -561,8 +562,172 @@ static void test_errors(pp_context *ctx) {
   for (int i = 0; i < 4; i++) CHECK(counts[i] == 0, "n == 0: counts[%d] = %" PRIu64, i, counts[i]);
 }
 
+/* ---- ranges wider than double: (hi - lo) * bins overflows ------------------------------ */
+
+/* The wide rule as docs/API.md states it: lo, hi and x scaled by 2^-e, e = ilogb(bins) + 3,
+ * step = (hi' - lo') / bins, edge i = fma(i, step, lo'), and x in the last bin whose edge
+ * is <= x'. The library must agree with it exactly (both backends); separately, the edges
+ * must lie within double rounding of the true lo + i (hi - lo) / bins. */
+typedef struct wide_rule {
+  double scale, lo_s, step_s;
+  size_t bins;
+} wide_rule;
+
+static wide_rule wide_make(double lo, double hi, size_t bins) {
+  wide_rule w;
+  w.bins = bins;
+  w.scale = ldexp(1.0, -(ilogb((double)bins) + 3));
+  w.lo_s = lo * w.scale;
+  w.step_s = (hi * w.scale - w.lo_s) / (double)bins;
+  return w;
+}
+
+static double wide_edge(const wide_rule *w, size_t i) {
+  return fma((double)i, w->step_s, w->lo_s);
+}
+
+static size_t wide_bin(const wide_rule *w, double x) {
+  const double xs = x * w->scale;
+  size_t lo = 0, hi = w->bins; /* edge(lo) <= xs; the answer is in [lo, hi) */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (xs >= wide_edge(w, mid))
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void test_even_wide(pp_context *ctx) {
+  /* the report's case: hi - lo is inf in double; the midpoint 0 separates -1 from 1 */
+  const double x[4] = {-1e308, -1.0, 1.0, 9e307};
+  uint64_t counts[4] = {9, 9, 9, 9};
+  pp_status s = pp_histogram_even(ctx, PP_F64, x, 4, 4, -1e308, 1e308, counts);
+  CHECK(s == PP_OK && counts[0] == 1 && counts[1] == 1 && counts[2] == 1 && counts[3] == 1,
+        "wide range [-1e308, 1e308), 4 bins: %s, counts %llu %llu %llu %llu, want 1 1 1 1",
+        pp_status_string(s), (unsigned long long)counts[0], (unsigned long long)counts[1],
+        (unsigned long long)counts[2], (unsigned long long)counts[3]);
+
+  /* hi - lo finite but (hi - lo) * bins not; then both infinite; lo and hi of either sign */
+  const double ranges[][2] = {{0.0, 1e308},       {-1e308, 1e308},   {-DBL_MAX, DBL_MAX},
+                              {-DBL_MAX, -1e300}, {-5e307, 1.7e308}, {1e300, DBL_MAX}};
+  const size_t bin_counts[] = {1, 2, 3, 4, 7, 1000, 65537};
+  const size_t n = 20000;
+  double *v = th_xmalloc(n * sizeof *v);
+  uint64_t *want = th_xmalloc(65537 * sizeof *want), *got = th_xmalloc(65537 * sizeof *got);
+  th_rng r = th_rng_make(2121);
+  int wide_cases = 0;
+  for (size_t ri = 0; ri < sizeof ranges / sizeof ranges[0]; ri++) {
+    const double lo = ranges[ri][0], hi = ranges[ri][1];
+    for (size_t bi = 0; bi < sizeof bin_counts / sizeof bin_counts[0]; bi++) {
+      const size_t bins = bin_counts[bi];
+      if (isfinite((hi - lo) * (double)bins)) continue; /* not a wide case */
+      wide_cases++;
+      const wide_rule w = wide_make(lo, hi, bins);
+      /* uniform over the range, its ends, values around 0, the midpoint, edges and their
+       * neighbours, NaN */
+      for (size_t i = 0; i < n; i++) {
+        const double u = th_unit(&r);
+        switch (th_below(&r, 10)) {
+        case 0: v[i] = lo; break;
+        case 1: v[i] = nextafter(hi, -INFINITY); break;
+        case 2: v[i] = (double)((int64_t)th_below(&r, 2001) - 1000); break;
+        case 3: v[i] = hi; break; /* not counted */
+        case 4: v[i] = th_below(&r, 50) == 0 ? NAN : lo / 2 + hi / 2; break;
+        case 5: {
+          const double e = wide_edge(&w, (size_t)th_below(&r, bins)) / w.scale;
+          const int step = (int)th_below(&r, 3) - 1;
+          v[i] = step < 0 ? nextafter(e, -INFINITY) : step > 0 ? nextafter(e, INFINITY) : e;
+          break;
+        }
+        default: v[i] = lo / 2 + hi / 2 + (u - 0.5) * (hi / 2) - (u - 0.5) * (lo / 2); break;
+        }
+      }
+      memset(want, 0, bins * sizeof *want);
+      for (size_t i = 0; i < n; i++)
+        if (v[i] >= lo && v[i] < hi) want[wide_bin(&w, v[i])]++;
+      s = pp_histogram_even(ctx, PP_F64, v, n, bins, lo, hi, got);
+      size_t bad = bins;
+      for (size_t b = 0; b < bins && bad == bins; b++)
+        if (got[b] != want[b]) bad = b;
+      CHECK(s == PP_OK && bad == bins,
+            "wide range [%g, %g) bins %zu: %s, bin %zu counts %llu, want %llu", lo, hi, bins,
+            pp_status_string(s), bad, bad < bins ? (unsigned long long)got[bad] : 0ull,
+            bad < bins ? (unsigned long long)want[bad] : 0ull);
+      /* the rule's edges against the true ones (long double: 15-bit exponent) */
+      if (LDBL_MAX_EXP > DBL_MAX_EXP) {
+        const long double width = (long double)hi - (long double)lo;
+        const long double tol = 0x1p-50L * fmaxl(fabsl((long double)lo), fabsl((long double)hi));
+        long double worst = 0;
+        for (size_t i = 0; i < bins; i++) {
+          const long double exact = (long double)lo + (long double)i * width / (long double)bins;
+          const long double d = fabsl((long double)(wide_edge(&w, i) / w.scale) - exact);
+          if (d > worst) worst = d;
+        }
+        CHECK(worst <= tol, "wide range [%g, %g) bins %zu: an edge is %Lg from the true one",
+              lo, hi, bins, worst);
+      }
+    }
+  }
+  CHECK(wide_cases >= 20, "only %d wide cases generated", wide_cases);
+  /* f32 and i64 input on a wide range: every value of those types is far inside it */
+  const float xf[5] = {-3e38f, -1.0f, -0.0f, 1.0f, 3e38f};
+  s = pp_histogram_even(ctx, PP_F32, xf, 5, 4, -1e308, 1e308, counts);
+  CHECK(s == PP_OK && counts[0] == 0 && counts[1] == 2 && counts[2] == 3 && counts[3] == 0,
+        "f32 on [-1e308, 1e308): %s, counts %llu %llu %llu %llu, want 0 2 3 0",
+        pp_status_string(s), (unsigned long long)counts[0], (unsigned long long)counts[1],
+        (unsigned long long)counts[2], (unsigned long long)counts[3]);
+  const int64_t xi[3] = {INT64_MIN, -1, 0};
+  s = pp_histogram_even(ctx, PP_I64, xi, 3, 2, -DBL_MAX, DBL_MAX, counts);
+  CHECK(s == PP_OK && counts[0] == 2 && counts[1] == 1,
+        "i64 on [-DBL_MAX, DBL_MAX): %s, counts %llu %llu, want 2 1", pp_status_string(s),
+        (unsigned long long)counts[0], (unsigned long long)counts[1]);
+  free(v);
+  free(want);
+  free(got);
+}
+
+/* A failed allocation inside pp_histogram_even / _range leaves counts as they were (the
+ * CPU zeroed them before its private counters' allocation failed). The first allocation of
+ * the call is made to fail; a call that allocated nothing must simply succeed. CPU only:
+ * the CUDA backend may fall back when a pinned buffer cannot be had (test_faults covers
+ * every backend and allocation site). */
+static void test_failure_writes_nothing(pp_context *ctx) {
+  if (pp_backend_of(ctx) != PP_BACKEND_CPU) return;
+  const size_t n = (size_t)1 << 20, bins = 64;
+  float *x = th_xmalloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++) x[i] = (float)(i % 1000) / 1000.0f;
+  uint64_t counts[64];
+  const double edges[3] = {0.0, 0.5, 1.0};
+  for (int range = 0; range < 2; range++) {
+    for (size_t b = 0; b < bins; b++) counts[b] = 0xC0FFEE + b;
+    uint64_t fired0 = 0, fired1 = 0;
+    pp_test_control(PP_TESTCTL_FAULTS_FIRED, &fired0);
+    pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)1, 0);
+    pp_status s = range ? pp_histogram_range(ctx, PP_F32, x, n, edges, 2, counts)
+                        : pp_histogram_even(ctx, PP_F32, x, n, bins, 0.0, 1.0, counts);
+    pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)0, 0);
+    pp_test_control(PP_TESTCTL_FAULTS_FIRED, &fired1);
+    size_t touched = 0;
+    for (size_t b = 0; b < bins; b++) touched += counts[b] != 0xC0FFEE + b;
+    if (fired1 > fired0)
+      CHECK(s == PP_ERR_OUT_OF_MEMORY && touched == 0,
+            "%s with its first allocation failed: %s (%s), %zu counts written",
+            range ? "pp_histogram_range" : "pp_histogram_even", pp_status_string(s),
+            pp_last_error(ctx), touched);
+    else
+      CHECK(s == PP_OK, "%s allocating nothing: %s (%s)",
+            range ? "pp_histogram_range" : "pp_histogram_even", pp_status_string(s),
+            pp_last_error(ctx));
+  }
+  free(x);
+}
+
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
+  test_even_wide(ctx);
+  test_failure_writes_nothing(ctx);
   test_errors(ctx);
   test_interleaved(ctx);
   test_even_integer_edges(ctx);

@@ -23,6 +23,7 @@
  * PARPRIM_TEST_SEED varies the data.
  */
 #include "harness.h"
+#include "../src/core/testctl.h"
 
 #include <math.h>
 
@@ -639,8 +640,79 @@ static void test_plummer_drift(pp_context *ctx) {
   hb_free(&h);
 }
 
+/* No softening and r^2 below FLT_MIN (a denormal): the reciprocal square roots of both
+ * backends need a normal argument, and took such pairs for garbage or for coincident
+ * ones. The pull must match m / r^2 from the same float inputs, within the few float
+ * roundings of a denormal r^2 (its spacing, 2^-149, is ~1e-5 of these r^2). */
+static void test_accel_tiny_separation(pp_context *ctx) {
+  /* along x: 1e-20 apart (r^2 = 1e-40), masses 1e-33: a = 1e7 */
+  /* along y and z: r = 5e-21 (r^2 = 2.5e-41), masses 1e-36: a = 4e4 split 3 : 4 */
+  const float pos[2][3][2] = {{{0.0f, 1e-20f}, {0.0f, 0.0f}, {0.0f, 0.0f}},
+                              {{0.5f, 0.5f}, {0.0f, 3e-21f}, {0.0f, 4e-21f}}};
+  const float mass[2] = {1e-33f, 1e-36f};
+  const double tol[2] = {1e-4, 1e-3};
+  for (int c = 0; c < 2; c++) {
+    for (int where = AT_HOST; where < N_PLACES; where++) {
+      hbodies h = hb_alloc(2);
+      for (int i = 0; i < 2; i++) {
+        h.x[i] = pos[c][0][i];
+        h.y[i] = pos[c][1][i];
+        h.z[i] = pos[c][2][i];
+        h.m[i] = mass[c];
+      }
+      float a[6];
+      for (int i = 0; i < 6; i++) a[i] = NAN;
+      CHECK_STATUS(run_accel(ctx, where, &h, 0.0f, a, a + 2, a + 4), PP_OK, "tiny separation");
+      const double dx = (double)h.x[1] - h.x[0], dy = (double)h.y[1] - h.y[0],
+                   dz = (double)h.z[1] - h.z[0];
+      const double r2 = dx * dx + dy * dy + dz * dz, k = (double)mass[c] / (r2 * sqrt(r2));
+      const double want[3] = {dx * k, dy * k, dz * k};
+      for (int i = 0; i < 2; i++)
+        for (int d = 0; d < 3; d++) {
+          const double w = i ? -want[d] : want[d], g = a[2 * d + i];
+          CHECK(fabs(g - w) <= tol[c] * fabs(w), /* w == 0: exactly 0 */
+                "tiny separation case %d place %d: a%c[%d] = %.9g, want %.9g", c, where, "xyz"[d],
+                i, g, w);
+        }
+      hb_free(&h);
+    }
+  }
+}
+
+/* pp_nbody_step's scratch allocation failing: OUT_OF_MEMORY, a message that names
+ * pp_nbody_step, and the bodies as they were. (The first allocation of the call fails:
+ * on the CPU that is the acceleration scratch itself.) */
+static void test_step_alloc_failure(pp_context *ctx) {
+  hbodies h = hb_random(16, 1, 1, 8);
+  hbodies keep = hb_alloc(16);
+  memcpy(keep.x, h.x, 7 * 16 * sizeof(float));
+  pp_bodies b = {h.x, h.y, h.z, h.vx, h.vy, h.vz, h.m, 16};
+  uint64_t fired0 = 0, fired1 = 0;
+  pp_test_control(PP_TESTCTL_FAULTS_FIRED, &fired0);
+  pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)1, 0);
+  th_poison_error(ctx);
+  pp_status s = pp_nbody_step(ctx, &b, 0.001f, 0.01f, 3);
+  pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)0, 0);
+  pp_test_control(PP_TESTCTL_FAULTS_FIRED, &fired1);
+  const char *msg = pp_last_error(ctx);
+  if (!g_cuda)
+    CHECK(fired1 > fired0 && s == PP_ERR_OUT_OF_MEMORY,
+          "pp_nbody_step with its allocation failed: fired %d, %s", (int)(fired1 > fired0),
+          pp_status_string(s));
+  if (s != PP_OK) {
+    CHECK(s == PP_ERR_OUT_OF_MEMORY && strncmp(msg, "pp_nbody_step: ", 15) == 0,
+          "pp_nbody_step failed allocation: %s, message \"%s\"", pp_status_string(s), msg);
+    CHECK(memcmp(keep.x, h.x, 7 * 16 * sizeof(float)) == 0,
+          "pp_nbody_step wrote the bodies although it failed");
+  }
+  hb_free(&h);
+  hb_free(&keep);
+}
+
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
+  test_accel_tiny_separation(ctx);
+  test_step_alloc_failure(ctx);
   g_cuda = pp_backend_of(ctx) == PP_BACKEND_CUDA;
   test_bad_args(ctx);
   test_accel_random(ctx);
