@@ -45,6 +45,7 @@ from ._parprim import (  # noqa: F401  (the public API is the extension's)
     sum,
 )
 from . import _parprim
+from ._parprim import _bench_reduce_c  # noqa: F401  (scripts/bench_python.py: the C side of the call overhead)
 
 __version__ = library_version
 

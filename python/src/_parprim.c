@@ -308,6 +308,7 @@ static int order_streams(uintptr_t producer, uintptr_t consumer) {
 
 static struct {
   PyObject *numpy, *np_from_dlpack, *np_ascontig, *np_asarray, *np_ndarray;
+  PyObject *np_scalar[PP_F64 + 1]; /* numpy.uint8, ..., numpy.float64 by pp_dtype */
   PyObject *torch, *torch_tensor, *torch_from_dlpack, *torch_raw_stream, *torch_current_stream;
   PyObject *torch_dtypes[8]; /* u8 i32 u32 i64 u64 f32 f64 bool */
   PyObject *cupy, *cupy_ndarray, *cupy_from_dlpack, *cupy_current_stream, *cupy_ascontig;
@@ -325,6 +326,10 @@ static PyObject *get_numpy(void) {
   if (!fw.np_from_dlpack || !fw.np_ascontig || !fw.np_asarray || !fw.np_ndarray) {
     Py_DECREF(np);
     return NULL;
+  }
+  for (int t = PP_U8; t <= PP_F64; t++) {
+    fw.np_scalar[t] = PyObject_GetAttrString(np, dt_name(t));
+    if (!fw.np_scalar[t]) PyErr_Clear(); /* then 0-d results go through from_dlpack */
   }
   fw.numpy = np;
   return np;
@@ -1673,6 +1678,22 @@ static PyObject *wrap_block(call *c, block *b, int ndim, const int64_t *shape, i
     break;
   }
   case FW_NUMPY:
+    if (ndim == 0 && fw.np_scalar[dtype]) { /* a NumPy scalar straight from the value */
+      PyObject *v = NULL;
+      const void *p = b->ptr;
+      switch (dtype) {
+      case PP_U8: v = PyLong_FromUnsignedLong(*(const uint8_t *)p); break;
+      case PP_I32: v = PyLong_FromLong(*(const int32_t *)p); break;
+      case PP_U32: v = PyLong_FromUnsignedLong(*(const uint32_t *)p); break;
+      case PP_I64: v = PyLong_FromLongLong(*(const int64_t *)p); break;
+      case PP_U64: v = PyLong_FromUnsignedLongLong(*(const uint64_t *)p); break;
+      case PP_F32: v = PyFloat_FromDouble(*(const float *)p); break;
+      case PP_F64: v = PyFloat_FromDouble(*(const double *)p); break;
+      }
+      r = v ? PyObject_CallOneArg(fw.np_scalar[dtype], v) : NULL;
+      Py_XDECREF(v);
+      break;
+    }
     r = PyObject_CallOneArg(fw.np_from_dlpack, (PyObject *)a);
     if (r && ndim == 0) {
       PyObject *empty = PyTuple_New(0);
