@@ -102,6 +102,7 @@ def test_work_is_ordered_on_the_current_torch_stream():
     torch.cuda.synchronize()
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
+        parprim.sum(x)  # the context moves to s here (pp_set_stream waits for the previous stream)
         torch.cuda._sleep(200_000_000)  # keeps s busy: a call on another stream would read zeros
         x.fill_(1.0)
         total = parprim.sum(x)
