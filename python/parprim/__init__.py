@@ -76,7 +76,7 @@ def topk(x, k, *, largest=True, dim=-1, ctx=None, stream=None, copy=False):
     NaN counts as largest.
 
         >>> parprim.topk(np.array([1.0, 9.0, 5.0], np.float32), 2)
-        TopK(values=array([9., 5.], dtype=float32), indices=array([1, 2]))
+        parprim.TopK(values=array([9., 5.], dtype=float32), indices=array([1, 2]))
     """
     return _parprim.topk(x, k, largest=largest, dim=dim, ctx=ctx, stream=stream, copy=copy)
 

@@ -2820,7 +2820,7 @@ static PyMethodDef methods[] = {
      "The k largest (smallest) values in order and their int64 indices, as TopK(values, indices), like\n"
      "torch.topk. 2-D x: top-k of each row (indices within the row). NaN counts as largest.\n\n"
      "    >>> parprim.topk(np.array([1., 9., 5.], np.float32), 2)\n"
-     "    TopK(values=array([9., 5.], dtype=float32), indices=array([1, 2]))\n"},
+     "    parprim.TopK(values=array([9., 5.], dtype=float32), indices=array([1, 2]))\n"},
     {"histogram", KW py_histogram, ARGS_KW, histogram_doc},
     {"histogram_image", KW py_histogram_image, ARGS_KW,
      "histogram_image(pixels, *, out=None, ctx=None, stream=None, copy=False)\n\n"
@@ -2852,10 +2852,14 @@ static PyMethodDef methods[] = {
     {"_bench_reduce_c", KW py_bench_reduce_c, ARGS_KW,
      "_bench_reduce_c(x, iters=1000, *, ctx=None) -> seconds per pp_reduce(SUM) call, timed in a C loop"},
     {"default_context", (PyCFunction)py_default_context, METH_NOARGS,
-     "default_context() -> the Context calls use when given no ctx= and no device array"},
+     "default_context() -> the Context calls use when given no ctx= and no device array\n\n"
+     "    >>> parprim.default_context().nranks\n    1\n"},
     {"dist_id_create", (PyCFunction)py_dist_id_create, METH_VARARGS,
      "dist_id_create(backend='auto') -> bytes: the 128-byte id one rank makes and hands to every rank\n"
-     "for Context(dist_id=..., nranks=..., rank=...)."},
+     "for Context(dist_id=..., nranks=..., rank=...). NotImplementedError names what a build lacks\n"
+     "(MPI for 'cpu', NCCL for 'cuda').\n\n"
+     "    >>> ident = parprim.dist_id_create('cpu')  # doctest: +SKIP\n"
+     "    >>> ctx = parprim.Context('cpu', dist_id=ident, nranks=4, rank=0)  # doctest: +SKIP\n"},
     {NULL, NULL, 0, NULL}};
 
 static PyStructSequence_Field topk_fields[] = {{"values", "the k largest (smallest) values, in order"},
