@@ -309,7 +309,8 @@ static int order_streams(uintptr_t producer, uintptr_t consumer) {
 static struct {
   PyObject *numpy, *np_from_dlpack, *np_ascontig, *np_asarray, *np_ndarray;
   PyObject *np_scalar[PP_F64 + 1]; /* numpy.uint8, ..., numpy.float64 by pp_dtype */
-  PyObject *torch, *torch_tensor, *torch_from_dlpack, *torch_raw_stream, *torch_current_stream;
+  PyObject *torch, *torch_tensor, *torch_from_dlpack, *torch_from_dlpack_public, *torch_raw_stream,
+      *torch_current_stream;
   PyObject *torch_dtypes[8]; /* u8 i32 u32 i64 u64 f32 f64 bool */
   PyObject *cupy, *cupy_ndarray, *cupy_from_dlpack, *cupy_current_stream, *cupy_ascontig;
   PyObject *jax_from_dlpack;
@@ -362,6 +363,7 @@ static bool have_torch(void) {
   PyObject *direct = c ? PyObject_GetAttrString(c, "_from_dlpack") : NULL;
   Py_XDECREF(c);
   PyErr_Clear();
+  fw.torch_from_dlpack_public = Py_NewRef(from);
   if (direct) Py_SETREF(from, direct);
   PyObject *cuda = PyObject_GetAttrString(t, "cuda");
   fw.torch_current_stream = cuda ? PyObject_GetAttrString(cuda, "current_stream") : NULL;
@@ -1072,10 +1074,19 @@ static int call_resolve_stream(call *c, int fw_kind, int dev_id) {
   }
   if (dev_id < 0) dev_id = c->st->device;
   if (fw_kind == FW_TORCH) {
-    PyObject *r;
+    PyObject *r = NULL;
     if (fw.torch_raw_stream) {
       r = PyObject_CallFunction(fw.torch_raw_stream, "i", dev_id);
-    } else {
+      if (!r && PyErr_ExceptionMatches(PyExc_TypeError)) { /* a torch without this private call */
+        PyErr_Clear();
+        Py_CLEAR(fw.torch_raw_stream);
+      }
+    }
+    if (!r && !fw.torch_raw_stream && !PyErr_Occurred()) {
+      if (!fw.torch_current_stream) {
+        PyErr_Format(PyExc_RuntimeError, "parprim.%s: this torch has no torch.cuda.current_stream", c->fn);
+        return -1;
+      }
       PyObject *s = PyObject_CallFunction(fw.torch_current_stream, "i", dev_id);
       r = s ? PyObject_GetAttrString(s, "cuda_stream") : NULL;
       Py_XDECREF(s);
@@ -1669,6 +1680,14 @@ static PyObject *wrap_block(call *c, block *b, int ndim, const int64_t *shape, i
     PyObject *cap = array_capsule(a, false);
     r = cap ? PyObject_CallOneArg(fw.torch_from_dlpack, cap) : NULL;
     Py_XDECREF(cap);
+    if (!r && fw.torch_from_dlpack != fw.torch_from_dlpack_public && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      /* a torch whose private converter takes other arguments: the public one from now on */
+      PyErr_Clear();
+      Py_SETREF(fw.torch_from_dlpack, Py_NewRef(fw.torch_from_dlpack_public));
+      cap = array_capsule(a, false);
+      r = cap ? PyObject_CallOneArg(fw.torch_from_dlpack, cap) : NULL;
+      Py_XDECREF(cap);
+    }
     break;
   }
   case FW_CUPY: r = PyObject_CallOneArg(fw.cupy_from_dlpack, (PyObject *)a); break;
