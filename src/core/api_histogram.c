@@ -79,10 +79,11 @@ static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype
                                        size_t *count_bytes, double **host_edges) {
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
-  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
+  /* every size is known before any overlap is judged */
   size_t edge_bytes = 0;
   PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
   PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &edge_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
   PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "edges", edges, edge_bytes));
   if (!ctx->ops->histogram_range) return pp_not_implemented(ctx, fn);
   return check_edges(ctx, fn, edges, bins, host_edges);
