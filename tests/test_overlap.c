@@ -537,6 +537,28 @@ static void shared_inputs(pp_context *ctx, int dev) {
   drop(ctx, dev, C);
 }
 
+/* pp_nbody_accel reading x == y == z, and writing into the velocity arrays it does not
+ * read: the same accelerations as with separate copies and outputs. */
+static void nbody_shared(pp_context *ctx, int dev) {
+  enum { N = 300 };
+  float h[7 * N], a1[3 * N], a2[3 * N];
+  th_rng r = th_rng_make(31);
+  for (int i = 0; i < 7 * N; i++) h[i] = (float)th_unit(&r);
+  for (int i = 0; i < N; i++) h[N + i] = h[2 * N + i] = h[i]; /* y and z copies of x */
+  float *d = put(ctx, dev, h, sizeof h), *o = put(ctx, dev, a1, sizeof a1);
+  pp_bodies shared = {d, d, d, d + 3 * N, d + 4 * N, d + 5 * N, d + 6 * N, N};
+  pp_bodies apart = {d, d + N, d + 2 * N, NULL, NULL, NULL, d + 6 * N, N};
+  pp_status s1 = pp_nbody_accel(ctx, &shared, 0.01f, shared.vx, shared.vy, shared.vz);
+  get(ctx, dev, a1, d + 3 * N, sizeof a1);
+  pp_status s2 = pp_nbody_accel(ctx, &apart, 0.01f, o, o + N, o + 2 * N);
+  get(ctx, dev, a2, o, sizeof a2);
+  CHECK(s1 == PP_OK && s2 == PP_OK && memcmp(a1, a2, sizeof a1) == 0,
+        "pp_nbody_accel with x == y == z into the velocities (%s) differs from separate buffers",
+        dev ? "pp_malloc" : "host");
+  drop(ctx, dev, d);
+  drop(ctx, dev, o);
+}
+
 /* In-place select with value pointing into the buffer itself (host memory only: value is
  * host memory by the contract): value is read before anything is written. */
 static void value_inside_out(pp_context *ctx) {
@@ -582,6 +604,7 @@ int main(int argc, char **argv) {
       inplace_scan(ctx, dev, PP_U32, PP_MAX, false, sizes[si]);
     }
     shared_inputs(ctx, dev);
+    nbody_shared(ctx, dev);
   }
   value_inside_out(ctx);
   return th_finish(ctx);
