@@ -233,6 +233,13 @@ int main(int argc, char **argv) {
   run_case(PP_U32, PP_ASCENDING, PP_SORT_AUTO, 8, P_RANDOM, L_EVEN, 0);
   run_case(PP_U64, PP_DESCENDING, PP_SORT_AUTO, 8, P_RANDOM, L_ZERO_ODD, 1);
   run_case(PP_U32, PP_ASCENDING, PP_SORT_AUTO, 8, P_FEW, L_ALL_LAST, 70001);
+  /* on a GPU, ranks large enough that a block of the partition passes walks several tiles
+     (more than a wave of blocks' worth of keys) */
+  if (backend == PP_BACKEND_CUDA) {
+    run_case(PP_U32, PP_ASCENDING, PP_SORT_AUTO, 4, P_RANDOM, L_RAMP, 1500007);
+    run_case(PP_F64, PP_DESCENDING, PP_SORT_AUTO, 0, P_FEW, L_EVEN, 1200011);
+    run_case(PP_U8, PP_ASCENDING, PP_SORT_AUTO, 8, P_RANDOM, L_ALL_FIRST, 1100009);
+  }
 
   failure_agreement();
   pp_destroy(g_dist);
