@@ -199,7 +199,7 @@ int bench_run_nbody(bench_env *env, const size_t *sizes, int nsizes) {
       print_row(env, &r);
       char nb[32];
       if (!r.ours_missing)
-        bench_note(env, "nbody n=%s: %.2f TFLOP/s ours, %.2f TFLOP/s %s (%.0f flops per interaction)",
+        bench_note(env, "nbody n=%s: %.3g TFLOP/s ours, %.3g TFLOP/s %s (%.0f flops per interaction)",
                    size_text(c.n, nb, sizeof nb), r.bytes * NB_FLOPS / (r.ms * 1e9),
                    r.peer_ms > 0 ? r.peer_bytes * NB_FLOPS / (r.peer_ms * 1e9) : 0.0, r.peer,
                    NB_FLOPS);
