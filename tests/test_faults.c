@@ -903,6 +903,57 @@ static void test_control(pp_context *ctx) {
                "unknown knob");
 }
 
+/* The CUDA top-k's knobs, set through the test-control entry: each route they select gives
+ * the reference result (the CPU backend has no such knobs and must be right regardless). */
+static void test_topk_knobs(pp_context *ctx, size_t n, size_t rows, size_t cols) {
+  static const struct { int knob, value; } settings[] = {
+      {PP_TOPK_KNOB_HIST, 0}, {PP_TOPK_KNOB_HIST, 1}, {PP_TOPK_KNOB_HIST, 2},
+      {PP_TOPK_KNOB_SAMPLED, 0}, {PP_TOPK_KNOB_SEG_BPS, 0}, {PP_TOPK_KNOB_SEG_BPS, 2},
+      {PP_TOPK_KNOB_GMAX, 1}, {PP_TOPK_KNOB_ROW_GMAX, 1}, {PP_TOPK_KNOB_RUNS, 0},
+      {PP_TOPK_KNOB_SKIP, 0}};
+  const size_t k = 100, kr = 10;
+  uint32_t *x = th_xmalloc(n * 4), *want = th_xmalloc(k * 4), *got = th_xmalloc(k * 4);
+  uint32_t *xr = th_xmalloc(rows * cols * 4), *wantr = th_xmalloc(rows * kr * 4),
+           *gotr = th_xmalloc(rows * kr * 4);
+  fill_distinct_u32(x, n);
+  fill_distinct_u32(xr, rows * cols);
+  /* references: the k largest, read off a sorted copy */
+  uint32_t *tmp = th_xmalloc((n > cols ? n : cols) * 4);
+  memcpy(tmp, x, n * 4);
+  qsort(tmp, n, 4, cmp_u32);
+  for (size_t j = 0; j < k; j++) want[j] = tmp[n - 1 - j];
+  for (size_t r = 0; r < rows; r++) {
+    memcpy(tmp, xr + r * cols, cols * 4);
+    qsort(tmp, cols, 4, cmp_u32);
+    for (size_t j = 0; j < kr; j++) wantr[r * kr + j] = tmp[cols - 1 - j];
+  }
+  free(tmp);
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+    CHECK_STATUS(pp_test_control(PP_TESTCTL_TOPK_KNOB, settings[i].knob, settings[i].value),
+                 PP_OK, "set top-k knob %d to %d", settings[i].knob, settings[i].value);
+    memset(got, 0, k * 4);
+    memset(gotr, 0, rows * kr * 4);
+    pp_status s = pp_topk(ctx, PP_U32, x, n, k, true, got, NULL);
+    CHECK_STATUS(s, PP_OK, "pp_topk, knob %d = %d (%s)", settings[i].knob, settings[i].value,
+                 pp_last_error(ctx));
+    CHECK(memcmp(got, want, k * 4) == 0, "pp_topk with knob %d = %d differs from the reference",
+          settings[i].knob, settings[i].value);
+    s = pp_topk_rows(ctx, PP_U32, xr, rows, cols, kr, true, gotr, NULL);
+    CHECK_STATUS(s, PP_OK, "pp_topk_rows, knob %d = %d (%s)", settings[i].knob,
+                 settings[i].value, pp_last_error(ctx));
+    CHECK(memcmp(gotr, wantr, rows * kr * 4) == 0,
+          "pp_topk_rows with knob %d = %d differs from the reference", settings[i].knob,
+          settings[i].value);
+    pp_test_control(PP_TESTCTL_TOPK_KNOB, settings[i].knob, -1);
+  }
+  free(x);
+  free(want);
+  free(got);
+  free(xr);
+  free(wantr);
+  free(gotr);
+}
+
 /* pp_create itself: each of its allocations failed in turn gives OUT_OF_MEMORY, no
  * context and (under LeakSanitizer) no leak. */
 static void test_create(void) {
@@ -947,6 +998,7 @@ int main(int argc, char **argv) {
 
   test_control(ctx);
   test_create();
+  test_topk_knobs(ctx, n, 2000, 3000);
   case_reduce(n);
   case_argreduce(n);
   case_scan(n);
