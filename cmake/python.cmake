@@ -11,7 +11,8 @@
 #    skip with the reason printed, never pass.
 
 function(pp_python_module target)
-  Python3_add_library(${target} MODULE WITH_SOABI ${CMAKE_CURRENT_SOURCE_DIR}/python/src/_parprim.c)
+  file(GLOB PP_PY_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/python/src/*.c)
+  Python3_add_library(${target} MODULE WITH_SOABI ${PP_PY_SOURCES})
   set_target_properties(${target} PROPERTIES OUTPUT_NAME _parprim C_VISIBILITY_PRESET hidden)
   target_link_libraries(${target} PRIVATE parprim_static)
   # Python.h declares functions with unused parameters in its inline helpers on some versions

@@ -31,7 +31,7 @@ fi
 
 mkdir -p "$out/parprim"
 "$cc" -std=c11 -O2 -fPIC -shared -fvisibility=hidden -Wall -Wextra -Werror -Wno-unused-parameter \
-  -I"$root/include" -I"$inc" "$root/python/src/_parprim.c" -o "$out/parprim/_parprim$suffix" \
+  -I"$root/include" -I"$inc" "$root"/python/src/*.c -o "$out/parprim/_parprim$suffix" \
   -L"$libdir" -lparprim -Wl,-rpath,"$libdir" "${cuda[@]}"
 cp "$root"/python/parprim/*.py "$root"/python/parprim/*.pyi "$root"/python/parprim/py.typed "$out/parprim/"
 kind=cpu

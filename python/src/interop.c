@@ -1,0 +1,490 @@
+/* interop.c — dtypes, the frameworks the module talks to (looked up only once the caller
+ * has imported them), parprim.Array and the DLPack export of results. */
+#include "module.h"
+
+/* ------------------------------------------------------------------------------------ */
+/* dtypes                                                                               */
+/* ------------------------------------------------------------------------------------ */
+
+size_t ppy_dt_size(int t) { return t == DT_BOOL ? 1 : pp_dtype_size((pp_dtype)t); }
+
+const char *ppy_dt_name(int t) {
+  switch (t) {
+  case PP_U8: return "uint8";
+  case PP_I32: return "int32";
+  case PP_U32: return "uint32";
+  case PP_I64: return "int64";
+  case PP_U64: return "uint64";
+  case PP_F32: return "float32";
+  case PP_F64: return "float64";
+  case DT_BOOL: return "bool";
+  }
+  return "unknown";
+}
+
+const char *ppy_dt_typestr(int t) {
+  switch (t) {
+  case PP_U8: return "|u1";
+  case PP_I32: return "<i4";
+  case PP_U32: return "<u4";
+  case PP_I64: return "<i8";
+  case PP_U64: return "<u8";
+  case PP_F32: return "<f4";
+  case PP_F64: return "<f8";
+  case DT_BOOL: return "|b1";
+  }
+  return "";
+}
+
+DLDataType ppy_dt_dl(int t) {
+  DLDataType d = {kDLUInt, 8, 1};
+  switch (t) {
+  case PP_U8: d.code = kDLUInt; d.bits = 8; break;
+  case PP_I32: d.code = kDLInt; d.bits = 32; break;
+  case PP_U32: d.code = kDLUInt; d.bits = 32; break;
+  case PP_I64: d.code = kDLInt; d.bits = 64; break;
+  case PP_U64: d.code = kDLUInt; d.bits = 64; break;
+  case PP_F32: d.code = kDLFloat; d.bits = 32; break;
+  case PP_F64: d.code = kDLFloat; d.bits = 64; break;
+  case DT_BOOL: d.code = kDLBool; d.bits = 8; break;
+  }
+  return d;
+}
+
+int ppy_dt_from_dl(DLDataType d) {
+  if (d.lanes != 1) return -1;
+  if (d.code == kDLUInt && d.bits == 8) return PP_U8;
+  if (d.code == kDLInt && d.bits == 32) return PP_I32;
+  if (d.code == kDLUInt && d.bits == 32) return PP_U32;
+  if (d.code == kDLInt && d.bits == 64) return PP_I64;
+  if (d.code == kDLUInt && d.bits == 64) return PP_U64;
+  if (d.code == kDLFloat && d.bits == 32) return PP_F32;
+  if (d.code == kDLFloat && d.bits == 64) return PP_F64;
+  if (d.code == kDLBool && d.bits == 8) return DT_BOOL;
+  return -1;
+}
+
+/* a struct-module format (buffer protocol) to a dtype; -1 when parprim has no such type */
+int ppy_dt_from_format(const char *f, Py_ssize_t itemsize) {
+  if (!f) return itemsize == 1 ? PP_U8 : -1; /* NULL means unsigned bytes */
+  if (*f == '@' || *f == '=' || *f == '<') f++;
+  else if (*f == '>' || *f == '!') return -1; /* big-endian data */
+  if (!f[0] || f[1]) return -1;
+  switch (f[0]) {
+  case 'B': return itemsize == 1 ? PP_U8 : -1;
+  case '?': return itemsize == 1 ? DT_BOOL : -1;
+  case 'h': case 'i': case 'l': case 'q': case 'n':
+    return itemsize == 4 ? PP_I32 : itemsize == 8 ? PP_I64 : -1;
+  case 'H': case 'I': case 'L': case 'Q': case 'N':
+    return itemsize == 4 ? PP_U32 : itemsize == 8 ? PP_U64 : -1;
+  case 'f': return itemsize == 4 ? PP_F32 : -1;
+  case 'd': return itemsize == 8 ? PP_F64 : -1;
+  }
+  return -1;
+}
+
+
+/* ------------------------------------------------------------------------------------ */
+/* Framework objects, looked up once the framework is imported by the caller            */
+/* ------------------------------------------------------------------------------------ */
+
+
+PyObject *ppy_get_numpy(void) {
+  if (ppy_fw.numpy) return ppy_fw.numpy;
+  PyObject *np = PyImport_ImportModule("numpy");
+  if (!np) return NULL;
+  ppy_fw.np_from_dlpack = PyObject_GetAttrString(np, "from_dlpack");
+  ppy_fw.np_ascontig = PyObject_GetAttrString(np, "ascontiguousarray");
+  ppy_fw.np_asarray = PyObject_GetAttrString(np, "asarray");
+  ppy_fw.np_ndarray = PyObject_GetAttrString(np, "ndarray");
+  if (!ppy_fw.np_from_dlpack || !ppy_fw.np_ascontig || !ppy_fw.np_asarray || !ppy_fw.np_ndarray) {
+    Py_DECREF(np);
+    return NULL;
+  }
+  for (int t = PP_U8; t <= PP_F64; t++) {
+    ppy_fw.np_scalar[t] = PyObject_GetAttrString(np, ppy_dt_name(t));
+    if (!ppy_fw.np_scalar[t]) PyErr_Clear(); /* then 0-d results go through from_dlpack */
+  }
+  ppy_fw.numpy = np;
+  return np;
+}
+
+/* torch only when the caller has imported it: parprim never imports torch itself */
+ppy_frameworks ppy_fw;
+
+static bool have_torch(void) {
+  if (ppy_fw.torch) return true;
+  PyObject *mods = PyImport_GetModuleDict();
+  PyObject *t = PyDict_GetItemString(mods, "torch");
+  if (!t) return false;
+  PyObject *tensor = PyObject_GetAttrString(t, "Tensor");
+  PyObject *from = PyObject_GetAttrString(t, "from_dlpack");
+  if (!tensor || !from) {
+    PyErr_Clear();
+    Py_XDECREF(tensor);
+    Py_XDECREF(from);
+    return false;
+  }
+  static const char *names[8] = {"uint8", "int32", "uint32", "int64", "uint64", "float32", "float64", "bool"};
+  for (int i = 0; i < 8; i++) {
+    ppy_fw.torch_dtypes[i] = PyObject_GetAttrString(t, names[i]);
+    if (!ppy_fw.torch_dtypes[i]) PyErr_Clear(); /* older torch without uint32 / uint64 */
+  }
+  PyObject *c = PyObject_GetAttrString(t, "_C");
+  ppy_fw.torch_raw_stream = c ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
+  PyErr_Clear();
+  /* the converter torch.from_dlpack ends in, called on our capsule without the Python
+   * wrapper's checks: a capsule made on the caller's stream needs no stream exchange */
+  PyObject *direct = c ? PyObject_GetAttrString(c, "_from_dlpack") : NULL;
+  Py_XDECREF(c);
+  PyErr_Clear();
+  ppy_fw.torch_from_dlpack_public = Py_NewRef(from);
+  if (direct) Py_SETREF(from, direct);
+  PyObject *cuda = PyObject_GetAttrString(t, "cuda");
+  ppy_fw.torch_current_stream = cuda ? PyObject_GetAttrString(cuda, "current_stream") : NULL;
+  Py_XDECREF(cuda);
+  PyErr_Clear();
+  Py_INCREF(t);
+  ppy_fw.torch = t;
+  ppy_fw.torch_tensor = tensor;
+  ppy_fw.torch_from_dlpack = from;
+  return true;
+}
+
+static bool have_cupy(void) {
+  if (ppy_fw.cupy) return true;
+  PyObject *mods = PyImport_GetModuleDict();
+  PyObject *cp = PyDict_GetItemString(mods, "cupy");
+  if (!cp) return false;
+  PyObject *nd = PyObject_GetAttrString(cp, "ndarray");
+  PyObject *from = PyObject_GetAttrString(cp, "from_dlpack");
+  PyObject *cont = PyObject_GetAttrString(cp, "ascontiguousarray");
+  PyObject *cuda = PyObject_GetAttrString(cp, "cuda");
+  PyObject *cur = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
+  Py_XDECREF(cuda);
+  if (!nd || !from || !cont || !cur) {
+    PyErr_Clear();
+    Py_XDECREF(nd);
+    Py_XDECREF(from);
+    Py_XDECREF(cont);
+    Py_XDECREF(cur);
+    return false;
+  }
+  Py_INCREF(cp);
+  ppy_fw.cupy = cp;
+  ppy_fw.cupy_ndarray = nd;
+  ppy_fw.cupy_from_dlpack = from;
+  ppy_fw.cupy_ascontig = cont;
+  ppy_fw.cupy_current_stream = cur;
+  return true;
+}
+
+static PyObject *get_jax_from_dlpack(void) {
+  if (ppy_fw.jax_from_dlpack) return ppy_fw.jax_from_dlpack;
+  PyObject *m = PyImport_ImportModule("jax.dlpack");
+  if (!m) return NULL;
+  ppy_fw.jax_from_dlpack = PyObject_GetAttrString(m, "from_dlpack");
+  Py_DECREF(m);
+  return ppy_fw.jax_from_dlpack;
+}
+
+bool ppy_is_torch(PyObject *o) {
+  return have_torch() && PyObject_TypeCheck(o, (PyTypeObject *)ppy_fw.torch_tensor);
+}
+
+/* the framework an object's results go back to */
+int ppy_framework_of(PyObject *o) {
+  if (ppy_is_torch(o)) return FW_TORCH;
+  if (have_cupy() && PyObject_TypeCheck(o, (PyTypeObject *)ppy_fw.cupy_ndarray)) return FW_CUPY;
+  if (ppy_fw.np_ndarray && PyObject_TypeCheck(o, (PyTypeObject *)ppy_fw.np_ndarray)) return FW_NUMPY;
+  PyObject *mod = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__module__");
+  int r = FW_ARRAY;
+  if (mod && PyUnicode_Check(mod)) {
+    const char *m = PyUnicode_AsUTF8(mod);
+    if (m && (strncmp(m, "jax", 3) == 0)) r = FW_JAX; /* jax, jaxlib */
+  }
+  Py_XDECREF(mod);
+  PyErr_Clear();
+  return r;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* parprim.Array: a result in memory the module owns, exported through DLPack           */
+/* ------------------------------------------------------------------------------------ */
+
+
+
+/* one allocation per export: both DLPack forms and the shape they point to */
+typedef struct {
+  DLManagedTensorVersioned v;
+  DLManagedTensor legacy;
+  int64_t shape[MAXDIM];
+  block *b;
+} export_t;
+
+static void export_free(export_t *e) {
+  ppy_block_release(e->b);
+  free(e);
+}
+static void deleter_versioned(DLManagedTensorVersioned *m) { export_free((export_t *)m->manager_ctx); }
+static void deleter_legacy(DLManagedTensor *m) { export_free((export_t *)m->manager_ctx); }
+
+/* Until a consumer renames the capsule ("used_..."), it owns the tensor and frees it. */
+static void capsule_versioned_destructor(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+static void capsule_legacy_destructor(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter) m->deleter(m);
+  }
+}
+
+static PyObject *array_capsule(ArrayObject *a, bool versioned) {
+  export_t *e = calloc(1, sizeof *e);
+  if (!e) return PyErr_NoMemory();
+  memcpy(e->shape, a->shape, sizeof e->shape);
+  e->b = a->b;
+  atomic_fetch_add(&a->b->refs, 1);
+  DLTensor t;
+  t.data = a->b->ptr;
+  t.device.device_type = (DLDeviceType)a->dev_type;
+  t.device.device_id = a->dev_id;
+  t.ndim = a->ndim;
+  t.dtype = ppy_dt_dl(a->dtype);
+  t.shape = e->shape;
+  t.strides = NULL;
+  t.byte_offset = 0;
+  PyObject *cap;
+  if (versioned) {
+    e->v.version.major = PPY_DLPACK_MAJOR;
+    e->v.version.minor = PPY_DLPACK_MINOR;
+    e->v.manager_ctx = e;
+    e->v.deleter = deleter_versioned;
+    e->v.flags = 0;
+    e->v.dl_tensor = t;
+    cap = PyCapsule_New(&e->v, "dltensor_versioned", capsule_versioned_destructor);
+  } else {
+    e->legacy.dl_tensor = t;
+    e->legacy.manager_ctx = e;
+    e->legacy.deleter = deleter_legacy;
+    cap = PyCapsule_New(&e->legacy, "dltensor", capsule_legacy_destructor);
+  }
+  if (!cap) export_free(e);
+  return cap;
+}
+
+static PyObject *Array_dlpack(ArrayObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"stream", "max_version", "dl_device", "copy", NULL};
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO:__dlpack__", kwlist, &stream, &max_version,
+                                   &dl_device, &copy))
+    return NULL;
+  if (copy == Py_True) {
+    PyErr_SetString(PyExc_BufferError, "parprim.Array exports its memory in place; it does not copy");
+    return NULL;
+  }
+  if (dl_device != Py_None) {
+    int t, id;
+    if (!PyArg_ParseTuple(dl_device, "ii", &t, &id)) return NULL;
+    if (t != self->dev_type || id != self->dev_id) {
+      PyErr_SetString(PyExc_BufferError, "parprim.Array: cannot export to another device");
+      return NULL;
+    }
+  }
+  if (stream != Py_None && self->dev_type == kDLCUDA) {
+    long long s = PyLong_AsLongLong(stream);
+    if (s == -1 && PyErr_Occurred()) return NULL;
+    if (s != -1 && ppy_order_streams(self->stream, s == 0 ? STREAM_LEGACY : (uintptr_t)s)) return NULL;
+  }
+  bool versioned = false;
+  if (max_version != Py_None) {
+    PyObject *major = PySequence_GetItem(max_version, 0);
+    if (!major) return NULL;
+    long m = PyLong_AsLong(major);
+    Py_DECREF(major);
+    if (m == -1 && PyErr_Occurred()) return NULL;
+    versioned = m >= 1;
+  }
+  return array_capsule(self, versioned);
+}
+
+static PyObject *Array_dlpack_device(ArrayObject *self, PyObject *unused) {
+  (void)unused;
+  return Py_BuildValue("(ii)", self->dev_type, self->dev_id);
+}
+
+static PyObject *shape_tuple(int ndim, const int64_t *shape) {
+  PyObject *t = PyTuple_New(ndim);
+  if (!t) return NULL;
+  for (int i = 0; i < ndim; i++) {
+    PyObject *v = PyLong_FromLongLong(shape[i]);
+    if (!v) {
+      Py_DECREF(t);
+      return NULL;
+    }
+    PyTuple_SET_ITEM(t, i, v);
+  }
+  return t;
+}
+
+static PyObject *Array_interface(ArrayObject *self, bool cuda) {
+  PyObject *shape = shape_tuple(self->ndim, self->shape);
+  if (!shape) return NULL;
+  PyObject *d = Py_BuildValue("{s:N,s:s,s:(NO),s:i,s:O}", "shape", shape, "typestr", ppy_dt_typestr(self->dtype), "data",
+                              PyLong_FromVoidPtr(self->b->ptr), Py_False, "version", 3, "strides", Py_None);
+  if (d && cuda) {
+    PyObject *s = self->stream ? PyLong_FromSize_t(self->stream) : Py_NewRef(Py_None);
+    if (!s || PyDict_SetItemString(d, "stream", s)) Py_CLEAR(d);
+    Py_XDECREF(s);
+  }
+  return d;
+}
+
+static PyObject *Array_cai(ArrayObject *self, void *c) {
+  (void)c;
+  if (self->dev_type != kDLCUDA) {
+    PyErr_SetString(PyExc_AttributeError, "__cuda_array_interface__: this parprim.Array is in host memory");
+    return NULL;
+  }
+  return Array_interface(self, true);
+}
+
+static PyObject *Array_ai(ArrayObject *self, void *c) {
+  (void)c;
+  if (self->dev_type == kDLCUDA) {
+    PyErr_SetString(PyExc_AttributeError, "__array_interface__: this parprim.Array is in device memory");
+    return NULL;
+  }
+  return Array_interface(self, false);
+}
+
+static PyObject *Array_shape(ArrayObject *self, void *c) {
+  (void)c;
+  return shape_tuple(self->ndim, self->shape);
+}
+static PyObject *Array_dtype(ArrayObject *self, void *c) {
+  (void)c;
+  return PyUnicode_FromString(ppy_dt_name(self->dtype));
+}
+static PyObject *Array_device(ArrayObject *self, void *c) {
+  (void)c;
+  if (self->dev_type == kDLCUDA) return PyUnicode_FromFormat("cuda:%d", self->dev_id);
+  return PyUnicode_FromString("cpu");
+}
+static PyObject *Array_data_ptr(ArrayObject *self, void *c) {
+  (void)c;
+  return PyLong_FromVoidPtr(self->b->ptr);
+}
+
+static PyObject *Array_repr(ArrayObject *self) {
+  PyObject *shape = shape_tuple(self->ndim, self->shape);
+  if (!shape) return NULL;
+  PyObject *r = PyUnicode_FromFormat("parprim.Array(shape=%R, dtype=%s, device=%s)", shape, ppy_dt_name(self->dtype),
+                                     self->dev_type == kDLCUDA ? "cuda" : "cpu");
+  Py_DECREF(shape);
+  return r;
+}
+
+static void Array_dealloc(ArrayObject *self) {
+  ppy_block_release(self->b);
+  PyObject_Free(self);
+}
+
+static PyGetSetDef Array_getset[] = {
+    {"__cuda_array_interface__", (getter)Array_cai, NULL, "CUDA array interface v3 (device memory)", NULL},
+    {"__array_interface__", (getter)Array_ai, NULL, "NumPy array interface v3 (host memory)", NULL},
+    {"shape", (getter)Array_shape, NULL, "shape", NULL},
+    {"dtype", (getter)Array_dtype, NULL, "dtype name", NULL},
+    {"device", (getter)Array_device, NULL, "'cpu' or 'cuda:N'", NULL},
+    {"data_ptr", (getter)Array_data_ptr, NULL, "address of the first element", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef Array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))Array_dlpack, METH_VARARGS | METH_KEYWORDS, "DLPack export (versioned when max_version >= (1, 0))."},
+    {"__dlpack_device__", (PyCFunction)Array_dlpack_device, METH_NOARGS, "(device_type, device_id)"},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject ppy_ArrayType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "parprim.Array",
+    .tp_basicsize = sizeof(ArrayObject),
+    .tp_dealloc = (destructor)Array_dealloc,
+    .tp_repr = (reprfunc)Array_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A parprim result in memory parprim owns, for callers whose arrays come from no known\n"
+              "framework. Any framework takes it without a copy: it has __dlpack__, __dlpack_device__,\n"
+              "and __cuda_array_interface__ (device) or __array_interface__ (host).",
+    .tp_methods = Array_methods,
+    .tp_getset = Array_getset,
+};
+
+/* A result in the caller's framework. 0-d results for NumPy become NumPy scalars. */
+PyObject *ppy_wrap_block(call *c, block *b, int ndim, const int64_t *shape, int dtype) {
+  ArrayObject *a = PyObject_New(ArrayObject, &ppy_ArrayType);
+  if (!a) {
+    ppy_block_release(b);
+    return NULL;
+  }
+  a->b = b;
+  a->ndim = ndim;
+  memset(a->shape, 0, sizeof a->shape);
+  for (int i = 0; i < ndim; i++) a->shape[i] = shape[i];
+  a->dtype = dtype;
+  a->dev_type = c->out_host ? kDLCPU : kDLCUDA;
+  a->dev_id = c->out_host ? 0 : c->st->device;
+  a->stream = c->out_host ? 0 : c->stream;
+  PyObject *r = NULL;
+  switch (c->fw) {
+  case FW_TORCH: {
+    PyObject *cap = array_capsule(a, false);
+    r = cap ? PyObject_CallOneArg(ppy_fw.torch_from_dlpack, cap) : NULL;
+    Py_XDECREF(cap);
+    if (!r && ppy_fw.torch_from_dlpack != ppy_fw.torch_from_dlpack_public && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      /* a torch whose private converter takes other arguments: the public one from now on */
+      PyErr_Clear();
+      Py_SETREF(ppy_fw.torch_from_dlpack, Py_NewRef(ppy_fw.torch_from_dlpack_public));
+      cap = array_capsule(a, false);
+      r = cap ? PyObject_CallOneArg(ppy_fw.torch_from_dlpack, cap) : NULL;
+      Py_XDECREF(cap);
+    }
+    break;
+  }
+  case FW_CUPY: r = PyObject_CallOneArg(ppy_fw.cupy_from_dlpack, (PyObject *)a); break;
+  case FW_JAX: {
+    PyObject *f = get_jax_from_dlpack();
+    r = f ? PyObject_CallOneArg(f, (PyObject *)a) : NULL;
+    break;
+  }
+  case FW_NUMPY:
+    if (ndim == 0 && ppy_fw.np_scalar[dtype]) { /* a NumPy scalar straight from the value */
+      PyObject *v = NULL;
+      const void *p = b->ptr;
+      switch (dtype) {
+      case PP_U8: v = PyLong_FromUnsignedLong(*(const uint8_t *)p); break;
+      case PP_I32: v = PyLong_FromLong(*(const int32_t *)p); break;
+      case PP_U32: v = PyLong_FromUnsignedLong(*(const uint32_t *)p); break;
+      case PP_I64: v = PyLong_FromLongLong(*(const int64_t *)p); break;
+      case PP_U64: v = PyLong_FromUnsignedLongLong(*(const uint64_t *)p); break;
+      case PP_F32: v = PyFloat_FromDouble(*(const float *)p); break;
+      case PP_F64: v = PyFloat_FromDouble(*(const double *)p); break;
+      }
+      r = v ? PyObject_CallOneArg(ppy_fw.np_scalar[dtype], v) : NULL;
+      Py_XDECREF(v);
+      break;
+    }
+    r = PyObject_CallOneArg(ppy_fw.np_from_dlpack, (PyObject *)a);
+    if (r && ndim == 0) {
+      PyObject *empty = PyTuple_New(0);
+      PyObject *scalar = empty ? PyObject_GetItem(r, empty) : NULL;
+      Py_XDECREF(empty);
+      Py_SETREF(r, scalar);
+    }
+    break;
+  default: return (PyObject *)a;
+  }
+  Py_DECREF(a);
+  return r;
+}
