@@ -606,10 +606,18 @@ int ppy_run(call *c, job_fn fn, void *job) {
   pp_status s;
   Py_BEGIN_ALLOW_THREADS
   PyThread_acquire_lock(st->lock, WAIT_LOCK);
+#ifdef PPY_HAVE_CUDA
+  /* the library makes its context's device current; the caller's framework keeps its own */
+  int caller_device = -1;
+  if (st->backend == PP_BACKEND_CUDA && cudaGetDevice(&caller_device) != cudaSuccess) caller_device = -1;
+#endif
   s = PP_OK;
   if (st->backend == PP_BACKEND_CUDA) s = pp_set_stream(st->ctx, (void *)c->stream);
   if (s == PP_OK) s = fn(c, job);
   if (s != PP_OK && !c->err_set) snprintf(c->err, sizeof c->err, "%s", pp_last_error(st->ctx));
+#ifdef PPY_HAVE_CUDA
+  if (caller_device >= 0 && caller_device != st->device) cudaSetDevice(caller_device);
+#endif
   PyThread_release_lock(st->lock);
   Py_END_ALLOW_THREADS
   if (s != PP_OK) {
