@@ -52,7 +52,7 @@ static uint64_t rd64(reader *r) {
 static size_t rd_size(reader *r, size_t small_max) {
   uint8_t b = rd8(r);
   if (b < 224) return b % (small_max + 1);
-  if (b < 252) return rd16(r) % 3000;
+  if (b < 255) return rd16(r) % 3000;
   return 65536 + rd16(r) % 4096;
 }
 
