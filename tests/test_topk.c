@@ -403,7 +403,8 @@ static void test_rows(pp_context *ctx) {
  * segments, the latter at unaligned offsets and with a short last one. The sample reads
  * runs of one 32-byte sector in the middle of equal parts, which miss the spikes (every
  * 16th index): they then overflow the slots and buffers, and the fallbacks (the same code
- * as for fewer than k candidates) read the input; with PARPRIM_TOPK_RUNS=0 the sample
+ * as for fewer than k candidates) read the input; with the knob PP_TOPK_KNOB_RUNS = 0
+ * (pp_test_control, src/core/testctl.h) the sample
  * reads every 16th index instead and holes defeat it too. k is taken on
  * both sides of each switch for f32 (n / 256 for 2^22; 3000 and 4000 for 2^18; 4000 and
  * 5000 for rows of 32768; 1024 and 8000 for 65541), and where a smaller sample per thread
