@@ -42,8 +42,31 @@ elseif(PP_BUILD_TESTS)
     add_test(NAME python_pytest
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/python/tests/ctest_pytest.py
              WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+    set(PP_PY_ENV "PYTHONPATH=${PP_PY_DIR};PARPRIM_BACKEND=cpu;OMP_WAIT_POLICY=passive")
+    # A sanitizer build instruments the module too; python itself is not, so the runtimes
+    # must be loaded first (LD_PRELOAD), and the interpreter's by-design leaks at exit are
+    # not reported.
+    set(PP_PY_PRELOAD "")
+    foreach(san address:asan undefined:ubsan)
+      string(REPLACE ":" ";" san ${san})
+      list(GET san 0 flag)
+      list(GET san 1 lib)
+      if(CMAKE_C_FLAGS MATCHES "-fsanitize=[a-z,]*${flag}")
+        execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=lib${lib}.so
+                        OUTPUT_VARIABLE path OUTPUT_STRIP_TRAILING_WHITESPACE)
+        if(NOT IS_ABSOLUTE "${path}")
+          message(FATAL_ERROR "python.cmake: ${CMAKE_C_COMPILER} does not say where lib${lib}.so is, "
+                              "which python_pytest must preload under -fsanitize=${flag}")
+        endif()
+        list(APPEND PP_PY_PRELOAD ${path})
+      endif()
+    endforeach()
+    if(PP_PY_PRELOAD)
+      string(REPLACE ";" ":" PP_PY_PRELOAD "${PP_PY_PRELOAD}")
+      list(APPEND PP_PY_ENV "LD_PRELOAD=${PP_PY_PRELOAD}" "ASAN_OPTIONS=detect_leaks=0")
+    endif()
     set_tests_properties(python_pytest PROPERTIES SKIP_RETURN_CODE 77 LABELS "cpu;python"
-      TIMEOUT 600 ENVIRONMENT "PYTHONPATH=${PP_PY_DIR};PARPRIM_BACKEND=cpu;OMP_WAIT_POLICY=passive")
+      TIMEOUT 600 ENVIRONMENT "${PP_PY_ENV}")
   else()
     add_test(NAME python_pytest COMMAND ${CMAKE_COMMAND} -E echo
              "SKIP: python_pytest needs a Python 3 interpreter with its development headers (Python3_Development.Module not found)")
