@@ -187,10 +187,9 @@ static void nccl_destroy(pp_comm *c) {
   comm_nccl *n = nc(c);
   cudaSetDevice(n->device);
   cudaDeviceSynchronize();
-  if (n->owned) {
-    ncclCommFinalize(n->comm);
-    ncclCommDestroy(n->comm);
-  }
+  /* ncclCommDestroy alone (no ncclCommFinalize, which waits for the other ranks): one
+   * thread may destroy several ranks' contexts one after another */
+  if (n->owned) ncclCommDestroy(n->comm);
   cudaFree(n->stage);
   free(n);
 }
@@ -263,6 +262,8 @@ pp_status pp_comm_nccl_create(pp_context *ctx, const void *id, int nranks, int r
   n->device = ctx->ops->dist_device(ctx);
   pp_status s = PP_OK;
   ncclResult_t r = ncclSuccess;
+  int prev = 0;
+  cudaGetDevice(&prev); /* given back at the end: the caller's thread keeps its device */
   cudaError_t e = cudaSetDevice(n->device);
   if (e != cudaSuccess) s = cuda_fail(ctx, e, fn);
   if (s == PP_OK && nccl_comm) {
@@ -289,6 +290,7 @@ pp_status pp_comm_nccl_create(pp_context *ctx, const void *id, int nranks, int r
     if (e != cudaSuccess) s = cuda_fail(ctx, e, "NCCL staging buffer");
     else n->stage_bytes = STAGE_MIN_BYTES;
   }
+  cudaSetDevice(prev);
   if (s != PP_OK) {
     if (n->owned && n->comm) ncclCommDestroy(n->comm);
     free(n);
