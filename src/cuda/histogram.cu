@@ -102,8 +102,9 @@ struct even_rule {
   bool use_f;
   float lo_f, scale_f, err_f, lo_ceil, hi_ceil;
 
-  /* Wide ranges: a guess, then the bin whose scaled edges fma(i, step_s, lo_s) hold x. */
-  __device__ size_t wide_bin(double v) const {
+  /* Wide ranges: a guess, then the bin whose scaled edges fma(i, step_s, lo_s) hold x.
+   * Out of line, so the rare case adds no registers to the counting loops. */
+  __device__ __noinline__ size_t wide_bin(double v) const {
     const double x = v * wide_scale;
     double q = floor((x - lo_s) / step_s);
     if (!(q < binsd - 1.0)) q = binsd - 1.0;
