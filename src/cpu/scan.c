@@ -172,7 +172,10 @@ static void part_offsets(const size_t *kept, size_t p, size_t np, size_t lo, siz
 }
 
 /* pass 1 counts, pass 2 copies. Only kept elements are stored by select, so out past the
- * count is left alone; a serial select needs no counting pass. */
+ * count is left alone; a serial select needs no counting pass. in and out never overlap
+ * here: for an in-place call src/core passes a private copy of the input, since a part
+ * stores its kept elements into an earlier part's range, which that part may not have read
+ * yet, and a partition stores its rejected elements ahead of its own reads. */
 #define PP_CPU_SELECT(NAME, T)                                                              \
   static inline bool keep_##NAME(T x, T v, pp_cmp cmp) {                                    \
     switch (cmp) {                                                                          \
