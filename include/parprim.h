@@ -17,6 +17,11 @@
  *  - A context is used by one thread at a time; separate contexts may run concurrently.
  *  - n == 0 is valid everywhere: the call writes the empty result (sum 0, count 0, ...).
  *  - Sizes are size_t; inputs beyond 2^31 and 2^32 elements work where memory allows.
+ *  - Overlap: an output shares no byte with any other argument, except out == in (same
+ *    address, same size) for pp_scan, pp_select, pp_select_flagged and pp_partition.
+ *    Inputs may overlap each other. Pitched and strided data span first to last element,
+ *    gaps included. A violation returns INVALID_ARGUMENT ("pp_fn: <output> overlaps
+ *    <argument>") and writes nothing (docs/API.md, "Overlapping buffers").
  */
 #ifndef PARPRIM_H
 #define PARPRIM_H
@@ -116,24 +121,30 @@ pp_status pp_get_device_info(pp_context *ctx, pp_device_info *info);
 /* out: one element of t. Integer SUM wraps in t. f32 SUM is accumulated in double per
  * thread, so its error stays within that of pairwise summation. MIN/MAX of floats ignore
  * NaN unless all are NaN (then NaN). n == 0: SUM 0, MIN the largest value of t (+inf),
- * MAX the lowest (-inf). */
+ * MAX the lowest (-inf). Float MIN/MAX order -0.0 below +0.0 (MIN of {+0.0, -0.0} is -0.0,
+ * MAX is +0.0). */
 pp_status pp_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n, void *out);
 /* op MIN or MAX. First index on ties (-0.0 ties with +0.0); NaN ignored like pp_reduce;
  * all NaN gives NaN and index 0; n == 0 gives the pp_reduce identity and index 0. */
 pp_status pp_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                        void *value_out, uint64_t *index_out);
-/* Prefix SUM/MIN/MAX; exclusive scans start from the identity of op. in == out allowed. */
+/* Prefix SUM/MIN/MAX; exclusive scans start from the identity of op (out[0] = +inf for
+ * float MIN). Float MIN/MAX ignore NaN (NaN only where the whole prefix is NaN) and order
+ * -0.0 below +0.0. out == in allowed; any other overlap is INVALID_ARGUMENT. */
 pp_status pp_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out, size_t n,
                   bool inclusive);
 /* Keep x where (x cmp *value), in order; value points to one element of t in host memory,
  * so 64-bit keys compare exactly. NaN compares false except under PP_NE. *count (host or
- * device) receives the number kept. */
+ * device) receives the number kept. Writes out[0, *count) and nothing past it. out == in
+ * allowed (the input is first copied to scratch). */
 pp_status pp_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
                     const void *value, void *out, uint64_t *count);
-/* Keep the elements (elem_size bytes each) whose flag is non-zero, in order. */
+/* Keep the elements (elem_size bytes each) whose flag is non-zero, in order. Writes
+ * out[0, *count) and nothing past it; out == in allowed; flags never overlaps out. */
 pp_status pp_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
                             const uint8_t *flags, size_t n, void *out, uint64_t *count);
-/* Stable split: the matching elements in order, then the others in order. */
+/* Stable split: the matching elements in order, then the others in order. out == in
+ * allowed (through a scratch copy). */
 pp_status pp_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
                        const void *value, void *out, uint64_t *count_true);
 
@@ -154,13 +165,16 @@ typedef struct pp_sort_opts {
 } pp_sort_opts;
 /* In place; values may be NULL (keys only), else value_size is 4 or 8 and values move
  * with keys. opts NULL = ascending, AUTO. Stable. Floats: -0.0 == +0.0, NaN above +inf
- * (last ascending, first descending). */
+ * (last ascending, first descending). keys and values must not overlap. */
 pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, size_t value_size,
                   size_t n, const pp_sort_opts *opts);
-/* Merge two sorted arrays; stable: a before b on ties. */
+/* Merge two sorted arrays; stable: a before b on ties. out overlaps neither a nor b; a and
+ * b may overlap. UNSUPPORTED on a distributed context. */
 pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, const void *b,
                    size_t nb, void *out, pp_order order);
-/* The k largest (or smallest) values in order; indices may be NULL. NaN counts as largest. */
+/* The k largest (or smallest) values in order; indices may be NULL. NaN counts as largest;
+ * -0.0 == +0.0; among equal values the lowest indices are taken, in index order (the first
+ * k of a stable sort). values_out and indices_out overlap neither in nor each other. */
 pp_status pp_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k, bool largest,
                   void *values_out, uint64_t *indices_out);
 /* Row-major [rows][cols] in, [rows][k] out, index within the row. NaN counts as largest. */
@@ -173,7 +187,9 @@ pp_status pp_topk_rows(pp_context *ctx, pp_dtype t, const void *in, size_t rows,
 
 /* x counts when lo <= x < hi (compared as double), in bin
  * min(bins-1, (size_t)floor(((double)x - lo) * bins / (hi - lo))); NaN is not counted.
- * counts (bins entries) is overwritten, not accumulated. */
+ * counts (bins entries) is overwritten, not accumulated. Where (hi - lo) * bins overflows
+ * double, x is placed between the edges lo + i (hi - lo) / bins evaluated on
+ * power-of-two-scaled operands: the exact bin up to an edge's rounding (docs/API.md). */
 pp_status pp_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t bins,
                             double lo, double hi, uint64_t *counts);
 /* bins+1 strictly increasing edges; x (as double) counts in bin i when
@@ -214,7 +230,10 @@ typedef struct pp_bodies {
   float *x, *y, *z, *vx, *vy, *vz, *mass;
   size_t n;
 } pp_bodies;
-/* G = 1, Plummer softening. */
+/* G = 1, Plummer softening: softening is a length eps (finite, >= 0); eps^2 is added to
+ * r^2. With eps = 0 a pair at distance 0 contributes nothing. vx, vy, vz may be NULL (not
+ * read); with n == 0 every array may be NULL. ax, ay, az overlap neither each other nor x,
+ * y, z, mass. */
 pp_status pp_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
                          float *ay, float *az);
 /* Kick-drift-kick leapfrog, in place. */
