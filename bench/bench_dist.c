@@ -377,7 +377,8 @@ static void print_header(dist_shared *sh, pp_context *ctx) {
          "        slowest rank's; median of %d runs after 1 warm-up; seed 0x%" PRIx64 "\n",
          sh->o->reps, BENCH_SEED);
   printf("speed-up: throughput on %d GPUs / parprim's on one GPU (same run); peer: CUB radix\n"
-         "        sort + NCCL all-to-all-v + CUB radix sort, unbalanced (no rebalance)\n\n",
+         "        sort + NCCL all-to-all-v + CUB radix sort, unbalanced (no rebalance);\n"
+         "        n/GPU marked * is n in all (strong scaling)\n\n",
          sh->nranks);
   printf("%-24s %-8s %4s %7s %9s %10s %-8s %9s %8s %9s %8s %s\n", "primitive", "dtype", "GPUs",
          "n/GPU", "ms", "rate", "unit", "1-GPU ms", "speed-up", "peer ms", "vs peer", "check");
