@@ -28,8 +28,9 @@
 pp_status pp_cuda_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
                             size_t n, bool inclusive, const void *carry);
 
+/* reduce.cu's shape: 256 threads x 8 loads of 16 bytes in flight, 4 blocks per SM */
 #define SUM_THREADS 256
-#define SUM_UNROLL 4
+#define SUM_UNROLL 8
 #define SUM_BLOCKS_PER_SM 4
 #define MAP_THREADS 256
 /* bodies per thread of the force kernel, as nbody.cu's production choice */
@@ -60,7 +61,7 @@ static unsigned grid_cap(pp_cuda_state *st, size_t want, size_t per_sm) {
 
 /* ---- f32 sum in double ------------------------------------------------------------------ */
 
-__global__ void __launch_bounds__(SUM_THREADS)
+__global__ void __launch_bounds__(SUM_THREADS, SUM_BLOCKS_PER_SM)
 sum_f32_kernel(const float *__restrict__ in, size_t n, double *__restrict__ partial) {
   double acc = 0.0;
   /* the elements before the first 16-byte boundary, and the tail, element by element */
