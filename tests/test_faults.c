@@ -239,7 +239,7 @@ static long g_sites_total;
 
 /* Runs case c in variant v for k = 1, 2, ...; returns the number of sites failed. */
 static long run_case(fcase *c, int v) {
-  char why[256];
+  char why[256] = "";
   long sites = 0, fallbacks = 0;
   place_buffers(c, v);
   for (int64_t k = 1; k <= K_LIMIT; k++) {
@@ -283,6 +283,25 @@ static long run_case(fcase *c, int v) {
     if (!fired) break;
     CHECK(k < K_LIMIT, "%s [%s]: still allocating after %d faults", c->name, variant_name[v],
           K_LIMIT);
+  }
+  /* every allocation failing at once (persistent injection from the first on): a path
+   * that falls back to a second allocation meets a failure there too */
+  {
+    pp_context *ctx = fresh_context();
+    reset_buffers(c, v);
+    pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)1, 1);
+    pp_status s = c->call(ctx, c);
+    pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)0, 0);
+    pp_synchronize(ctx);
+    if (s == PP_OK)
+      CHECK(correct(c, v, why, sizeof why), "%s [%s] every allocation failing: PP_OK but %s",
+            c->name, variant_name[v], why);
+    else
+      CHECK(s == PP_ERR_OUT_OF_MEMORY && untouched(c, v, why, sizeof why),
+            "%s [%s] every allocation failing: %s (%s)%s%s", c->name, variant_name[v],
+            pp_status_string(s), pp_last_error(ctx), s == PP_ERR_OUT_OF_MEMORY ? ", but " : "",
+            s == PP_ERR_OUT_OF_MEMORY ? why : "");
+    pp_destroy(ctx);
   }
   release_buffers(c, v);
   printf("  %-34s %-15s %3ld allocation sites failed%s\n", c->name, variant_name[v], sites,
