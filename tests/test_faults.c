@@ -304,7 +304,7 @@ static long run_case(fcase *c, int v) {
     pp_destroy(ctx);
   }
   release_buffers(c, v);
-  printf("  %-34s %-15s %3ld allocation sites failed%s\n", c->name, variant_name[v], sites,
+  printf("  %-38s %-15s %3ld allocation sites failed%s\n", c->name, variant_name[v], sites,
          fallbacks ? " (and fallbacks taken)" : "");
   fflush(stdout);
   g_sites_total += sites;
@@ -997,7 +997,7 @@ static void test_create(void) {
     }
     if (!fired) break;
   }
-  printf("  %-34s %-15s %3ld allocation sites failed\n", "pp_create", "", sites);
+  printf("  %-38s %-15s %3ld allocation sites failed\n", "pp_create", "", sites);
   g_sites_total += sites;
 }
 
