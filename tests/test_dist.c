@@ -29,6 +29,10 @@
 #ifdef PP_HAVE_MPI
 #include <mpi.h>
 #endif
+#if defined(PP_HAVE_MPI) && defined(PP_TEST_NCCL)
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
 
 static int g_rank = 0, g_p = 1;
 static pp_backend g_backend = PP_BACKEND_CPU;
@@ -598,6 +602,55 @@ static void check_failures(pp_context *ctx) {
 
 /* ---- contexts -------------------------------------------------------------------------- */
 
+#if defined(PP_HAVE_MPI) && defined(PP_TEST_NCCL)
+/* A communicator the program made itself (as a PyTorch or MPI+NCCL program has one):
+ * parprim adopts it, runs on its GPU, and leaves it alive for its owner. */
+static void check_adopt_nccl(void) {
+  MPI_Comm node;
+  int local = 0, gpus = 0, prev = 0;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) return;
+  cudaGetDevice(&prev);
+  const int dev = local % gpus;
+  ncclUniqueId uid;
+  if (g_rank == 0) ncclGetUniqueId(&uid);
+  MPI_Bcast(&uid, (int)sizeof uid, MPI_BYTE, 0, MPI_COMM_WORLD);
+  cudaSetDevice(dev);
+  ncclComm_t comm;
+  ncclResult_t r = ncclCommInitRank(&comm, g_p, uid, g_rank);
+  cudaSetDevice(prev);
+  CHECK(r == ncclSuccess, "ncclCommInitRank: %s", ncclGetErrorString(r));
+  if (r != ncclSuccess) return;
+  pp_context *c = NULL;
+  pp_status st = pp_create_from_comm(&c, PP_BACKEND_CUDA, &comm);
+  CHECK_STATUS(st, PP_OK, "pp_create_from_comm(CUDA): %s", pp_last_error(NULL));
+  if (st == PP_OK) {
+    CHECK(pp_rank(c) == g_rank && pp_nranks(c) == g_p, "adopted NCCL ranks %d of %d", pp_rank(c),
+          pp_nranks(c));
+    int64_t x = -(int64_t)g_rank, mn = 1;
+    uint64_t at = 99;
+    st = pp_argreduce(c, PP_MIN, PP_I64, &x, 1, &mn, &at);
+    CHECK(st == PP_OK && mn == -(int64_t)(g_p - 1) && at == (uint64_t)(g_p - 1),
+          "argreduce on the adopted communicator: %lld at %llu (%s)", (long long)mn,
+          (unsigned long long)at, pp_last_error(c));
+    pp_destroy(c);
+  }
+  /* still the caller's: one more collective on it, then the owner destroys it */
+  cudaSetDevice(dev);
+  int *d = NULL, h = 1;
+  cudaMalloc((void **)&d, sizeof *d);
+  cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice);
+  r = ncclAllReduce(d, d, 1, ncclInt32, ncclSum, comm, 0);
+  cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost);
+  CHECK(r == ncclSuccess && h == g_p, "the adopted communicator outlives the context: %d", h);
+  cudaFree(d);
+  ncclCommDestroy(comm);
+  cudaSetDevice(prev);
+}
+#endif
+
 static void check_contexts(pp_context *ctx) {
   CHECK(pp_nranks(ctx) == g_p && pp_rank(ctx) == g_rank, "rank %d of %d, want %d of %d",
         pp_rank(ctx), pp_nranks(ctx), g_rank, g_p);
@@ -667,6 +720,9 @@ static void check_contexts(pp_context *ctx) {
     }
     MPI_Comm_free(&half);
   }
+#ifdef PP_TEST_NCCL
+  if (g_backend == PP_BACKEND_CUDA) check_adopt_nccl();
+#endif
 #endif
 }
 
