@@ -5,10 +5,12 @@
  *
  * The scan from a carry is the local scan (scan.c) followed by one pass folding the carry
  * in front of every output: exact for integers (wrapping addition is associative) and for
- * MIN/MAX (NaN rules included); f32 and f64 sums round twice (the local prefix, then the
- * sum with the carry), within one f32 / f64 rounding more than the one-context scan. The
- * CPU backend is not the distributed layer's speed target; the CUDA backend folds the
- * carry into its single pass instead (src/cuda/scan.cu).
+ * MIN/MAX (NaN rules included); f64 sums round twice (the local prefix, then the sum with
+ * the carry), one f64 rounding more than the one-context scan. f32 sums instead run from
+ * the carry in double, as scan.c does (part totals in a first pass, then each part's
+ * running sum from carry + the parts before it), so each output is rounded once. The CPU
+ * backend is not the distributed layer's speed target; the CUDA backend folds the carry
+ * into its single pass (src/cuda/scan.cu).
  *
  * N-body physics as in nbody.c (G = 1, Plummer softening, a body does not pull itself,
  * pairs at distance 0 left out when eps^2 is tiny); 1 / sqrtf here, where nbody.c uses its
@@ -17,6 +19,7 @@
 #include "dist_ops.h"
 
 #include <math.h>
+#include <omp.h>
 
 /* Same threshold as nbody.c and src/cuda/nbody.cuh. */
 #define NB_EPS2_UNGUARDED 1e-18f
@@ -67,8 +70,42 @@ PP_FOLD_INT(u64, uint64_t, uint64_t)
 PP_FOLD_FLOAT(f32, float)
 PP_FOLD_FLOAT(f64, double)
 
+/* Parts of the f32 sum scan: like scan.c's, at most this many. */
+#define SUM_MAX_PARTS 256
+
+static void scan_f32_sum_from(const float *in, float *out, size_t n, bool inclusive, double c) {
+  double total[SUM_MAX_PARTS];
+  int parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
+  parts = parts < 1 ? 1 : parts > SUM_MAX_PARTS ? SUM_MAX_PARTS : parts;
+#pragma omp parallel num_threads(parts) if (parts > 1)
+  {
+    size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();
+    size_t lo = pp_cpu_part_begin(n, p, np), hi = pp_cpu_part_begin(n, p + 1, np);
+    double acc = 0.0;
+    if (np > 1) {
+      for (size_t i = lo; i < hi; i++) acc += (double)in[i];
+      total[p] = acc;
+#pragma omp barrier
+    }
+    acc = c;
+    for (size_t q = 0; q < p; q++) acc += total[q];
+    for (size_t i = lo; i < hi; i++) { /* in[i] is read before out[i] is written */
+      const double x = (double)in[i];
+      if (!inclusive) out[i] = (float)acc;
+      acc += x;
+      if (inclusive) out[i] = (float)acc;
+    }
+  }
+}
+
 pp_status pp_cpu_dist_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *in,
                                 void *out, size_t n, bool inclusive, const void *carry) {
+  if (carry && t == PP_F32 && op == PP_SUM) {
+    double c;
+    memcpy(&c, carry, sizeof c);
+    scan_f32_sum_from((const float *)in, (float *)out, n, inclusive, c);
+    return PP_OK;
+  }
   pp_status s = pp_cpu_scan(ctx, op, t, in, out, n, inclusive);
   if (s != PP_OK || !carry || n == 0) return s;
   /* exclusive: out[0] holds the n == 0 identity, which the carry replaces */
@@ -89,15 +126,10 @@ pp_status pp_cpu_dist_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const voi
     FOLD_CASE(PP_U64, u64, uint64_t)
     FOLD_CASE(PP_F64, f64, double)
 #undef FOLD_CASE
-  case PP_F32: {
-    double c; /* f32 SUM carries a double; MIN/MAX an f32 */
-    if (op == PP_SUM) {
-      memcpy(&c, carry, sizeof c);
-    } else {
-      float f;
-      memcpy(&f, carry, sizeof f);
-      c = f;
-    }
+  case PP_F32: { /* MIN / MAX (SUM ran above) */
+    float f;
+    memcpy(&f, carry, sizeof f);
+    const double c = f;
     fold_f32(op, (float *)out, n, c, first);
     if (!inclusive) ((float *)out)[0] = (float)c;
     break;
