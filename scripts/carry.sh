@@ -36,3 +36,10 @@ realpath . > "$C/bd"/ORIGIN_REPO
 origin=$(cat "$C/bd"/ORIGIN)
 tar -C "$C" -czf "$C/bd.tgz" bd && rm -rf "$C/bd"
 echo "packed $(du -sh "$C" | cut -f1) into $C/bd.tgz (from $origin)"
+# The shared libraries the command links beyond the C runtime (image and plot libraries,
+# MPI), for a GPU machine that lacks them; scripts/gpu_env.sh uses only the missing ones.
+mkdir -p "$C/libs"
+ldd "$BD/parprim" "$BD"/libparprim.so 2>/dev/null | awk '/=> \// {print $3}' | sort -u |
+  grep -vE '/(libc|libm|libdl|libpthread|librt|ld-linux|libgcc_s|libstdc\+\+|libgomp|libcuda|libcudart|libcublas|libcublasLt|libnccl|libparprim|libnpp[a-z]*)[.-]' |
+  while read -r f; do cp -L "$f" "$C/libs/"; done
+echo "carried $(ls "$C/libs" | wc -l) libraries ($(du -sh "$C/libs" | cut -f1)) in $C/libs"
