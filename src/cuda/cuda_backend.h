@@ -9,6 +9,19 @@ extern "C" {
 #include "../core/internal.h"
 }
 
+/* A kernel's attributes (such as its shared-memory opt-in above 48 KiB) belong to one
+ * device's context, so a process that drives several GPUs (a distributed context per GPU,
+ * or a plain context beside them) must set them on each device. A call site keeps one of
+ * these per kernel: bit d says device d is done. Threads racing on it set the same
+ * attribute twice, which is harmless. */
+typedef unsigned long long pp_device_set;
+static inline bool pp_device_set_has(const pp_device_set *s, int device) {
+  return device < 64 && ((*s >> device) & 1ull);
+}
+static inline void pp_device_set_add(pp_device_set *s, int device) {
+  if (device < 64) __atomic_fetch_or(s, 1ull << device, __ATOMIC_RELAXED);
+}
+
 /* Bytes of persistent device scratch a context keeps for single-pass kernels (per-block
  * partials, a done-counter), so small calls neither allocate nor launch twice. */
 #define PP_CUDA_SCRATCH_BYTES (64 * 1024)

@@ -981,12 +981,12 @@ static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *i
   pp_status s = lookback_begin(ctx, "pp_select_flagged", tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
   const size_t smem = TILE_BYTES(FLAG_VECS) * sizeof(uint16_t);
-  static bool smem_set = false; /* a benign race sets the same attribute */
-  if (!smem_set) {
+  static pp_device_set smem_set = 0;
+  if (!pp_device_set_has(&smem_set, st->device)) {
     PP_CUDA_TRY(ctx, cudaFuncSetAttribute(flagged_kernel<W>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
                 "pp_select_flagged");
-    smem_set = true;
+    pp_device_set_add(&smem_set, st->device);
   }
   flagged_kernel<W><<<(unsigned)tiles, SCAN_THREADS, smem, st->stream>>>(
       (const W *)in, elem_size / sizeof(W), flags, n, (W *)out, count, tiles,

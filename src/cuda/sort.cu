@@ -1090,12 +1090,11 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
   if (dyn > 0) {
     /* above the default limit the kernel must opt in, once per device (a benign race
        sets it twice) */
-    static unsigned long long opted_in = 0; /* bit d: device d */
-    const unsigned long long bit = st->device < 64 ? 1ull << st->device : 0;
-    if (!(opted_in & bit)) {
+    static pp_device_set opted_in = 0;
+    if (!pp_device_set_has(&opted_in, st->device)) {
       PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn),
                   "pp_sort");
-      opted_in |= bit;
+      pp_device_set_add(&opted_in, st->device);
     }
   }
   static int per_sm_cache = 0;

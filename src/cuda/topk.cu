@@ -1241,11 +1241,14 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
   pp_cuda_state *st = pp_cuda(ctx);
   void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int, bool,
                row_gather<typename comp<T, IB>::CT>) = topk_rows_kernel<T, IB, THREADS>;
-  static size_t smem_set = 0; /* the largest limit set so far for this instantiation */
-  if (p.smem > smem_set) {
+  /* the largest limit set so far for this instantiation, per device (the attribute is
+     the device context's) */
+  static size_t smem_set[64];
+  size_t *set = st->device < 64 ? &smem_set[st->device] : NULL;
+  if (!set || p.smem > *set) {
     PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)p.smem), fn);
-    smem_set = p.smem;
+    if (set) *set = p.smem;
   }
   const uint64_t flip = flip_of(key_of<T>::BITS, largest);
   for (size_t r0 = 0; r0 < rows; r0 += 0x7FFFFFFF) { /* grid x is at most 2^31 - 1 */
@@ -1484,10 +1487,10 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     }
     void (*dec)(const T *, size_t, sel_state<CT> *, const CT *, size_t, unsigned, bool, T *,
                 uint64_t *) = topk_decide_kernel<T, IB>;
-    static bool dec_smem_set = false;
-    if (e == cudaSuccess && !dec_smem_set) {
+    static pp_device_set dec_smem_set = 0;
+    if (e == cudaSuccess && !pp_device_set_has(&dec_smem_set, cs->device)) {
       e = cudaFuncSetAttribute(dec, cudaFuncAttributeMaxDynamicSharedMemorySize, FIN_BYTES);
-      dec_smem_set = e == cudaSuccess;
+      if (e == cudaSuccess) pp_device_set_add(&dec_smem_set, cs->device);
     }
     if (e == cudaSuccess) {
       dec<<<1, FIN_THREADS, FIN_BYTES, cs->stream>>>(in, k, state, buf0, cap, (unsigned)fcap,
@@ -1500,11 +1503,11 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     if (pgrid < (size_t)cs->sm_count * 2) pgrid = (size_t)cs->sm_count * 2;
     if (grid > pgrid) grid = pgrid;
   }
-  static bool pass_smem_set = false; /* per instantiation; a benign race sets it twice */
-  if (e == cudaSuccess && hbytes > 48 * 1024 && !pass_smem_set) {
+  static pp_device_set pass_smem_set = 0; /* per instantiation */
+  if (e == cudaSuccess && hbytes > 48 * 1024 && !pp_device_set_has(&pass_smem_set, cs->device)) {
     e = cudaFuncSetAttribute(topk_pass_kernel<T, IB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)hbytes);
-    pass_smem_set = e == cudaSuccess;
+    if (e == cudaSuccess) pp_device_set_add(&pass_smem_set, cs->device);
   }
   for (int p = 0; e == cudaSuccess && p < passes; p++) {
     topk_pass_kernel<T, IB><<<(unsigned)grid, PASS_THREADS, hbytes, cs->stream>>>(
@@ -1514,10 +1517,10 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
   if (e == cudaSuccess) {
     void (*fin)(const T *, size_t, sel_state<CT> *, const CT *, const CT *, CT *, bool, T *,
                 uint64_t *) = topk_finish_kernel<T, IB>;
-    static bool fin_smem_set = false;
-    if (!fin_smem_set) {
+    static pp_device_set fin_smem_set = 0;
+    if (!pp_device_set_has(&fin_smem_set, cs->device)) {
       e = cudaFuncSetAttribute(fin, cudaFuncAttributeMaxDynamicSharedMemorySize, FIN_BYTES);
-      fin_smem_set = e == cudaSuccess;
+      if (e == cudaSuccess) pp_device_set_add(&fin_smem_set, cs->device);
     }
     if (e == cudaSuccess) {
       fin<<<1, FIN_THREADS, FIN_BYTES, cs->stream>>>(in, k, state, buf0, buf1, sel, small_k, vals,
