@@ -845,11 +845,14 @@ int main(int argc, char **argv) {
   pp_status st = pp_create_dist(&ctx, g_backend, NULL, 0, 0);
   if (st == PP_ERR_UNSUPPORTED) {
     /* a build without the engine: the constructors must say what is missing */
-    const char *msg = pp_last_error(NULL);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", pp_last_error(NULL));
     CHECK(th_names(msg, "pp_create_dist") && (strstr(msg, "MPI") || strstr(msg, "NCCL")),
           "an engine-less build names what is missing: \"%s\"", msg);
     pp_dist_id id;
     CHECK_STATUS(pp_dist_id_create(g_backend, &id), PP_ERR_UNSUPPORTED, "pp_dist_id_create");
+    CHECK(th_names(pp_last_error(NULL), "pp_dist_id_create"), "pp_dist_id_create's message: %s",
+          pp_last_error(NULL));
     printf("distributed engine not built: %s\n", msg);
     return th_finish(NULL);
   }
