@@ -6,7 +6,7 @@
  * per rank (the first n % N ranks one element longer); each rank copies its slice to its
  * GPU, sorts globally with pp_sort and copies its share of the result back into the same
  * place, so the host buffer then holds the whole sorted file, written through the
- * command's safe-write helper (out_file.h).
+ * command's safe writes (out_file.h).
  *
  * demo: each distributed primitive on random data (fixed seed; each rank generates its
  * slice of one global sequence), checked against a plain CUDA context's result over the
