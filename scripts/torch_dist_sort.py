@@ -119,7 +119,9 @@ def main():
     a = ap.parse_args()
     if a.gpus < 1 or a.gpus > torch.cuda.device_count():
         sys.exit(f"--gpus {a.gpus}: this machine has {torch.cuda.device_count()} GPUs")
-    print(f"torch {torch.__version__}, NCCL {'.'.join(map(str, torch.cuda.nccl.version()))}, "
+    v = torch.cuda.nccl.version()
+    v = ".".join(map(str, v)) if isinstance(v, tuple) else str(v)
+    print(f"torch {torch.__version__}, NCCL {v}, "
           f"{torch.cuda.get_device_name(0)}, NCCL_NVLS_ENABLE={os.environ['NCCL_NVLS_ENABLE']}",
           flush=True)
     results = mp.Manager().list()
