@@ -27,10 +27,11 @@ fi
 
 rm -rf "$C" && mkdir -p "$C/bd"
 cp -a "$BD"/libparprim.so* "$C/bd"/
-for f in "$BD"/parprim "$BD"/test_*; do
+for f in "$BD"/parprim "$BD"/test_* "$BD"/check-gpu.sh; do
   [ -x "$f" ] && [ -f "$f" ] && cp -a "$f" "$C/bd"/
 done
 cp "$BD"/CTestTestfile.cmake "$C/bd"/
+[ -f "$BD"/check-gpu.list ] && cp "$BD"/check-gpu.list "$C/bd"/
 realpath "$BD" > "$C/bd"/ORIGIN
 realpath . > "$C/bd"/ORIGIN_REPO
 origin=$(cat "$C/bd"/ORIGIN)
