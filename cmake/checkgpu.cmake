@@ -87,7 +87,7 @@ run_one() { # name tool binary
     memcheck) extra=(--leak-check full) ;;
   esac
   local t0=$SECONDS
-  timeout "$timeout_s" "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+  timeout "$timeout_s" "$sanitizer" --tool "$tool" "${extra[@]}" --report-api-errors no --error-exitcode 99 \
     --print-limit 50 --log-file "$log.sanitizer" "$bin" cuda >"$log" 2>&1 || rc=$?
   cat "$log.sanitizer" >>"$log" 2>/dev/null
   rm -f "$log.sanitizer"

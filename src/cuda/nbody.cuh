@@ -62,8 +62,11 @@ __device__ __forceinline__ void nb_interact(float4 q, float px, float py, float 
     r2 = fmaf(dz, dz, fmaf(dy, dy, fmaf(dx, dx, eps2)));
     inv = nb_rsqrt(r2);
   }
-  const float inv2 = inv * inv;
-  const float s = q.w * inv * inv2; /* m / r^3 */
+  /* m / r^3. The guarded path multiplies in the order that cannot overflow where the
+     result is finite: at r ~ 1e-20 (inv ~ 1e20) inv^2 alone is beyond a float, while
+     ((m inv) inv) inv stays in range for any finite force; the fast path keeps the two
+     independent products. */
+  const float s = GUARD ? q.w * inv * inv * inv : q.w * inv * (inv * inv);
   ax = fmaf(dx, s, ax);
   ay = fmaf(dy, s, ay);
   az = fmaf(dz, s, az);

@@ -918,6 +918,13 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
   const size_t tile = TILE_BYTES(partition ? PARTITION_VECS : SELECT_VECS) / sizeof(T);
   const size_t tiles = pp_ceil_div(n, tile);
   const bool aligned = aligned16(in, in);
+  /* the look-back state first: it may need an allocation, and a failed call must not have
+     written the count yet */
+  void *descs;
+  unsigned *counter;
+  uint32_t epoch;
+  pp_status s = lookback_begin(ctx, fn, tiles, &descs, &counter, &epoch);
+  if (s != PP_OK) return s;
   if (partition) {
     char *scratch = (char *)st->scratch;
     count_kernel<T><<<count_grid(st, tiles), SCAN_THREADS, 0, st->stream>>>(
@@ -925,11 +932,6 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
         (unsigned long long *)(scratch + COUNT_ACC_OFFSET), (unsigned *)scratch);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
-  void *descs;
-  unsigned *counter;
-  uint32_t epoch;
-  pp_status s = lookback_begin(ctx, fn, tiles, &descs, &counter, &epoch);
-  if (s != PP_OK) return s;
   if (partition)
     select_kernel<T, true><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
         (const T *)in, n, pred, (T *)out, count, count, tiles, aligned, descs, counter, epoch);
