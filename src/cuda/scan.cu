@@ -920,9 +920,9 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
   const bool aligned = aligned16(in, in);
   /* the look-back state first: it may need an allocation, and a failed call must not have
      written the count yet */
-  void *descs;
-  unsigned *counter;
-  uint32_t epoch;
+  void *descs = NULL;
+  unsigned *counter = NULL;
+  uint32_t epoch = 0;
   pp_status s = lookback_begin(ctx, fn, tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
   if (partition) {
