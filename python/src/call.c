@@ -509,8 +509,18 @@ arr *ppy_call_arg_impl(call *c, PyObject *obj, int role, const char *name, int c
   a->name = name;
   if (!ppy_fw.numpy && !ppy_get_numpy()) return NULL;
   int rc;
+  /* JAX arrays are immutable by contract; on the GPU their DLPack export does not say so,
+     so an output that is one is refused here, as the buffer protocol refuses it on the CPU */
+  if (role != ROLE_IN && !ppy_is_torch(obj) && ppy_framework_of(obj) == FW_JAX) {
+    PyErr_Format(PyExc_ValueError, "parprim.%s: %s is read-only (JAX arrays are immutable)",
+                 c->fn, name);
+    return NULL;
+  }
   if (ppy_is_torch(obj)) rc = parse_torch(c, a, obj);
-  else if (PyObject_CheckBuffer(obj)) rc = parse_buffer(c, a, obj, role);
+  /* CuPy and JAX GPU arrays fill the buffer slot only to refuse it: an object that also
+     exposes __cuda_array_interface__ is device memory and goes through DLPack */
+  else if (PyObject_CheckBuffer(obj) && !PyObject_HasAttrString(obj, "__cuda_array_interface__"))
+    rc = parse_buffer(c, a, obj, role);
   else if (PyObject_HasAttrString(obj, "__dlpack__")) rc = parse_dlpack(c, a, obj);
   else if (PyObject_HasAttrString(obj, "__cuda_array_interface__")) rc = parse_cai(c, a, obj);
   else if (conv != CONV_NONE && role == ROLE_IN && depth == 0) {
