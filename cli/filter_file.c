@@ -9,20 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "cli_err.h"
 
 static bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -68,9 +55,9 @@ static int token_value(const scanner *s, const char *name, double *v, char *err,
   errno = 0;
   *v = strtod(s->tok, &end);
   if (end != s->tok + s->toklen || s->toklen == 0 || isnan(*v))
-    return fail(err, errlen, "%s:%zu: '%s' is not a number", name, s->tokline, s->tok);
+    return cli_fail(err, errlen, "%s:%zu: '%s' is not a number", name, s->tokline, s->tok);
   if (!isfinite(*v) || fabs(*v) > FLT_MAX)
-    return fail(err, errlen, "%s:%zu: '%s' does not fit in a float (magnitude at most %g)",
+    return cli_fail(err, errlen, "%s:%zu: '%s' does not fit in a float (magnitude at most %g)",
                 name, s->tokline, s->tok, (double)FLT_MAX);
   return 0;
 }
@@ -87,30 +74,30 @@ int cli_filter_parse(const char *text, size_t len, const char *name, size_t max_
   for (int k = 0; k < 2; k++) {
     int t = next_token(&s);
     if (t == TOKEN_TOO_LONG)
-      return fail(err, errlen, "%s:%zu: a token longer than %d characters", name, s.tokline,
+      return cli_fail(err, errlen, "%s:%zu: a token longer than %d characters", name, s.tokline,
                   CLI_FILTER_MAX_TOKEN);
     if (t == TOKEN_END)
-      return k == 0 ? fail(err, errlen, "%s is empty: expected width, height, then the weights",
+      return k == 0 ? cli_fail(err, errlen, "%s is empty: expected width, height, then the weights",
                            name)
-                    : fail(err, errlen, "%s: a width but no height", name);
+                    : cli_fail(err, errlen, "%s: a width but no height", name);
     if (token_value(&s, name, &dims[k], err, errlen) != 0) return -1;
     if (dims[k] < 1 || dims[k] > (double)max_side || dims[k] != floor(dims[k]))
-      return fail(err, errlen, "%s:%zu: %s '%s' is not a whole number 1..%zu", name,
+      return cli_fail(err, errlen, "%s:%zu: %s '%s' is not a whole number 1..%zu", name,
                   s.tokline, k ? "height" : "width", s.tok, max_side);
   }
   const size_t w = (size_t)dims[0], h = (size_t)dims[1], count = w * h;
   float *weights = malloc(count * sizeof *weights);
-  if (!weights) return fail(err, errlen, "%s: out of memory for %zu weights", name, count);
+  if (!weights) return cli_fail(err, errlen, "%s: out of memory for %zu weights", name, count);
   size_t got = 0;
   for (;;) {
     int t = next_token(&s);
     if (t == TOKEN_END) break;
     double v = 0;
     if (t == TOKEN_TOO_LONG) {
-      fail(err, errlen, "%s:%zu: a token longer than %d characters", name, s.tokline,
+      cli_fail(err, errlen, "%s:%zu: a token longer than %d characters", name, s.tokline,
            CLI_FILTER_MAX_TOKEN);
     } else if (got == count) {
-      fail(err, errlen, "%s:%zu: more than the %zu weights of a %zux%zu filter ('%s')", name,
+      cli_fail(err, errlen, "%s:%zu: more than the %zu weights of a %zux%zu filter ('%s')", name,
            s.tokline, count, w, h, s.tok);
     } else if (token_value(&s, name, &v, err, errlen) == 0) {
       weights[got++] = (float)v;
@@ -121,7 +108,7 @@ int cli_filter_parse(const char *text, size_t len, const char *name, size_t max_
   }
   if (got < count) {
     free(weights);
-    return fail(err, errlen, "%s: %zu weights expected for %zux%zu, %zu found", name, count, w,
+    return cli_fail(err, errlen, "%s: %zu weights expected for %zux%zu, %zu found", name, count, w,
                 h, got);
   }
   out->width = w;

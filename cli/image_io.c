@@ -18,20 +18,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+#include "cli_err.h"
 
 int cli_image_alloc(cli_image *img, size_t width, size_t height, int channels) {
   memset(img, 0, sizeof *img);
@@ -109,27 +96,27 @@ static int pnm_decode(const uint8_t *data, size_t len, const char *name, cli_ima
   unsigned long w = 0, h = 0, maxval = 0;
   if (pnm_number(&m, 1ul << 24, &w) || pnm_number(&m, 1ul << 24, &h) ||
       pnm_number(&m, 65535, &maxval) || w == 0 || h == 0 || maxval == 0)
-    return fail(err, errlen, "%s: bad PGM/PPM header (width, height 1..2^24, maxval 1..65535)",
+    return cli_fail(err, errlen, "%s: bad PGM/PPM header (width, height 1..2^24, maxval 1..65535)",
                 name);
   const int channels = (kind == '3' || kind == '6') ? 3 : 1;
   const bool ascii = kind == '2' || kind == '3';
   if (!size_ok(w, h, (size_t)channels))
-    return fail(err, errlen, "%s: %lux%lu image is larger than %zu bytes", name, w, h,
+    return cli_fail(err, errlen, "%s: %lux%lu image is larger than %zu bytes", name, w, h,
                 CLI_IMAGE_MAX_BYTES);
   const size_t count = (size_t)w * h * (size_t)channels;
   const size_t bps = maxval > 255 ? 2 : 1;
   if (!ascii) {
     int c = mem_get(&m); /* exactly one whitespace byte after maxval */
-    if (c == EOF || !isspace(c)) return fail(err, errlen, "%s: no pixel data after the header", name);
+    if (c == EOF || !isspace(c)) return cli_fail(err, errlen, "%s: no pixel data after the header", name);
     if (len - m.pos < count * bps)
-      return fail(err, errlen, "%s: truncated pixel data (%zu of %zu samples)", name,
+      return cli_fail(err, errlen, "%s: truncated pixel data (%zu of %zu samples)", name,
                   (len - m.pos) / bps, count);
   } else if ((len - m.pos + 1) / 2 < count) { /* every ASCII sample takes a digit and a space */
-    return fail(err, errlen, "%s: truncated: room for at most %zu of %zu samples", name,
+    return cli_fail(err, errlen, "%s: truncated: room for at most %zu of %zu samples", name,
                 (len - m.pos + 1) / 2, count);
   }
   if (cli_image_alloc(img, w, h, channels) != 0)
-    return fail(err, errlen, "%s: %lux%lu image does not fit in memory", name, w, h);
+    return cli_fail(err, errlen, "%s: %lux%lu image does not fit in memory", name, w, h);
   for (size_t i = 0; i < count; i++) {
     unsigned long v = 0;
     if (ascii) {
@@ -137,15 +124,15 @@ static int pnm_decode(const uint8_t *data, size_t len, const char *name, cli_ima
       if (r != PNM_OK) {
         cli_image_free(img);
         return r == PNM_ABOVE
-                   ? fail(err, errlen, "%s: sample %zu above maxval %lu", name, i, maxval)
-                   : fail(err, errlen, "%s: sample %zu missing or not a number", name, i);
+                   ? cli_fail(err, errlen, "%s: sample %zu above maxval %lu", name, i, maxval)
+                   : cli_fail(err, errlen, "%s: sample %zu missing or not a number", name, i);
       }
     } else {
       v = bps == 2 ? (unsigned long)data[m.pos] << 8 | data[m.pos + 1] : data[m.pos];
       m.pos += bps;
       if (v > maxval) {
         cli_image_free(img);
-        return fail(err, errlen, "%s: sample %zu (%lu) above maxval %lu", name, i, v, maxval);
+        return cli_fail(err, errlen, "%s: sample %zu (%lu) above maxval %lu", name, i, v, maxval);
       }
     }
     img->pixels[i] = (uint8_t)((v * 255 + maxval / 2) / maxval);
@@ -168,7 +155,7 @@ typedef struct png_job {
 
 static void png_job_error(png_structp png, png_const_charp msg) {
   png_job *j = png_get_error_ptr(png);
-  fail(j->err, j->errlen, "%s: PNG: %s", j->name, msg);
+  cli_fail(j->err, j->errlen, "%s: PNG: %s", j->name, msg);
   png_longjmp(png, 1);
 }
 
@@ -225,7 +212,7 @@ static int png_decode(const uint8_t *data, size_t len, const char *name, cli_ima
   png_infop info = png ? png_create_info_struct(png) : NULL;
   if (!info) {
     png_destroy_read_struct(&png, NULL, NULL);
-    return fail(err, errlen, "%s: out of memory for the PNG decoder", name);
+    return cli_fail(err, errlen, "%s: out of memory for the PNG decoder", name);
   }
   int rc = 0;
   if (setjmp(png_jmpbuf(png)) == 0)
@@ -263,7 +250,7 @@ static int png_encode(FILE *f, const cli_image *img, const char *name, char *err
   png_infop info = png ? png_create_info_struct(png) : NULL;
   if (!info) {
     png_destroy_write_struct(&png, NULL);
-    return fail(err, errlen, "%s: out of memory for the PNG encoder", name);
+    return cli_fail(err, errlen, "%s: out of memory for the PNG encoder", name);
   }
   int rc = 0;
   if (setjmp(png_jmpbuf(png)) == 0)
@@ -289,7 +276,7 @@ static void jpeg_job_error(j_common_ptr c) {
   jpeg_job *j = (jpeg_job *)c->err;
   char msg[JMSG_LENGTH_MAX];
   (*c->err->format_message)(c, msg);
-  fail(j->err, j->errlen, "%s: JPEG: %s", j->name, msg);
+  cli_fail(j->err, j->errlen, "%s: JPEG: %s", j->name, msg);
   longjmp(j->jump, 1);
 }
 
@@ -313,13 +300,13 @@ static void jpeg_decode_body(struct jpeg_decompress_struct *d, const uint8_t *da
   jpeg_calc_output_dimensions(d);
   const int ch = d->out_color_components;
   if ((ch != 1 && ch != 3) || !size_ok(d->output_width, d->output_height, (size_t)ch)) {
-    fail(j->err, j->errlen, "%s: JPEG of %ux%u with %d channels is not supported", j->name,
+    cli_fail(j->err, j->errlen, "%s: JPEG of %ux%u with %d channels is not supported", j->name,
          (unsigned)d->output_width, (unsigned)d->output_height, ch);
     longjmp(j->jump, 1);
   }
   jpeg_start_decompress(d);
   if (cli_image_alloc(j->img, d->output_width, d->output_height, ch) != 0) {
-    fail(j->err, j->errlen, "%s: out of memory", j->name);
+    cli_fail(j->err, j->errlen, "%s: out of memory", j->name);
     longjmp(j->jump, 1);
   }
   const size_t pitch = (size_t)d->output_width * (size_t)ch;
@@ -365,7 +352,7 @@ int cli_image_decode(const uint8_t *data, size_t len, const char *name, cli_imag
   if (len >= 2 && data[0] == 'P' &&
       (data[1] == '2' || data[1] == '3' || data[1] == '5' || data[1] == '6'))
     return pnm_decode(data, len, name, img, err, errlen);
-  return fail(err, errlen, "%s: not a PNG, JPEG, PGM or PPM file%s", name,
+  return cli_fail(err, errlen, "%s: not a PNG, JPEG, PGM or PPM file%s", name,
               len == 0 ? " (empty)" : "");
 }
 
@@ -390,7 +377,7 @@ static int pnm_encode(FILE *f, bool grey, const cli_image *img, const char *name
                       char *err, size_t errlen) {
   const int in_ch = img->channels, out_ch = grey ? 1 : 3;
   uint8_t *row = malloc(img->width * 3 + 1);
-  if (!row) return fail(err, errlen, "%s: out of memory", name);
+  if (!row) return cli_fail(err, errlen, "%s: out of memory", name);
   int rc = fprintf(f, "P%c\n%zu %zu\n255\n", grey ? '5' : '6', img->width, img->height) < 0;
   for (size_t y = 0; !rc && y < img->height; y++) {
     const uint8_t *p = img->pixels + y * img->width * (size_t)in_ch;
@@ -408,17 +395,17 @@ static int pnm_encode(FILE *f, bool grey, const cli_image *img, const char *name
     rc = fwrite(row, 1, bytes, f) != bytes;
   }
   free(row);
-  return rc ? fail(err, errlen, "%s: write failed", name) : 0;
+  return rc ? cli_fail(err, errlen, "%s: write failed", name) : 0;
 }
 
 int cli_image_encode(FILE *f, cli_image_format fmt, const cli_image *img, const char *name,
                      int *converted, char *err, size_t errlen) {
   if (converted) *converted = 0;
   if (!img->pixels || img->channels < 1 || img->channels > 4)
-    return fail(err, errlen, "%s: no image to write", name);
+    return cli_fail(err, errlen, "%s: no image to write", name);
   if (fmt == CLI_IMAGE_PNG) return png_encode(f, img, name, err, errlen);
   if (fmt != CLI_IMAGE_PGM && fmt != CLI_IMAGE_PPM && fmt != CLI_IMAGE_PNM)
-    return fail(err, errlen, "%s: unknown extension (.png, .pgm, .ppm, .pnm)", name);
+    return cli_fail(err, errlen, "%s: unknown extension (.png, .pgm, .ppm, .pnm)", name);
   const bool grey = fmt == CLI_IMAGE_PGM || (fmt == CLI_IMAGE_PNM && img->channels <= 2);
   if (converted) *converted = img->channels == 2 || img->channels == 4 || (grey && img->channels == 3);
   return pnm_encode(f, grey, img, name, err, errlen);

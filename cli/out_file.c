@@ -14,24 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cli_err.h"
 
 /* fwrite in pieces of at most this many bytes, so no single call meets a platform's
  * limit on one write */
 #define OUT_IO_CHUNK ((size_t)64 << 20)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* A write beyond RLIMIT_FSIZE raises SIGXFSZ, whose default action ends the process with
  * the temporary file left behind; ignored, the write fails with EFBIG and is cleaned up
@@ -61,14 +48,14 @@ static char *destination(const char *path) {
 static int make_temp(const char *dest, char **tmp, int *fd, char *err, size_t errlen) {
   size_t len = strlen(dest) + sizeof ".XXXXXX";
   *tmp = malloc(len);
-  if (!*tmp) return fail(err, errlen, "%s: out of memory", dest);
+  if (!*tmp) return cli_fail(err, errlen, "%s: out of memory", dest);
   snprintf(*tmp, len, "%s.XXXXXX", dest);
   *fd = mkstemp(*tmp);
   if (*fd < 0) {
     int e = errno;
     free(*tmp);
     *tmp = NULL;
-    return fail(err, errlen, "cannot write '%s': %s", dest, strerror(e));
+    return cli_fail(err, errlen, "cannot write '%s': %s", dest, strerror(e));
   }
   return 0;
 }
@@ -76,11 +63,11 @@ static int make_temp(const char *dest, char **tmp, int *fd, char *err, size_t er
 /* A target that is a folder, or a file this process may not write, is refused. */
 static int target_ok(const char *path, char *err, size_t errlen) {
   struct stat st;
-  if (!*path) return fail(err, errlen, "an output file name is empty");
+  if (!*path) return cli_fail(err, errlen, "an output file name is empty");
   if (stat(path, &st) != 0) return 0; /* a new file */
-  if (S_ISDIR(st.st_mode)) return fail(err, errlen, "cannot write '%s': it is a folder", path);
+  if (S_ISDIR(st.st_mode)) return cli_fail(err, errlen, "cannot write '%s': it is a folder", path);
   if (access(path, W_OK) != 0)
-    return fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    return cli_fail(err, errlen, "cannot write '%s': %s", path, strerror(errno));
   return 0;
 }
 
@@ -88,7 +75,7 @@ int cli_out_check(const char *path, char *err, size_t errlen) {
   if (target_ok(path, err, errlen) != 0) return -1;
   char *dest = destination(path), *tmp = NULL;
   int fd = -1;
-  if (!dest) return fail(err, errlen, "%s: out of memory", path);
+  if (!dest) return cli_fail(err, errlen, "%s: out of memory", path);
   int rc = make_temp(dest, &tmp, &fd, err, errlen);
   if (rc == 0) {
     close(fd);
@@ -104,7 +91,7 @@ int cli_out_open(cli_out *o, const char *path, char *err, size_t errlen) {
   ignore_sigxfsz();
   if (target_ok(path, err, errlen) != 0) return -1;
   o->dest = destination(path);
-  if (!o->dest) return fail(err, errlen, "%s: out of memory", path);
+  if (!o->dest) return cli_fail(err, errlen, "%s: out of memory", path);
   struct stat st;
   if (stat(o->dest, &st) == 0) {
     o->mode = (int)(st.st_mode & 07777);
@@ -126,7 +113,7 @@ int cli_out_open(cli_out *o, const char *path, char *err, size_t errlen) {
     int e = errno;
     close(fd);
     cli_out_abort(o);
-    return fail(err, errlen, "cannot write '%s': %s", path, strerror(e));
+    return cli_fail(err, errlen, "cannot write '%s': %s", path, strerror(e));
   }
   return 0;
 }
@@ -165,7 +152,7 @@ int cli_out_commit(cli_out *o, char *err, size_t errlen) {
   if (!e && closed != 0) e = errno;
   if (!e && rename(o->tmp, o->dest) != 0) e = errno;
   if (e) {
-    fail(err, errlen, "writing '%s': %s (the file was left as it was)", o->dest, strerror(e));
+    cli_fail(err, errlen, "writing '%s': %s (the file was left as it was)", o->dest, strerror(e));
     cli_out_abort(o);
     return -1;
   }

@@ -10,42 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "cli_err.h"
 
 /* fread in pieces of at most this many bytes: progress between them, and no single call
  * meets a platform's limit on one read */
 #define RAW_IO_CHUNK ((size_t)64 << 20)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 int cli_read_file(const char *path, void **data, size_t *bytes, cli_read_progress progress,
                   void *progress_arg, char *err, size_t errlen) {
   *data = NULL;
   *bytes = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) return fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+  if (!f) return cli_fail(err, errlen, "cannot open '%s': %s", path, strerror(errno));
   struct stat st;
   if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
     fclose(f);
-    return fail(err, errlen, "'%s' is a folder, not a file", path);
+    return cli_fail(err, errlen, "'%s' is a folder, not a file", path);
   }
   /* the size a regular file reports is a first guess; the buffer grows by halves past it */
   size_t expected = 0;
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     if ((unsigned long long)st.st_size >= (unsigned long long)SIZE_MAX) {
       fclose(f);
-      return fail(err, errlen, "'%s' is too large for this machine", path);
+      return cli_fail(err, errlen, "'%s' is too large for this machine", path);
     }
     expected = (size_t)st.st_size;
   }
@@ -54,7 +41,7 @@ int cli_read_file(const char *path, void **data, size_t *bytes, cli_read_progres
   for (;;) {
     if (!buf) {
       fclose(f);
-      return fail(err, errlen, "'%s': out of host memory after %zu bytes", path, got);
+      return cli_fail(err, errlen, "'%s': out of host memory after %zu bytes", path, got);
     }
     if (got == cap - 1) { /* full but for the terminating zero: grow */
       size_t more = cap / 2 > RAW_IO_CHUNK ? RAW_IO_CHUNK : cap / 2;
@@ -74,7 +61,7 @@ int cli_read_file(const char *path, void **data, size_t *bytes, cli_read_progres
     int e = errno;
     free(buf);
     fclose(f);
-    return fail(err, errlen, "reading '%s': %s", path, strerror(e));
+    return cli_fail(err, errlen, "reading '%s': %s", path, strerror(e));
   }
   fclose(f);
   buf[got] = 0;
