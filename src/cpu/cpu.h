@@ -133,6 +133,10 @@ pp_status pp_cpu_conv2d_separable(pp_context *ctx, const float *src, size_t widt
                                   size_t row_len, const float *col_filter, size_t col_len,
                                   pp_border border, float *dst, size_t dst_pitch);
 /* nbody.c */
+/* The kick (close: v += h a) and the kick-then-drift (open: v += h a, x += dt v) of the
+ * leapfrog, shared by pp_nbody_step and the distributed step. */
+void pp_cpu_nbody_advance(pp_bodies *b, const float *ax, const float *ay, const float *az,
+                          float h, float dt, bool close, bool open);
 pp_status pp_cpu_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
                              float *ay, float *az);
 pp_status pp_cpu_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening,

@@ -181,33 +181,12 @@ pp_status pp_cpu_dist_nbody_accel(pp_context *ctx, const pp_bodies *targets,
   return PP_OK;
 }
 
-/* The kick and drift of nbody.c's pp_nbody_step, the same float operations in the same
- * order. */
+/* The kick and drift of pp_nbody_step (nbody.c), on this rank's bodies. */
 pp_status pp_cpu_dist_nbody_advance(pp_context *ctx, pp_bodies *b, const float *ax,
                                     const float *ay, const float *az, float h, float dt,
                                     bool close, bool open) {
   (void)ctx;
-  const size_t n = b->n;
-#pragma omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)
-  for (size_t i = 0; i < n; i++) {
-    float u = b->vx[i], v = b->vy[i], w = b->vz[i];
-    if (close) {
-      u += h * ax[i];
-      v += h * ay[i];
-      w += h * az[i];
-    }
-    if (open) {
-      u += h * ax[i];
-      v += h * ay[i];
-      w += h * az[i];
-      b->x[i] += dt * u;
-      b->y[i] += dt * v;
-      b->z[i] += dt * w;
-    }
-    b->vx[i] = u;
-    b->vy[i] = v;
-    b->vz[i] = w;
-  }
+  pp_cpu_nbody_advance(b, ax, ay, az, h, dt, close, open);
   return PP_OK;
 }
 

@@ -99,8 +99,8 @@ pp_status pp_cpu_nbody_accel(pp_context *ctx, const pp_bodies *b, float softenin
 }
 
 /* close: v += h a; open: v += h a, then x += dt v (see the header comment). */
-static void advance(pp_bodies *b, const float *ax, const float *ay, const float *az, float h,
-                    float dt, bool close, bool open) {
+void pp_cpu_nbody_advance(pp_bodies *b, const float *ax, const float *ay, const float *az,
+                          float h, float dt, bool close, bool open) {
   const size_t n = b->n;
 #pragma omp parallel for schedule(static) if (n >= PP_CPU_PARALLEL_MIN)
   for (size_t i = 0; i < n; i++) {
@@ -138,10 +138,10 @@ pp_status pp_cpu_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softe
   const float h = 0.5f * dt;
   accel_all(b, softening, ax, ay, az);
   for (size_t k = 0; k < steps; k++) {
-    advance(b, ax, ay, az, h, dt, k > 0, true);
+    pp_cpu_nbody_advance(b, ax, ay, az, h, dt, k > 0, true);
     accel_all(b, softening, ax, ay, az);
   }
-  advance(b, ax, ay, az, h, dt, true, false);
+  pp_cpu_nbody_advance(b, ax, ay, az, h, dt, true, false);
   ctx->ops->temp_free(ctx, a);
   return PP_OK;
 }
