@@ -213,21 +213,6 @@ static pp_status check_softening(pp_context *ctx, const char *fn, float softenin
                  (double)softening);
 }
 
-/* Stage the body arrays (kind applies to all seven); sb gets the backend's view. */
-#define PP_STAGE_BODIES(kind, b, bytes, sb, velocity)                                       \
-  do {                                                                                      \
-    sb.n = (b)->n;                                                                          \
-    PP_STAGE(kind, "b->x", (b)->x, bytes, sizeof(float), sb.x);                             \
-    PP_STAGE(kind, "b->y", (b)->y, bytes, sizeof(float), sb.y);                             \
-    PP_STAGE(kind, "b->z", (b)->z, bytes, sizeof(float), sb.z);                             \
-    PP_STAGE(kind, "b->mass", (b)->mass, bytes, sizeof(float), sb.mass);                    \
-    if (velocity) {                                                                         \
-      PP_STAGE(kind, "b->vx", (b)->vx, bytes, sizeof(float), sb.vx);                        \
-      PP_STAGE(kind, "b->vy", (b)->vy, bytes, sizeof(float), sb.vy);                        \
-      PP_STAGE(kind, "b->vz", (b)->vz, bytes, sizeof(float), sb.vz);                        \
-    }                                                                                       \
-  } while (0)
-
 static pp_status nbody_accel_check(pp_context *ctx, const char *fn, const pp_bodies *b,
                                    float softening, float *ax, float *ay, float *az,
                                    size_t *bytes) {

@@ -173,4 +173,20 @@ pp_status pp_args_finish(pp_context *ctx, pp_args *set, pp_status backend_status
     dst = pp_stage_ptr_;                                                                    \
   } while (0)
 
+/* Stage the body arrays of an N-body call (kind applies to all seven, or to the four
+ * without velocity); sb gets the backend's view. */
+#define PP_STAGE_BODIES(kind, b, bytes, sb, velocity)                                       \
+  do {                                                                                      \
+    sb.n = (b)->n;                                                                          \
+    PP_STAGE(kind, "b->x", (b)->x, bytes, sizeof(float), sb.x);                             \
+    PP_STAGE(kind, "b->y", (b)->y, bytes, sizeof(float), sb.y);                             \
+    PP_STAGE(kind, "b->z", (b)->z, bytes, sizeof(float), sb.z);                             \
+    PP_STAGE(kind, "b->mass", (b)->mass, bytes, sizeof(float), sb.mass);                    \
+    if (velocity) {                                                                         \
+      PP_STAGE(kind, "b->vx", (b)->vx, bytes, sizeof(float), sb.vx);                        \
+      PP_STAGE(kind, "b->vy", (b)->vy, bytes, sizeof(float), sb.vy);                        \
+      PP_STAGE(kind, "b->vz", (b)->vz, bytes, sizeof(float), sb.vz);                        \
+    }                                                                                       \
+  } while (0)
+
 #endif /* PP_CHECK_H */

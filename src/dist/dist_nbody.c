@@ -77,21 +77,6 @@ static pp_status gather(pp_context *ctx, sources *s, const pp_bodies *local, boo
   return PP_OK;
 }
 
-/* Stage the body arrays (kind applies to all seven, or to the four without velocity). */
-#define STAGE_BODIES(kind, b, bytes, sb, velocity)                                          \
-  do {                                                                                      \
-    sb.n = (b)->n;                                                                          \
-    PP_STAGE(kind, "b->x", (b)->x, bytes, sizeof(float), sb.x);                             \
-    PP_STAGE(kind, "b->y", (b)->y, bytes, sizeof(float), sb.y);                             \
-    PP_STAGE(kind, "b->z", (b)->z, bytes, sizeof(float), sb.z);                             \
-    PP_STAGE(kind, "b->mass", (b)->mass, bytes, sizeof(float), sb.mass);                    \
-    if (velocity) {                                                                         \
-      PP_STAGE(kind, "b->vx", (b)->vx, bytes, sizeof(float), sb.vx);                        \
-      PP_STAGE(kind, "b->vy", (b)->vy, bytes, sizeof(float), sb.vy);                        \
-      PP_STAGE(kind, "b->vz", (b)->vz, bytes, sizeof(float), sb.vz);                        \
-    }                                                                                       \
-  } while (0)
-
 static pp_status need_ops(pp_context *ctx, const char *fn, pp_status checked) {
   if (checked == PP_OK && (!ctx->ops->dist_nbody_accel || !ctx->ops->dist_nbody_advance ||
                            !ctx->ops->dist_nbody_energy))
@@ -114,7 +99,7 @@ pp_status pp_dist_nbody_accel(pp_context *ctx, pp_status checked, const pp_bodie
   pp_status st = PP_OK;
   pp_bodies sb = {0};
   void *dax, *day, *daz;
-  STAGE_BODIES(PP_ARG_IN, b, bytes, sb, false);
+  PP_STAGE_BODIES(PP_ARG_IN, b, bytes, sb, false);
   PP_STAGE(PP_ARG_OUT, "ax", ax, bytes, sizeof(float), dax);
   PP_STAGE(PP_ARG_OUT, "ay", ay, bytes, sizeof(float), day);
   PP_STAGE(PP_ARG_OUT, "az", az, bytes, sizeof(float), daz);
@@ -146,7 +131,7 @@ pp_status pp_dist_nbody_step(pp_context *ctx, pp_status checked, pp_bodies *b, f
   pp_args args = {0};
   pp_status st = PP_OK;
   pp_bodies sb = {0};
-  STAGE_BODIES(PP_ARG_INOUT, b, bytes, sb, true);
+  PP_STAGE_BODIES(PP_ARG_INOUT, b, bytes, sb, true);
   sources src;
   memset(&src, 0, sizeof src);
   if (st == PP_OK) st = sources_alloc(ctx, fn, total, &src);
@@ -193,7 +178,7 @@ pp_status pp_dist_nbody_energy(pp_context *ctx, pp_status checked, const pp_bodi
   pp_args args = {0};
   pp_status st = PP_OK;
   pp_bodies sb = {0};
-  STAGE_BODIES(PP_ARG_IN, b, bytes, sb, true);
+  PP_STAGE_BODIES(PP_ARG_IN, b, bytes, sb, true);
   sources src;
   memset(&src, 0, sizeof src);
   if (st == PP_OK) st = sources_alloc(ctx, fn, total, &src);
