@@ -11,12 +11,12 @@
 # (non-zero exit) when any program reports an error or fails its own checks. A program
 # that exits 77 (no GPU, or a test that needs several ranks) is listed as skipped.
 #
-# memcheck runs every program. racecheck and synccheck replay each shared-memory access,
-# which is some hundred times slower than memcheck on the sort and SGEMM tests' inputs, so
-# they run on the programs listed in PP_CHECKGPU_RACE (kernels with shared-memory
-# cooperation whose tests are small enough); the tests shrink their largest inputs under
-# PARPRIM_TEST_QUICK=1 and PARPRIM_TEST_SORT_THIN (set here), and CHECKGPU_JOBS programs run
-# at once (default 4: the sanitizer's host side is the bottleneck, not the GPU).
+# Every program runs under all three tools. racecheck and synccheck replay each
+# shared-memory access, some hundred times slower than memcheck, so the tests keep every
+# code path but shrink their largest inputs and repetitions under PARPRIM_TEST_QUICK=1
+# (tests/harness.h, set here); the sort test also runs one in PARPRIM_TEST_SORT_THIN of its
+# generated cases (4 under memcheck, 16 under the two replaying tools). CHECKGPU_JOBS
+# programs run at once (default 4: the sanitizer's host side is the bottleneck, not the GPU).
 if(NOT PP_HAVE_CUDA)
   return()
 endif()
@@ -30,8 +30,6 @@ if(NOT PP_COMPUTE_SANITIZER)
   set(PP_COMPUTE_SANITIZER "")
 endif()
 
-set(PP_CHECKGPU_RACE "test_reduce;test_scan;test_histogram;test_topk;test_conv;test_nbody"
-    CACHE STRING "test programs that also run under racecheck and synccheck")
 set(PP_CHECKGPU_TIMEOUT 540 CACHE STRING "seconds one program may run under one tool")
 
 # every ctest program but the large-input ones (they need more memory than the sanitizer's
@@ -43,11 +41,7 @@ foreach(src ${PP_CHECKGPU_SOURCES})
   if(name MATCHES "^test_large" OR NOT TARGET ${name})
     continue()
   endif()
-  set(tools memcheck)
-  if(name IN_LIST PP_CHECKGPU_RACE)
-    list(APPEND tools racecheck synccheck)
-  endif()
-  foreach(tool ${tools})
+  foreach(tool memcheck racecheck synccheck)
     # the file name only: the programs sit beside the script, wherever the build is copied
     string(APPEND PP_CHECKGPU_LINES "${name} ${tool} $<TARGET_FILE_NAME:${name}>\n")
   endforeach()
@@ -77,17 +71,18 @@ jobs=${CHECKGPU_JOBS:-4}
 logs="$here/check-gpu"
 mkdir -p "$logs"
 rm -f "$logs"/*.log "$logs"/*.status
-export PARPRIM_TEST_QUICK=1 PARPRIM_TEST_SORT_THIN=${PARPRIM_TEST_SORT_THIN:-4}
+export PARPRIM_TEST_QUICK=1
 export OMP_WAIT_POLICY=passive
 want=" $* "
 
 run_one() { # name tool binary
   local name=$1 tool=$2 bin=$here/$3 log="$logs/$1.$2.log" rc=0 extra=()
+  local thin=${PARPRIM_TEST_SORT_THIN:-16}
   case $tool in
-    memcheck) extra=(--leak-check full) ;;
+    memcheck) extra=(--leak-check full) thin=${PARPRIM_TEST_SORT_THIN:-4} ;;
   esac
   local t0=$SECONDS
-  timeout "$timeout_s" "$sanitizer" --tool "$tool" "${extra[@]}" --report-api-errors no --error-exitcode 99 \
+  PARPRIM_TEST_SORT_THIN=$thin timeout "$timeout_s" "$sanitizer" --tool "$tool" "${extra[@]}" --report-api-errors no --error-exitcode 99 \
     --print-limit 50 --log-file "$log.sanitizer" "$bin" cuda >"$log" 2>&1 || rc=$?
   cat "$log.sanitizer" >>"$log" 2>/dev/null
   rm -f "$log.sanitizer"

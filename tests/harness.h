@@ -197,6 +197,21 @@ static inline void *th_dev_from_host(pp_context *ctx, const void *host, size_t b
   return d;
 }
 
+/* ---- quick mode --------------------------------------------------------------------- */
+
+/* PARPRIM_TEST_QUICK=1 (set by check-gpu.sh for the runs under compute-sanitizer, whose
+ * racecheck and synccheck replay every shared-memory access at a hundred times the cost):
+ * each program keeps every code path (every dtype, every kernel route, tiles and their
+ * partial tails) but fewer repetitions of it and smaller largest inputs. */
+static inline int th_quick(void) {
+  static int quick = -1;
+  if (quick < 0) {
+    const char *e = getenv("PARPRIM_TEST_QUICK");
+    quick = e && *e && *e != '0';
+  }
+  return quick;
+}
+
 /* ---- start and end ------------------------------------------------------------------ */
 
 static inline pp_context *th_init(int argc, char **argv) {

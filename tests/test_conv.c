@@ -352,19 +352,21 @@ static void test_separable(pp_context *ctx) {
 /* Images of a million pixels and more: many tiles, the interior fast paths. */
 static void test_big(pp_context *ctx) {
   th_rng r = th_rng_make(5);
-  case_2d(ctx, &r, 1031, 1029, 0, 3, 3, PP_BORDER_MIRROR, DATA_EXACT);
-  case_2d(ctx, &r, 1024, 1024, 0, 5, 5, PP_BORDER_ZERO, DATA_EXACT);
-  case_2d(ctx, &r, 1000, 1100, 24, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
-  case_2d(ctx, &r, 1027, 1003, 0, 15, 15, PP_BORDER_ZERO, DATA_EXACT);
-  case_2d(ctx, &r, 2048, 517, 0, 7, 7, PP_BORDER_MIRROR, DATA_FLOAT);
-  case_sep(ctx, &r, 1031, 1029, 0, 15, 15, PP_BORDER_MIRROR, DATA_EXACT);
-  case_sep(ctx, &r, 1024, 1024, 1, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
+  /* quick: every filter and border of the list on images of a few tiles each way */
+  const size_t q = th_quick() ? 4 : 1;
+  case_2d(ctx, &r, 1031 / q, 1029 / q, 0, 3, 3, PP_BORDER_MIRROR, DATA_EXACT);
+  case_2d(ctx, &r, 1024 / q, 1024 / q, 0, 5, 5, PP_BORDER_ZERO, DATA_EXACT);
+  case_2d(ctx, &r, 1000 / q, 1100 / q, 24, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
+  case_2d(ctx, &r, 1027 / q, 1003 / q, 0, 15, 15, PP_BORDER_ZERO, DATA_EXACT);
+  case_2d(ctx, &r, 2048 / q, 517 / q, 0, 7, 7, PP_BORDER_MIRROR, DATA_FLOAT);
+  case_sep(ctx, &r, 1031 / q, 1029 / q, 0, 15, 15, PP_BORDER_MIRROR, DATA_EXACT);
+  case_sep(ctx, &r, 1024 / q, 1024 / q, 1, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
   /* short separable filters on images large enough for interior tiles (the register
    * row-pass kernel's vectorised loads) */
-  case_sep(ctx, &r, 1031, 1029, 0, 5, 5, PP_BORDER_MIRROR, DATA_EXACT);
-  case_sep(ctx, &r, 2048, 517, 0, 3, 3, PP_BORDER_CLAMP, DATA_FLOAT);
-  case_sep(ctx, &r, 1024, 1024, 0, 7, 7, PP_BORDER_ZERO, DATA_EXACT);
-  case_sep(ctx, &r, 1111, 999, 0, 21, 13, PP_BORDER_ZERO, DATA_EXACT);
+  case_sep(ctx, &r, 1031 / q, 1029 / q, 0, 5, 5, PP_BORDER_MIRROR, DATA_EXACT);
+  case_sep(ctx, &r, 2048 / q, 517 / q, 0, 3, 3, PP_BORDER_CLAMP, DATA_FLOAT);
+  case_sep(ctx, &r, 1024 / q, 1024 / q, 0, 7, 7, PP_BORDER_ZERO, DATA_EXACT);
+  case_sep(ctx, &r, 1111 / q, 999 / q, 0, 21, 13, PP_BORDER_ZERO, DATA_EXACT);
 }
 
 /* Bad arguments: the status, a message naming the function, and nothing written. */

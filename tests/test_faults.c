@@ -1011,8 +1011,7 @@ int main(int argc, char **argv) {
    * (16 MiB) and the sizes where the multi-pass and sampled paths begin.
    * PARPRIM_TEST_QUICK=1 (runs under compute-sanitizer) keeps to 4 MiB, still staged
    * through the pinned buffers. */
-  const char *quick = getenv("PARPRIM_TEST_QUICK");
-  size_t big = quick && *quick == '1' ? ((size_t)1 << 20) + 7 : ((size_t)1 << 22) + 7;
+  size_t big = th_quick() ? ((size_t)1 << 20) + 7 : ((size_t)1 << 22) + 7;
   size_t n = cuda ? big : 100003;
 
   test_control(ctx);

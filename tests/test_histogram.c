@@ -127,8 +127,7 @@ static int placement_turn;
 
 /* Large-input size: s normally, a small stand-in in quick mode. */
 static size_t big(size_t s) {
-  const char *q = getenv("PARPRIM_TEST_QUICK");
-  return q && *q && *q != '0' && s > 20000 ? 20011 : s;
+  return th_quick() && s > 20000 ? 20011 : s;
 }
 
 /* Index of the first differing bin, or bins. */

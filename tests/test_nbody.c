@@ -358,9 +358,9 @@ static void test_accel_random(pp_context *ctx) {
 
 /* Sizes where the GPU splits the source bodies over many blocks; every 37th body checked. */
 static void test_accel_large(pp_context *ctx) {
-  const size_t sizes_gpu[] = {16389, 70001}, sizes_cpu[] = {9001};
-  const size_t *sizes = g_cuda ? sizes_gpu : sizes_cpu;
-  size_t count = g_cuda ? 2 : 1;
+  const size_t sizes_gpu[] = {16389, 70001}, sizes_cpu[] = {9001}, sizes_quick[] = {4099, 2051};
+  const size_t *sizes = th_quick() ? sizes_quick : g_cuda ? sizes_gpu : sizes_cpu;
+  size_t count = g_cuda || th_quick() ? 2 : 1;
   for (size_t si = 0; si < count; si++) {
     size_t n = sizes[si];
     hbodies h = hb_plummer(n, 200 + si);
@@ -620,7 +620,8 @@ static void test_two_body_orbit(pp_context *ctx) {
 }
 
 static void test_plummer_drift(pp_context *ctx) {
-  const size_t n = g_cuda ? 16384 : 512, steps = 1000;
+  /* quick: the CPU's size and fewer steps (the drift bound holds a fortiori) */
+  const size_t n = g_cuda && !th_quick() ? 16384 : 512, steps = th_quick() ? 200 : 1000;
   const float dt = 1e-3f, soft = 0.05f;
   hbodies h = hb_plummer(n, 12);
   pbodies pb = place_bodies(ctx, AT_DEV, &h);

@@ -1177,8 +1177,7 @@ static double now_s(void) {
 
 int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
-  const char *quick = getenv("PARPRIM_TEST_QUICK");
-  g_quick = quick && atoi(quick) != 0;
+  g_quick = th_quick();
   g_dcount = th_dev_alloc(ctx, sizeof(uint64_t));
   bufs_make(ctx, (M3 + 2) * 8); /* the largest case: M3 elements of 8 bytes */
 

@@ -348,8 +348,7 @@ static void test_arrays(pp_context *ctx) {
   th_rng r = th_rng_make(1);
   unsigned char *x = th_xmalloc(MAX_ELEMS * 8);
   /* PARPRIM_TEST_QUICK: sizes up to 20000 only (for runs under compute-sanitizer) */
-  const char *quick = getenv("PARPRIM_TEST_QUICK");
-  const size_t max_n = quick && *quick && *quick != '0' ? 20000 : MAX_ELEMS;
+  const size_t max_n = th_quick() ? 20000 : MAX_ELEMS;
   for (size_t ti = 0; ti < N_TYPES; ti++) {
     pp_dtype t = all_types[ti];
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
@@ -360,6 +359,8 @@ static void test_arrays(pp_context *ctx) {
         if (!pattern_applies(t, p)) continue;
         /* the largest size: a few patterns and k only, to keep the run short */
         if (n > 100000 && p != P_RANDOM && p != P_FEW && p != P_NAN_SOME && p != P_EQUAL) continue;
+        /* quick: random data and one pattern that rotates with the size */
+        if (th_quick() && p != P_RANDOM && p != (int)(si % P_COUNT)) continue;
         gen(t, p, x, n, &r);
         for (int largest = 0; largest < 2; largest++)
           for (size_t q = 0; q < nks; q++) {
@@ -384,6 +385,7 @@ static void test_rows(pp_context *ctx) {
       size_t ks[16], nks = ks_for(cols, ks);
       for (int p = 0; p < P_COUNT; p++) {
         if (!pattern_applies(t, p)) continue;
+        if (th_quick() && p != P_RANDOM && p != (int)(s % P_COUNT)) continue;
         gen(t, p, x, rows * cols, &r);
         for (size_t q = 0; q < nks; q++)
           run_case(ctx, t, p, x, rows, cols, ks[q], (int)(g_rot & 1), 1);
@@ -416,8 +418,7 @@ static void test_sampled(pp_context *ctx) {
                       P_NAN_SOME};
   /* PARPRIM_TEST_QUICK (under compute-sanitizer): f32 and i64, three patterns and one k
    * on each route (sorted at once, passes over the candidates, fallback) */
-  const char *quick = getenv("PARPRIM_TEST_QUICK");
-  const int q_only = quick && *quick && *quick != '0';
+  const int q_only = th_quick();
   th_rng r = th_rng_make(3);
   unsigned char *x = th_xmalloc(MAX_ELEMS * 8);
   const size_t n = ((size_t)1 << 22) + 7, na_ks[] = {1, 64, 100, 2048, 2049, n / 256, n / 256 + 1};
