@@ -121,6 +121,62 @@ int bench_std_sort(pp_dtype key_t, void *keys, void *values, size_t value_size, 
 int bench_std_merge(pp_dtype t, bool descending, const void *a, size_t na, const void *b,
                     size_t nb, void *out);
 
+/* ---- CPU peers: threaded libraries, built in when found (cmake/cpu_peers.cmake) ------
+ * bench/peer_cpu_blas.cpp (OpenBLAS), peer_cpu_opencv.cpp (OpenCV), peer_cpu_par.cpp (the
+ * standard library's parallel algorithms through TBB). Each library's *_name() is its
+ * name and version, or NULL when this build lacks it; then every call of that library
+ * returns -1. threads: the context's thread count, which each call imposes on the
+ * library's own pool (openblas_set_num_threads, cv::setNumThreads, tbb::global_control),
+ * so a peer never runs on more cores than parprim does. */
+const char *bench_cpu_blas_name(void);
+const char *bench_cpu_opencv_name(void);
+const char *bench_cpu_tbb_name(void);
+
+/* cblas_sgemm with pp_sgemm's arguments. */
+int bench_cblas_sgemm(pp_layout layout, pp_trans ta, pp_trans tb, size_t m, size_t n, size_t k,
+                      float alpha, const float *A, size_t lda, const float *B, size_t ldb,
+                      float beta, float *C, size_t ldc, int threads);
+
+/* cv::filter2D (correlation, anchor at the centre, as pp_conv2d) and cv::sepFilter2D on
+ * CV_32F images with pp_conv2d's arguments (pitches in elements). Borders: PP_BORDER_MIRROR
+ * is BORDER_REFLECT_101, PP_BORDER_CLAMP BORDER_REPLICATE, PP_BORDER_ZERO BORDER_CONSTANT
+ * with 0. OpenCV switches to a DFT above 11 x 11 taps in filter2D, as it would for any
+ * caller (so for 13 x 13 and larger). */
+int bench_cv_filter2d(const float *src, size_t width, size_t height, size_t src_pitch,
+                      const float *filter, size_t fw, size_t fh, pp_border border, float *dst,
+                      size_t dst_pitch, int threads);
+int bench_cv_sep_filter2d(const float *src, size_t width, size_t height, size_t src_pitch,
+                          const float *row_filter, size_t row_len, const float *col_filter,
+                          size_t col_len, pp_border border, float *dst, size_t dst_pitch,
+                          int threads);
+/* cv::calcHist of each of `channels` (1..4) interleaved u8 channels, 256 bins over
+ * [0, 256): counts gets channels x 256 entries, channel after channel, as
+ * pp_histogram_image writes them. */
+int bench_cv_calc_hist(const uint8_t *pixels, size_t width, size_t height, size_t pitch_bytes,
+                       int channels, uint64_t *counts, int threads);
+
+/* std::execution::par versions of the std peers: std::sort (keys) and std::stable_sort
+ * (pairs, packed as bench_std_sort does; same scratch), std::reduce (SUM), std::exclusive_scan
+ * and std::inclusive_scan (SUM), std::copy_if keeping x > *value (value: one element of t),
+ * std::copy of bytes (the parallel copy: the machine's memory bandwidth), and top-k as a
+ * copy, std::nth_element and std::sort of the k first (values only, into values_out;
+ * scratch: n elements of t). */
+int bench_par_sort(pp_dtype key_t, void *keys, void *values, size_t value_size, size_t n,
+                   bool descending, void *scratch, int threads);
+int bench_par_reduce(pp_dtype t, const void *in, size_t n, void *out, int threads);
+int bench_par_scan(pp_dtype t, bool inclusive, const void *in, void *out, size_t n, int threads);
+int bench_par_select_gt(pp_dtype t, const void *value, const void *in, size_t n, void *out,
+                        uint64_t *count, int threads);
+int bench_par_copy(void *dst, const void *src, size_t bytes, int threads);
+int bench_par_topk(pp_dtype t, const void *in, size_t n, size_t k, bool largest,
+                   void *values_out, void *scratch, int threads);
+
+/* The FP32 peak of the cores a context runs on, from what the machine reports: threads x
+ * clock (GHz) x vector lanes (8 for AVX2, 16 for AVX-512 where the core has full-width
+ * FMA units, 4 otherwise) x 2 FMA pipes x 2 flops per FMA. *how gets a one-line account of
+ * the figures used; 0 when the clock is unknown. */
+double bench_cpu_fp32_peak_gflops(int threads, char *how, size_t how_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,6 +74,11 @@ static void print_device(pp_context *ctx) {
     printf("  %-16s %d\n", "SMs:", d.multiprocessors);
   } else {
     printf("  %-16s %d\n", "threads:", d.multiprocessors);
+#ifdef PP_CPU_SGEMM_NAME /* the library of this build calls OpenBLAS (cmake/cpu_blas.cmake) */
+    printf("  %-16s %s\n", "sgemm:", PP_CPU_SGEMM_NAME);
+#else
+    printf("  %-16s %s\n", "sgemm:", "parprim's own kernel (built without OpenBLAS)");
+#endif
   }
   print_bytes("memory:", d.global_mem_bytes);
   print_bytes("L2:", d.l2_bytes);

@@ -1,6 +1,16 @@
-/* sgemm.c — pp_sgemm on the CPU: cache-blocked, packed panels, OpenMP.
+/* sgemm.c — pp_sgemm on the CPU: OpenBLAS's cblas_sgemm when the build found it
+ * (cmake/cpu_blas.cmake), else parprim's own cache-blocked kernel below.
  *
- * The classic Goto/BLIS structure, in plain C that the compiler vectorises:
+ * Why a library call: OpenBLAS's hand-scheduled assembly micro-kernels for each x86
+ * generation, chosen at load time, reach several times the rate of the portable C kernel
+ * below on the same cores (docs/benchmarks/cpu.md has the figures). OpenBLAS runs its own
+ * thread pool (or OpenMP's, in its OpenMP flavour): before each call its thread count is
+ * set to the context's, so the process never runs more threads than OpenMP would.
+ * Dimensions or leading dimensions past INT_MAX (OpenBLAS's default 32-bit blasint) go to
+ * the kernel below.
+ *
+ * The own kernel: the classic Goto/BLIS structure (K. Goto and R. van de Geijn, "Anatomy
+ * of high-performance matrix multiplication", ACM TOMS 34(3), 2008), in plain C that the compiler vectorises:
  *  - column-major is mapped onto row-major once, at the entry (C^T = op(B)^T op(A)^T:
  *    swap A and B, m and n, and the two transposes);
  *  - k is cut into KC-deep slices; for each slice a block of op(B) (KC x up to NCO
@@ -21,9 +31,13 @@
  */
 #include "cpu.h"
 
+#include <limits.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#ifdef PP_HAVE_CBLAS
+#include <cblas.h>
 #endif
 
 #define SG_MR 6
@@ -151,6 +165,14 @@ static void run_tile(const sg_prob *q, const float *bpack, size_t kc, bool first
   }
 }
 
+#ifdef PP_HAVE_CBLAS
+/* Whether every size fits OpenBLAS's blasint (int unless it was built with INTERFACE64). */
+static bool cblas_fits(size_t m, size_t n, size_t k, size_t lda, size_t ldb, size_t ldc) {
+  const size_t most = sizeof(blasint) >= 8 ? (size_t)INT64_MAX : (size_t)INT_MAX;
+  return m <= most && n <= most && k <= most && lda <= most && ldb <= most && ldc <= most;
+}
+#endif
+
 static void scale_c(const sg_prob *q) {
   bool par = q->m * q->n >= PP_CPU_PARALLEL_MIN;
 #pragma omp parallel for schedule(static) if (par)
@@ -179,6 +201,17 @@ pp_status pp_cpu_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans 
     scale_c(&q);
     return PP_OK;
   }
+
+#ifdef PP_HAVE_CBLAS
+  if (cblas_fits(m, n, k, lda, ldb, ldc)) {
+    openblas_set_num_threads(pp_cpu_threads());
+    cblas_sgemm(layout == PP_COL_MAJOR ? CblasColMajor : CblasRowMajor,
+                ta == PP_TRANS ? CblasTrans : CblasNoTrans,
+                tb == PP_TRANS ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)k,
+                alpha, A, (blasint)lda, B, (blasint)ldb, beta, C, (blasint)ldc);
+    return PP_OK;
+  }
+#endif
 
   const size_t nco = q.n < SG_NCO ? q.n : SG_NCO;
   const size_t kcap = q.k < SG_KC ? q.k : SG_KC;
