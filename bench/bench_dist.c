@@ -19,6 +19,7 @@
 #include "bench_dist.h"
 
 #include "bench.h"
+#include "common.h"
 #include "gpu.h"
 #include "gpus.h"
 #ifdef PP_HAVE_CUDA
@@ -137,7 +138,7 @@ static int parse(int argc, char **argv, dist_opts *o) {
       else if (i + 1 < argc) v = argv[++i];
       else return usage("%s needs a value", a);
       size_t x = 0;
-      if (bench_parse_size(v, &x) || x == 0 || (!is_n && x > 100000))
+      if (cli_parse_size(v, &x) || x == 0 || (!is_n && x > 100000))
         return usage(is_n ? "bad size for --n: '%s'" : "bad count for --reps: '%s'", v);
       if (is_n) o->n = x;
       else o->reps = (int)x;
@@ -225,7 +226,7 @@ static int bufs_make(pp_context *ctx, dkind k, size_t n, size_t first, void *str
     for (int i = 0; i < 10 && s == PP_OK; i++) s = pp_malloc(ctx, &b->body[i], bytes);
     for (int i = 0; i < 7 && s == PP_OK; i++) {
       const double lo = i < 3 ? -1.0 : i < 6 ? -0.01 : 0.5, hi = i < 3 ? 1.0 : i < 6 ? 0.01 : 1.5;
-      if (bench_dist_fill(PP_F32, b->body[i], n, BENCH_SEED + (uint64_t)i, first, lo, hi, stream, err))
+      if (bench_dist_fill(PP_F32, b->body[i], n, CLI_SEED + (uint64_t)i, first, lo, hi, stream, err))
         return -1;
     }
   } else {
@@ -234,9 +235,9 @@ static int bufs_make(pp_context *ctx, dkind k, size_t n, size_t first, void *str
     if (s == PP_OK && k == DK_TOPK) s = pp_malloc(ctx, &b->b, 1000 * 4);
     if (s == PP_OK && k == DK_TOPK) s = pp_malloc(ctx, &b->c, 1000 * 8);
     if (s == PP_OK && (k == DK_REDUCE || k == DK_HISTOGRAM || k == DK_TOPK))
-      if (bench_dist_fill(PP_F32, b->a, n, BENCH_SEED, first, -1.0, 1.0, stream, err)) return -1;
+      if (bench_dist_fill(PP_F32, b->a, n, CLI_SEED, first, -1.0, 1.0, stream, err)) return -1;
     if (s == PP_OK && k == DK_SCAN)
-      if (bench_dist_fill(PP_U32, b->a, n, BENCH_SEED, first, 0, 0, stream, err)) return -1;
+      if (bench_dist_fill(PP_U32, b->a, n, CLI_SEED, first, 0, 0, stream, err)) return -1;
   }
   if (s != PP_OK) {
     snprintf(err, BENCH_DIST_ERR, "pp_malloc: %s (%s)", pp_status_string(s), pp_last_error(ctx));
@@ -248,7 +249,7 @@ static int bufs_make(pp_context *ctx, dkind k, size_t n, size_t first, void *str
 /* Before each run: a sort's input again (the sort works in place). */
 static int prepare(dkind k, dbufs *b, size_t first, void *stream, char *err) {
   if (k != DK_SORT && k != DK_STRONG && k != DK_HUGE && k != DK_PAIRS) return 0;
-  if (bench_dist_fill(PP_U32, b->a, b->n, BENCH_SEED, first, 0, 0, stream, err)) return -1;
+  if (bench_dist_fill(PP_U32, b->a, b->n, CLI_SEED, first, 0, 0, stream, err)) return -1;
   if (k == DK_PAIRS && bench_dist_iota_u32((uint32_t *)b->b, b->n, first, stream, err)) return -1;
   return 0;
 }
@@ -298,7 +299,7 @@ static double slowest_median(const dist_shared *sh, int runs) {
       if (sh->t[r * sh->nranks + q] > worst) worst = sh->t[r * sh->nranks + q];
     v[r] = worst;
   }
-  double m = bench_median(v, (size_t)runs);
+  double m = cli_median(v, (size_t)runs);
   free(v);
   return m;
 }
@@ -375,7 +376,7 @@ static void print_header(dist_shared *sh, pp_context *ctx) {
          info.runtime_version % 1000 / 10);
   printf("timing: CUDA events on each rank's stream after a host barrier; a run's time is the\n"
          "        slowest rank's; median of %d runs after 1 warm-up; seed 0x%" PRIx64 "\n",
-         sh->o->reps, BENCH_SEED);
+         sh->o->reps, CLI_SEED);
   printf("speed-up: throughput on %d GPUs / parprim's on one GPU (same run); peer: CUB radix\n"
          "        sort + NCCL all-to-all-v + CUB radix sort, unbalanced (no rebalance);\n"
          "        n/GPU marked * is n in all (strong scaling)\n\n",
@@ -508,7 +509,7 @@ static int run_case(rank_env *e, const dcase_def *d) {
   if (!rc && sorting) {
     failed = bench_dist_facts_u32((const uint32_t *)b.a, n, e->stream, &sh->out_facts[rank], err);
     if (!failed && k == DK_PAIRS)
-      failed = bench_dist_pairs_check_u32((const uint32_t *)b.a, (const uint32_t *)b.b, n, BENCH_SEED,
+      failed = bench_dist_pairs_check_u32((const uint32_t *)b.a, (const uint32_t *)b.b, n, CLI_SEED,
                                           e->stream, &sh->pairs_bad[rank], &sh->first_val[rank],
                                           &sh->last_val[rank], err);
     if (!failed) failed = prepare(k, &b, first, e->stream, err) ||
@@ -585,7 +586,7 @@ static int run_case(rank_env *e, const dcase_def *d) {
       fprintf(stderr, "parprim bench: %s on one GPU: %s %s\n", dd->name, err, bench_gpu_error());
       rc = 1;
     } else {
-      r.one_ms = bench_median(times, (size_t)runs);
+      r.one_ms = cli_median(times, (size_t)runs);
     }
     free(times);
     bufs_free(e->plain, &one);

@@ -1,15 +1,18 @@
 /*
  * bench_impl.h — the harness of `parprim bench` as its family files see it.
  *
- * bench.c owns the command line, the table of benchmarks and the shared machinery below
- * (working sets that rotate past the caches, the timing protocol, the report rows); one
- * file per primitive family (bench/bench_<family>.c) holds that family's run function,
- * listed in bench.c's bench_entries[]. Internal to the parprim command: not installed.
+ * bench.c owns the command line, the table of benchmarks and the report rows;
+ * bench_harness.c the machinery below (working sets that rotate past the caches, the
+ * timing protocol, one measurement against the peer, the checks' host-side helpers); one
+ * file per primitive family (bench/bench_<family>.c) holds that family's run functions,
+ * listed in bench.c's bench_entries[]. The parsers, the random data and value formatting
+ * come from cli/common.h. Internal to the parprim command: not installed.
  */
 #ifndef PP_BENCH_IMPL_H
 #define PP_BENCH_IMPL_H
 
 #include "bench.h"
+#include "common.h"
 #include "gpu.h"
 
 #include <stdbool.h>
@@ -23,6 +26,7 @@
 #define MAX_LIST 16
 #define ANCHOR_N ((size_t)1 << 28)          /* the size DESIGN.md's anchors are measured at */
 #define P2(k) ((size_t)1 << (k))
+#define FILL_CHUNK (16 * MIB) /* host staging for input generation */
 
 typedef enum bench_fmt { FMT_HUMAN, FMT_CSV, FMT_JSON } bench_fmt;
 
@@ -127,9 +131,93 @@ pp_status bench_time_prep(bench_env *env, bench_call prep, bench_call call, void
 pp_status bench_time(bench_env *env, bench_call call, void *arg, double *median_ms);
 size_t last_slot(const bench_env *env);
 
+/* Working-set internals the families size their cases with: ws_plan gives the bytes of
+ * the slots for `bytes` per input (0 when it cannot be sized); flat_alloc one pp_malloc'd
+ * buffer (filled with random t when fill is set); alloc_small/free_small the few bytes of
+ * a result (free_small also takes NULL); parallel_memcpy a host copy with all threads. */
+size_t ws_plan(size_t bytes, size_t *slots, size_t *stride);
+alloc_result flat_alloc(bench_env *env, void **p, size_t bytes, bool fill, pp_dtype t,
+                        uint64_t seed);
+bool alloc_small(bench_env *env, void **p, size_t bytes);
+void free_small(bench_env *env, void **p);
+void parallel_memcpy(void *dst, const void *src, size_t bytes);
+
+/* What one measurement runs. The prep calls (optional) run before every run outside the
+ * clock. peer_ready sizes CUB's temporary storage (NULL on the CPU). check runs after both
+ * timed loops: it compares the last runs' results, fills in byte counts that depend on the
+ * data (select's count), and returns the check column; it is called also when ours is
+ * missing, to fill in the peer's side. */
+typedef struct case_hooks {
+  bench_call ours_prep, ours, peer_prep, peer;
+  bool (*peer_ready)(bench_env *env, void *arg);
+  const char *(*check)(bench_env *env, void *arg, bench_row *r);
+} case_hooks;
+
+/* Ours, then the peer, then the check; prints the row. A backend without the primitive
+ * still gets the peer timed: the row then shows what there is to match. */
+case_result measure_case(bench_env *env, bench_row *r, const case_hooks *h, void *arg);
+/* Our calls report every status but PP_OK and PP_ERR_UNSUPPORTED (see bench_call);
+ * gpu_status reports a failed harness GPU call and gives PP_ERR_DEVICE. */
+pp_status ours_status(bench_env *env, pp_status s, const char *fn);
+pp_status gpu_status(bench_env *env, int rc, const char *what);
+/* Copy inside the backend's memory on the harness's stream (CUDA) or with all threads. */
+pp_status refill(bench_env *env, void *dst, const void *src, size_t bytes);
+/* A malloc'd host copy of `bytes` at src (backend memory), or NULL after saying why. */
+void *host_copy(bench_env *env, const void *src, size_t bytes, const char *what);
+bool fetch_count(bench_env *env, const uint64_t *src, uint64_t *count);
+/* Reports a disagreement with the peer (a failure: exit 1) and returns "MISMATCH". */
+const char *mismatch(bench_env *env, const bench_row *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+bool is_float(pp_dtype t);
+/* Element i of base as text, for mismatch reports. */
+const char *elem_text(pp_dtype t, const void *base, size_t i, char *buf, size_t len);
+/* First i where the keys differ (-0.0 == +0.0), where elements of size es differ, where
+ * keys[i] is out of order after keys[i-1]; n when there is none. */
+size_t first_key_difference(pp_dtype t, const void *a, const void *b, size_t n);
+size_t first_difference(const void *a, const void *b, size_t n, size_t es);
+size_t first_unsorted(pp_dtype t, const void *keys, size_t n, bool desc);
+
+/* Stamps out one typed statement per dtype. */
+#define DTYPE_SWITCH(t, STMT)                                                                  \
+  switch (t) {                                                                                 \
+  case PP_U8:                                                                                  \
+    STMT(uint8_t);                                                                             \
+    break;                                                                                     \
+  case PP_I32:                                                                                 \
+    STMT(int32_t);                                                                             \
+    break;                                                                                     \
+  case PP_U32:                                                                                 \
+    STMT(uint32_t);                                                                            \
+    break;                                                                                     \
+  case PP_I64:                                                                                 \
+    STMT(int64_t);                                                                             \
+    break;                                                                                     \
+  case PP_U64:                                                                                 \
+    STMT(uint64_t);                                                                            \
+    break;                                                                                     \
+  case PP_F32:                                                                                 \
+    STMT(float);                                                                               \
+    break;                                                                                     \
+  case PP_F64:                                                                                 \
+    STMT(double);                                                                              \
+    break;                                                                                     \
+  }
+
 /* Run functions of the family files: run every size of sizes[0..nsizes) (the entry's
  * defaults or --n), print one row per measurement; return 0, or 1 after a failure. */
 typedef int (*bench_run_fn)(bench_env *env, const size_t *sizes, int nsizes);
+int bench_run_reduce(bench_env *env, const size_t *sizes, int nsizes);    /* bench_reduce.c */
+int bench_run_argreduce(bench_env *env, const size_t *sizes, int nsizes); /* bench_reduce.c */
+int bench_run_memcpy(bench_env *env, const size_t *sizes, int nsizes);    /* bench_reduce.c */
+int bench_run_scan(bench_env *env, const size_t *sizes, int nsizes);      /* bench_scan.c */
+int bench_run_select(bench_env *env, const size_t *sizes, int nsizes);    /* bench_scan.c */
+int bench_run_select_flagged(bench_env *env, const size_t *sizes, int nsizes); /* bench_scan.c */
+int bench_run_partition(bench_env *env, const size_t *sizes, int nsizes); /* bench_scan.c */
+int bench_run_sort(bench_env *env, const size_t *sizes, int nsizes);      /* bench_sort.c */
+int bench_run_merge(bench_env *env, const size_t *sizes, int nsizes);     /* bench_merge.c */
 int bench_run_histogram(bench_env *env, const size_t *sizes, int nsizes); /* bench_histogram.c */
 int bench_run_topk(bench_env *env, const size_t *sizes, int nsizes);      /* bench_topk.c */
 int bench_run_sgemm(bench_env *env, const size_t *sizes, int nsizes);     /* bench_sgemm.c */

@@ -110,7 +110,7 @@ static case_result nb_setup(bench_env *env, nb_case *c) {
     return CASE_FAILED;
   }
   float *soa = host, *aos = host + 4 * n;
-  bench_fill_random(PP_F32, soa, 3 * n, BENCH_SEED + 10, 0);
+  cli_fill_random(PP_F32, soa, 3 * n, CLI_SEED + 10, 0);
   for (size_t i = 0; i < n; i++) {
     soa[3 * n + i] = 1.0f / (float)n;
     for (int k = 0; k < 4; k++) aos[4 * i + (size_t)k] = soa[(size_t)k * n + i];

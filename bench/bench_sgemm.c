@@ -84,12 +84,12 @@ static bool time_naive(bench_env *env, sg_case *c, double *ms) {
   size_t last = last_slot(env);
   for (int r = 0; r < SG_CPU_PEER_RUNS; r++) {
     size_t slot = last + 1 - SG_CPU_PEER_RUNS + (size_t)r;
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     naive_sgemm(c->n, c->ta, c->tb, ws_slot(&c->a, slot), ws_slot(&c->b, slot),
                 ws_slot(&c->pc, slot));
-    v[r] = bench_now_ms() - t0;
+    v[r] = cli_now_ms() - t0;
   }
-  *ms = bench_median(v, SG_CPU_PEER_RUNS);
+  *ms = cli_median(v, SG_CPU_PEER_RUNS);
   return true;
 }
 
@@ -169,8 +169,8 @@ static case_result sg_run_case(bench_env *env, size_t n, pp_trans ta, pp_trans t
   c.ta = ta;
   c.tb = tb;
   case_result res = CASE_FAILED;
-  alloc_result ar = ws_alloc(env, &c.a, bytes, PP_F32, BENCH_SEED + n);
-  if (ar == ALLOC_OK) ar = ws_alloc(env, &c.b, bytes, PP_F32, BENCH_SEED + 7 * n + 1);
+  alloc_result ar = ws_alloc(env, &c.a, bytes, PP_F32, CLI_SEED + n);
+  if (ar == ALLOC_OK) ar = ws_alloc(env, &c.b, bytes, PP_F32, CLI_SEED + 7 * n + 1);
   if (ar == ALLOC_OK) ar = ws_alloc_fill(env, &c.c, bytes, false, PP_F32, 0);
   if (ar == ALLOC_OK) ar = ws_alloc_fill(env, &c.pc, bytes, false, PP_F32, 0);
   if (ar != ALLOC_OK) {

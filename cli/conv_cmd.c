@@ -13,7 +13,7 @@
 
 #include "cli.h"
 
-#include "bench.h"
+#include "common.h"
 #include "filter_file.h"
 #include "image_io.h"
 #include "out_file.h"
@@ -205,7 +205,7 @@ int pp_cli_conv_main(int argc, char **argv) {
         else if (strcmp(v, "clamp") == 0) border = PP_BORDER_CLAMP;
         else if (strcmp(v, "mirror") == 0) border = PP_BORDER_MIRROR;
         else return usage_error("bad --border '%s' (zero, clamp or mirror)", v);
-      } else if (bench_parse_backend(v, &backend)) {
+      } else if (cli_parse_backend(v, &backend)) {
         return usage_error("bad --backend '%s' (cpu, cuda or auto)", v);
       }
     } else if (a[0] == '-' && a[1] != '\0') {

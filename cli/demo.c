@@ -17,7 +17,7 @@
 #include "demo_impl.h"
 #include "gpus.h"
 
-#include "bench.h"
+#include "common.h"
 #include "parprim.h"
 
 #include <float.h>
@@ -66,7 +66,7 @@ demo_input *demo_get_input(demo_env *env, pp_dtype t) {
     demo_error(env, "out of host memory for %zu bytes of %s", bytes, pp_dtype_string(t));
     return NULL;
   }
-  bench_fill_random(t, in->host, env->n, BENCH_SEED + (uint64_t)t, 0);
+  cli_fill_random(t, in->host, env->n, CLI_SEED + (uint64_t)t, 0);
   in->sum_abs = input_sum_abs(t, in->host, env->n);
   pp_status s = pp_malloc(env->run, &in->dev, bytes);
   if (s == PP_OK)
@@ -107,15 +107,15 @@ static pp_status demo_time(demo_env *env, const demo_case *c, const void *in, vo
       if (s != PP_OK)
         return s;
     }
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     s = c->fn(env->run, in, args);
     if (s == PP_OK)
       s = pp_synchronize(env->run);
     if (s != PP_OK)
       return s;
-    v[r] = bench_now_ms() - t0;
+    v[r] = cli_now_ms() - t0;
   }
-  *ms = bench_median(v, DEMO_REPS);
+  *ms = cli_median(v, DEMO_REPS);
   return PP_OK;
 }
 
@@ -240,10 +240,10 @@ static bool reduce_same(demo_env *env, pp_dtype t, const void *got, const void *
   }
   if (!ok) {
     char a[64], b[64];
-    bench_format_value(t, g->value, a, sizeof a);
-    bench_format_value(t, w->value, b, sizeof b);
+    cli_format_value(t, g->value, a, sizeof a);
+    cli_format_value(t, w->value, b, sizeof b);
     fprintf(stderr, "parprim demo: reduce %s %s: got %s, cpu reference %s\n",
-            bench_op_string(g->op), pp_dtype_string(t), a, b);
+            cli_op_string(g->op), pp_dtype_string(t), a, b);
   }
   return ok;
 }
@@ -254,12 +254,12 @@ static bool argreduce_same(demo_env *env, pp_dtype t, const void *got, const voi
   bool ok = memcmp(g->value, w->value, pp_dtype_size(t)) == 0 && g->index == w->index;
   if (!ok) {
     char a[64], b[64];
-    bench_format_value(t, g->value, a, sizeof a);
-    bench_format_value(t, w->value, b, sizeof b);
+    cli_format_value(t, g->value, a, sizeof a);
+    cli_format_value(t, w->value, b, sizeof b);
     fprintf(stderr,
             "parprim demo: argreduce %s %s: got %s at %" PRIu64 ", cpu reference %s at %" PRIu64
             "\n",
-            bench_op_string(g->op), pp_dtype_string(t), a, g->index, b, w->index);
+            cli_op_string(g->op), pp_dtype_string(t), a, g->index, b, w->index);
   }
   return ok;
 }
@@ -271,7 +271,7 @@ static const pp_dtype reduce_types[] = {PP_F32, PP_I32, PP_U64, PP_F64, PP_U8};
 static void demo_reduce_op(demo_env *env, const char *prim, pp_op op, demo_fn fn,
                            demo_same_fn same) {
   char name[32];
-  snprintf(name, sizeof name, "%s %s", prim, bench_op_string(op));
+  snprintf(name, sizeof name, "%s %s", prim, cli_op_string(op));
   for (size_t i = 0; i < N_REDUCE_TYPES; i++) {
     pp_dtype t = reduce_types[i];
     demo_case c = {.prim = name, .t = t, .fn = fn, .same = same, .unit = "GB/s",
@@ -358,8 +358,8 @@ void report_element(const char *what, pp_dtype t, size_t i, const void *got,
                     const void *want) {
   char a[64], b[64];
   size_t es = pp_dtype_size(t);
-  bench_format_value(t, (const char *)got + i * es, a, sizeof a);
-  bench_format_value(t, (const char *)want + i * es, b, sizeof b);
+  cli_format_value(t, (const char *)got + i * es, a, sizeof a);
+  cli_format_value(t, (const char *)want + i * es, b, sizeof b);
   fprintf(stderr, "parprim demo: %s %s: index %zu: got %s, cpu reference %s\n", what,
           pp_dtype_string(t), i, a, b);
 }
@@ -755,9 +755,9 @@ static int demo_parse(int argc, char **argv, pp_backend *backend, size_t *n) {
     } else {
       return demo_usage_error("unknown argument '%s'", a);
     }
-    if (is_backend && bench_parse_backend(v, backend))
+    if (is_backend && cli_parse_backend(v, backend))
       return demo_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-    if (is_n && (bench_parse_size(v, n) || *n == 0))
+    if (is_n && (cli_parse_size(v, n) || *n == 0))
       return demo_usage_error("bad size for --n: '%s' (at least 1)", v);
   }
   return -1;

@@ -10,7 +10,7 @@
  */
 #include "demo_impl.h"
 
-#include "bench.h"
+#include "common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -145,7 +145,7 @@ void pp_demo_nbody(demo_env *env) {
     return;
   }
   /* positions in [-1, 1)^3, velocities in [-0.1, 0.1), masses 1/n */
-  bench_fill_random(PP_F32, host, 6 * n, BENCH_SEED + 20, 0);
+  cli_fill_random(PP_F32, host, 6 * n, CLI_SEED + 20, 0);
   for (size_t i = 3 * n; i < 6 * n; i++) host[i] *= 0.1f;
   for (size_t i = 6 * n; i < 7 * n; i++) host[i] = 1.0f / (float)n;
   for (int kind = NB_ACCEL; kind <= NB_ENERGY; kind++) nbody_row(&sub, host, kind);

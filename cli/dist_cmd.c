@@ -19,7 +19,7 @@
 #include "out_file.h"
 #include "raw_file.h"
 
-#include "bench.h"
+#include "common.h"
 #include "parprim.h"
 
 #include <math.h>
@@ -68,10 +68,10 @@ static int sort_rank(pp_gpus_team *team, pp_context *ctx, int rank, int p, void 
      agreed on inside it; a rank that could not stage passes its host slice instead */
   pp_gpus_barrier(team);
   const pp_sort_opts opts = {j->desc ? PP_DESCENDING : PP_ASCENDING, PP_SORT_AUTO};
-  const double t0 = bench_now_ms();
+  const double t0 = cli_now_ms();
   pp_status ss = pp_sort(ctx, j->type, s == PP_OK ? dev : (void *)host, NULL, 0, n, &opts);
   if (ss == PP_OK) ss = pp_synchronize(ctx);
-  j->ms[rank] = bench_now_ms() - t0;
+  j->ms[rank] = cli_now_ms() - t0;
   if (ss != PP_OK)
     fprintf(stderr, "parprim sort: rank %d: pp_sort: %s: %s\n", rank, pp_status_string(ss),
             pp_last_error(ctx));
@@ -110,7 +110,7 @@ static int sort_gpus_parse(int argc, char **argv, int *gpus, const char **in, co
         return 2;
       }
       if (is_type) {
-        if (bench_parse_dtype(v, type)) {
+        if (cli_parse_dtype(v, type)) {
           fprintf(stderr, "parprim sort: unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)\n", v);
           return 2;
         }
@@ -260,7 +260,7 @@ static int demo_rank(pp_gpus_team *team, pp_context *ctx, int rank, int p, void 
     memcpy(f, j->f32 + off, n * 4);
     for (size_t i = 0; i < n; i++) idx[i] = off + i;
     float sum = 0;
-    const double t0 = bench_now_ms();
+    const double t0 = cli_now_ms();
     switch (d) {
     case D_SORT: s = pp_sort(ctx, PP_U32, u, NULL, 0, n, NULL); break;
     case D_PAIRS: s = pp_sort(ctx, PP_F32, f, idx, 8, n, NULL); break;
@@ -269,7 +269,7 @@ static int demo_rank(pp_gpus_team *team, pp_context *ctx, int rank, int p, void 
     case D_HISTOGRAM: s = pp_histogram_even(ctx, PP_F32, f, n, DEMO_BINS, -1.0, 1.0, hist); break;
     default: s = pp_topk(ctx, PP_F32, f, n, DEMO_K, true, vals, tidx); break;
     }
-    j->ms[d * p + rank] = bench_now_ms() - t0;
+    j->ms[d * p + rank] = cli_now_ms() - t0;
     bool same = true;
     if (s == PP_OK) {
       switch (d) {
@@ -308,7 +308,7 @@ int pp_cli_demo_gpus_main(int argc, char **argv) {
     const char *a = argv[i], *v = NULL;
     if (strcmp(a, "--n") == 0 && i + 1 < argc) v = argv[++i];
     else if (strncmp(a, "--n=", 4) == 0) v = a + 4;
-    if (!v || bench_parse_size(v, &n) || n == 0) {
+    if (!v || cli_parse_size(v, &n) || n == 0) {
       fprintf(stderr, "parprim demo: with --gpus N, give only --n N (elements in all): '%s'\n", a);
       return 2;
     }
@@ -331,8 +331,8 @@ int pp_cli_demo_gpus_main(int argc, char **argv) {
     rc = 1;
   }
   if (rc == 0) {
-    bench_fill_random(PP_U32, j.u32, n, BENCH_SEED, 0);
-    bench_fill_random(PP_F32, j.f32, n, BENCH_SEED + 1, 0);
+    cli_fill_random(PP_U32, j.u32, n, CLI_SEED, 0);
+    cli_fill_random(PP_F32, j.f32, n, CLI_SEED + 1, 0);
     printf("parprim %s demo --gpus %d: n = %zu in all, each primitive on %d distributed CUDA "
            "contexts,\nchecked against one plain CUDA context over all n elements\n\n",
            pp_version(), gpus, n, gpus);

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-#include "bench.h"
+#include "common.h"
 #include "image_io.h"
 #include "out_file.h"
 #include "plot.h"
@@ -124,12 +124,12 @@ static int parse(int argc, char **argv, hist_opts *o) {
     }
     switch (which) {
     case 0:
-      if (bench_parse_dtype(v, &o->type))
+      if (cli_parse_dtype(v, &o->type))
         return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
       o->have_type = true;
       break;
     case 1:
-      if (bench_parse_size(v, &o->bins) || o->bins == 0)
+      if (cli_parse_size(v, &o->bins) || o->bins == 0)
         return usage_error("--bins needs a positive count, not '%s'", v);
       break;
     case 2:
@@ -147,7 +147,7 @@ static int parse(int argc, char **argv, hist_opts *o) {
       o->plot = v;
       break;
     case 5:
-      if (bench_parse_backend(v, &o->backend))
+      if (cli_parse_backend(v, &o->backend))
         return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
       break;
     default:
@@ -255,10 +255,10 @@ static int do_image(pp_context *ctx, const hist_opts *o) {
     return 1;
   }
   uint64_t counts[4 * 256];
-  double t0 = bench_now_ms();
+  double t0 = cli_now_ms();
   pp_status s = pp_histogram_image(ctx, img.pixels, img.width, img.height,
                                    img.width * (size_t)img.channels, img.channels, counts);
-  double ms = bench_now_ms() - t0;
+  double ms = cli_now_ms() - t0;
   if (s != PP_OK) {
     cli_image_free(&img);
     return fail(ctx, "pp_histogram_image", s);
@@ -348,9 +348,9 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
     free(data);
     return 1;
   }
-  double t0 = bench_now_ms();
+  double t0 = cli_now_ms();
   pp_status s = pp_histogram_even(ctx, o->type, data, n, o->bins, lo, hi, counts);
-  double ms = bench_now_ms() - t0;
+  double ms = cli_now_ms() - t0;
   const double step = (hi - lo) / (double)o->bins;
   if (!isfinite(step)) {
     fprintf(stderr, "parprim histogram: the range [%g, %g) is too wide for a double\n", lo, hi);

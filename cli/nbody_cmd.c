@@ -20,7 +20,7 @@
 
 #include "cli.h"
 
-#include "bench.h"
+#include "common.h"
 #include "image_io.h"
 #include "out_file.h"
 #include "plot.h"
@@ -138,7 +138,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
     size_t z = 0;
     switch (which) {
     case 0:
-      if (bench_parse_size(v, &o->n) || o->n == 0) return nb_usage_error("bad --n '%s'", v);
+      if (cli_parse_size(v, &o->n) || o->n == 0) return nb_usage_error("bad --n '%s'", v);
       if (o->n > NBODY_MAX_N) {
         fprintf(stderr, "parprim nbody: --n %s is too large (at most %zu)\n\n", v, NBODY_MAX_N);
         pp_cli_nbody_usage(stderr);
@@ -147,7 +147,7 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
       *n_given = true;
       break;
     case 1:
-      if (bench_parse_size(v, &o->steps)) return nb_usage_error("bad --steps '%s'", v);
+      if (cli_parse_size(v, &o->steps)) return nb_usage_error("bad --steps '%s'", v);
       break;
     case 2:
       if (parse_float(v, &o->dt) || o->dt == 0.0f)
@@ -168,18 +168,18 @@ static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
       o->frames = v;
       break;
     case 6:
-      if (bench_parse_size(v, &o->every) || o->every == 0) return nb_usage_error("bad --every '%s'", v);
+      if (cli_parse_size(v, &o->every) || o->every == 0) return nb_usage_error("bad --every '%s'", v);
       break;
     case 7:
-      if (bench_parse_size(v, &o->width) || o->width < 16 || o->width > 8192)
+      if (cli_parse_size(v, &o->width) || o->width < 16 || o->width > 8192)
         return nb_usage_error("bad --size '%s' (16 .. 8192)", v);
       break;
     case 8:
-      if (bench_parse_size(v, &z)) return nb_usage_error("bad --seed '%s'", v);
+      if (cli_parse_size(v, &z)) return nb_usage_error("bad --seed '%s'", v);
       o->seed = z;
       break;
     case 9:
-      if (bench_parse_backend(v, &o->backend))
+      if (cli_parse_backend(v, &o->backend))
         return nb_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
       break;
     default:
@@ -425,10 +425,10 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   cli_progress_begin("parprim nbody");
   for (size_t done = 0; rc == 0 && done < o->steps;) {
     size_t chunk = o->steps - done < o->every ? o->steps - done : o->every;
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     s = pp_nbody_step(ctx, &b, o->dt, o->softening, chunk);
     if (s == PP_OK) s = pp_synchronize(ctx);
-    double ms = bench_now_ms() - t0;
+    double ms = cli_now_ms() - t0;
     if (s != PP_OK) {
       rc = nb_fail(ctx, "pp_nbody_step", s);
       break;

@@ -9,6 +9,7 @@
 #include "parprim.h"
 
 #include "bench.h"
+#include "common.h"
 #include "cli.h"
 
 #ifdef PP_HAVE_CUDA
@@ -124,13 +125,13 @@ static bool time_copies(pp_context *ctx, void *dst, const void *src, double *med
       !info_check(ctx, pp_synchronize(ctx), "pp_synchronize"))
     return false;
   for (int r = 0; r < COPY_REPS; r++) {
-    double t0 = bench_now_ms();
+    double t0 = cli_now_ms();
     if (!info_check(ctx, pp_copy(ctx, dst, src, COPY_BYTES), "pp_copy") ||
         !info_check(ctx, pp_synchronize(ctx), "pp_synchronize"))
       return false;
-    ms[r] = bench_now_ms() - t0;
+    ms[r] = cli_now_ms() - t0;
   }
-  *median_ms = bench_median(ms, COPY_REPS);
+  *median_ms = cli_median(ms, COPY_REPS);
   return true;
 }
 

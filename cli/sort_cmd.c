@@ -14,7 +14,7 @@
 #include "progress.h"
 #include "raw_file.h"
 
-#include "bench.h"
+#include "common.h"
 #include "parprim.h"
 
 #include <stdbool.h>
@@ -94,14 +94,14 @@ static int sort_parse(int argc, char **argv, sort_args *a) {
       }
     }
     if (which == 0) {
-      if (bench_parse_dtype(v, &a->type))
+      if (cli_parse_dtype(v, &a->type))
         return sort_usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
       a->have_type = true;
     } else if (which == 1) {
       if (!*v) return sort_usage_error("%s", "--out needs a file name");
       a->out = v;
     } else if (which == 2) {
-      if (bench_parse_backend(v, &a->backend))
+      if (cli_parse_backend(v, &a->backend))
         return sort_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return sort_usage_error("unknown option '%s'", arg);
@@ -125,7 +125,7 @@ static int sort_fail(pp_context *ctx, const char *what, pp_status s) {
 static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, size_t bytes) {
   const bool staged = pp_backend_of(ctx) != PP_BACKEND_CPU && n > 0;
   void *work = host;
-  double t0 = bench_now_ms(), copy_ms = 0.0;
+  double t0 = cli_now_ms(), copy_ms = 0.0;
   pp_status s;
   if (staged) {
     if ((s = pp_malloc(ctx, &work, bytes)) != PP_OK) return sort_fail(ctx, "pp_malloc", s);
@@ -133,24 +133,24 @@ static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, si
       (void)pp_free(ctx, work); /* already failing */
       return sort_fail(ctx, "copy to the device", s);
     }
-    copy_ms = bench_now_ms() - t0;
+    copy_ms = cli_now_ms() - t0;
   }
   pp_sort_opts opts = {a->desc ? PP_DESCENDING : PP_ASCENDING, PP_SORT_AUTO};
-  double t1 = bench_now_ms();
+  double t1 = cli_now_ms();
   s = pp_sort(ctx, a->type, work, NULL, 0, n, &opts);
   if (s == PP_OK) s = pp_synchronize(ctx);
-  double sort_ms = bench_now_ms() - t1;
+  double sort_ms = cli_now_ms() - t1;
   if (s != PP_OK) {
     if (staged) (void)pp_free(ctx, work);
     return sort_fail(ctx, "pp_sort", s);
   }
   if (staged) {
-    double t2 = bench_now_ms();
+    double t2 = cli_now_ms();
     s = pp_copy(ctx, host, work, bytes);
     pp_status fs = pp_free(ctx, work);
     if (s != PP_OK) return sort_fail(ctx, "copy from the device", s);
     if (fs != PP_OK) return sort_fail(ctx, "pp_free", fs);
-    copy_ms += bench_now_ms() - t2;
+    copy_ms += cli_now_ms() - t2;
   }
 
   pp_device_info info;

@@ -16,7 +16,7 @@
 #include "progress.h"
 #include "raw_file.h"
 
-#include "bench.h"
+#include "common.h"
 #include "parprim.h"
 
 #include <inttypes.h>
@@ -104,17 +104,17 @@ static int parse(int argc, char **argv, topk_args *a) {
       }
     }
     if (which == 0) {
-      if (bench_parse_dtype(v, &a->type))
+      if (cli_parse_dtype(v, &a->type))
         return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
       a->have_type = true;
     } else if (which == 1) {
-      if (bench_parse_size(v, &a->k)) return usage_error("bad --k '%s'", v);
+      if (cli_parse_size(v, &a->k)) return usage_error("bad --k '%s'", v);
       a->have_k = true;
     } else if (which == 2) {
       if (!*v) return usage_error("%s", "--out needs a file name");
       a->out = v;
     } else if (which == 3) {
-      if (bench_parse_backend(v, &a->backend))
+      if (cli_parse_backend(v, &a->backend))
         return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
     } else if (arg[0] == '-' && arg[1] != '\0') {
       return usage_error("unknown option '%s'", arg);
@@ -151,10 +151,10 @@ static int select_on(pp_context *ctx, const topk_args *a, const void *host, size
     }
     work = dev;
   }
-  double t0 = bench_now_ms();
+  double t0 = cli_now_ms();
   s = pp_topk(ctx, a->type, work, n, a->k, !a->smallest, vals, idx);
   if (s == PP_OK) s = pp_synchronize(ctx);
-  double ms = bench_now_ms() - t0;
+  double ms = cli_now_ms() - t0;
   if (dev) (void)pp_free(ctx, dev);
   if (s != PP_OK) return fail(ctx, "pp_topk", s);
   pp_device_info info;
@@ -222,7 +222,7 @@ int pp_cli_topk_main(int argc, char **argv) {
     printf("rank\tvalue\tindex\n");
     for (size_t j = 0; j < a.k; j++) {
       char text[64];
-      bench_format_value(a.type, (const char *)vals + j * es, text, sizeof text);
+      cli_format_value(a.type, (const char *)vals + j * es, text, sizeof text);
       printf("%zu\t%s\t%" PRIu64 "\n", j + 1, text, idx[j]);
     }
   }
