@@ -11,6 +11,11 @@
  *  - range-1024: the same values, 1024 uneven bins (HistogramRange);
  *  - the "-eq" rows repeat image and even with every value equal (one hot bin): the
  *    case that serialises naive atomics.
+ *  - with NPP in the build (cmake/bench_peers.cmake; bench/peer_npp.h), image-u8 and
+ *    image-u8-eq get a second row against nppiHistogramEven_8u_C1R with our time from the
+ *    first, and image-u8x3 times pp_histogram_image on 3 interleaved channels (rows of
+ *    16384 pixels, 4*n bytes or just under) against nppiHistogramEven_8u_C3R. NPP takes
+ *    levels, not bins: 257 levels from 0 to 256 give our 256 one-value bins.
  * Bytes model: the input read once (n * size). Counts are compared with the peer's after
  * the timed runs; with power-of-two bin counts over [-1, 1) CUB's float arithmetic and
  * parprim's double rule agree on every bin, so any difference is a failure (with other
@@ -20,6 +25,7 @@
 
 #ifdef PP_HAVE_CUDA
 #include "peer_histogram.h"
+#include "peer_npp.h"
 #endif
 
 #include <inttypes.h>
@@ -37,6 +43,7 @@ typedef struct hist_case {
   int kind; /* 0 even, 1 image, 2 range */
   pp_dtype t;
   size_t n, es, bins, width;
+  int channels;           /* image: interleaved channels (0: 1) */
   double lo, hi;
   bench_ws in;
   uint64_t *counts;       /* ours, pp_malloc'd */
@@ -51,8 +58,10 @@ static pp_status call_ours(bench_env *env, void *arg, size_t slot) {
   hist_case *c = arg;
   const void *in = ws_slot(&c->in, slot);
   pp_status s;
+  const int ch = c->channels ? c->channels : 1;
   if (c->kind == 1)
-    s = pp_histogram_image(env->ctx, in, c->width, c->n / c->width, c->width, 1, c->counts);
+    s = pp_histogram_image(env->ctx, in, c->width, c->n / (c->width * ch), c->width * ch, ch,
+                           c->counts);
   else if (c->kind == 2)
     s = pp_histogram_range(env->ctx, c->t, in, c->n, c->levels, c->bins, c->counts);
   else
@@ -175,9 +184,85 @@ done:
   return res;
 }
 
+/* ---- NPP: nppiHistogramEven_8u_C1R / C3R on images --------------------------------------- */
+
+#ifdef PP_HAVE_CUDA
+static pp_status call_npp(bench_env *env, void *arg, size_t slot) {
+  hist_case *c = arg;
+  const int ch = c->channels ? c->channels : 1;
+  if (bench_npp_histogram(ws_slot(&c->in, slot), c->width, c->n / (c->width * ch), c->width * ch,
+                          ch, env->stream) != 0) {
+    bench_fail(env, "NPP histogram: %s", bench_npp_error());
+    return PP_ERR_DEVICE;
+  }
+  return PP_OK;
+}
+
+/* A row of ours against NPP on an image case: ours_ms from the CUB row, or < 0 to time ours
+ * here. The check runs both once more on the last slot and compares every count. */
+static void npp_row(bench_env *env, hist_case *c, const char *op, double ours_ms) {
+  const int ch = c->channels ? c->channels : 1;
+  const size_t m = (size_t)ch * 256, height = c->n / (c->width * ch);
+  if (!bench_npp_name()) return;
+  bench_row r = {.prim = "histogram", .op = op, .t = PP_U8, .n = c->n,
+                 .bytes_model = "reads n*size", .check = "-", .peer = "NPP HistogramEven",
+                 .same_work = true, .ms = ours_ms};
+  r.bytes = r.peer_bytes = (double)c->n;
+  uint64_t *ours = malloc(m * sizeof *ours), *peer = malloc(m * sizeof *peer);
+  bool ok = ours && peer &&
+            pp_ok(env, pp_malloc(env->ctx, (void **)&c->counts, m * sizeof(uint64_t)),
+                  "pp_malloc (counts)");
+  if (ok && ours_ms < 0) {
+    pp_status s = bench_time(env, call_ours, c, &r.ms);
+    r.ours_missing = s == PP_ERR_UNSUPPORTED;
+    ok = s == PP_OK || r.ours_missing;
+  }
+  if (ok && bench_npp_histogram_prepare(c->width, height, ch, env->stream) != 0) {
+    bench_fail(env, "NPP histogram: %s", bench_npp_error());
+    ok = false;
+  }
+  ok = ok && bench_time(env, call_npp, c, &r.peer_ms) == PP_OK;
+  if (ok && !r.ours_missing && call_ours(env, c, last_slot(env)) == PP_OK &&
+      pp_ok(env, pp_copy(env->ctx, ours, c->counts, m * sizeof *ours), "pp_copy (counts)")) {
+    if (bench_npp_histogram_counts(peer, ch, env->stream) != 0) {
+      bench_fail(env, "NPP histogram: %s", bench_npp_error());
+    } else {
+      r.check = "ok";
+      for (size_t i = 0; i < m; i++)
+        if (ours[i] != peer[i]) {
+          bench_fail(env, "histogram %s: channel %zu bin %zu ours %" PRIu64 ", NPP %" PRIu64, op,
+                     i / 256, i % 256, ours[i], peer[i]);
+          r.check = "MISMATCH";
+          break;
+        }
+    }
+  }
+  if (ok) print_row(env, &r);
+  if (c->counts) pp_free(env->ctx, c->counts);
+  c->counts = NULL;
+  free(ours);
+  free(peer);
+}
+
+/* 3 interleaved channels, rows of IMAGE_WIDTH pixels, at most 4*n bytes: ours against
+ * nppiHistogramEven_8u_C3R (no CUB row: the CUB peer here is one channel). */
+static void run_image3(bench_env *env, size_t n) {
+  hist_case c = {.kind = 1, .t = PP_U8, .es = 1, .bins = 768, .width = IMAGE_WIDTH,
+                 .channels = 3, .lo = 0, .hi = 256};
+  const size_t row = IMAGE_WIDTH * 3, height = n * 4 / row;
+  if (!bench_npp_name() || height == 0) return;
+  c.n = height * row;
+  if (!fits(env, "histogram", c.n, c.n + c.n / 8)) return;
+  if (ws_alloc(env, &c.in, c.n, PP_U8, BENCH_HIST_SEED + 3) != ALLOC_OK) return;
+  npp_row(env, &c, "image-u8x3", -1);
+  ws_free(env, &c.in);
+}
+#endif
+
 /* ---- one measurement ---------------------------------------------------------------- */
 
-static void measure(bench_env *env, hist_case *c, const char *op) {
+/* Returns our median time, or -1 when ours did not run (missing or failed). */
+static double measure(bench_env *env, hist_case *c, const char *op) {
   bench_row r = {.prim = "histogram", .op = op, .t = c->t, .n = c->n,
                  .bytes_model = "reads n*size", .check = "-",
                  .peer = env->cuda ? "CUB" : "serial", .same_work = true};
@@ -202,6 +287,7 @@ static void measure(bench_env *env, hist_case *c, const char *op) {
   if (c->peer_counts) pp_free(env->ctx, c->peer_counts);
   c->counts = NULL;
   c->peer_counts = NULL;
+  return ok && !r.ours_missing ? r.ms : -1;
 }
 
 /* Every byte of the working set (all slots) set to copies of one element. */
@@ -257,9 +343,21 @@ static void run_image(bench_env *env, size_t n) {
   }
   if (!fits(env, "histogram", c.n, c.n + c.n / 8)) return;
   if (ws_alloc(env, &c.in, c.n, PP_U8, BENCH_HIST_SEED) != ALLOC_OK) return;
-  measure(env, &c, "image-u8");
+  double ms = measure(env, &c, "image-u8");
+#ifdef PP_HAVE_CUDA
+  if (env->cuda && ms >= 0) npp_row(env, &c, "image-u8", ms);
+#else
+  (void)ms;
+#endif
   uint8_t v = 77;
-  if (fill_constant(env, &c.in, &v, 1)) measure(env, &c, "image-u8-eq");
+  if (fill_constant(env, &c.in, &v, 1)) {
+    ms = measure(env, &c, "image-u8-eq");
+#ifdef PP_HAVE_CUDA
+    if (env->cuda && ms >= 0) npp_row(env, &c, "image-u8-eq", ms);
+#else
+    (void)ms;
+#endif
+  }
   ws_free(env, &c.in);
 }
 
@@ -324,12 +422,24 @@ static void run_values(bench_env *env, size_t n) {
 }
 
 int bench_run_histogram(bench_env *env, const size_t *sizes, int nsizes) {
+#ifdef PP_HAVE_CUDA
+  if (env->cuda && !bench_npp_name())
+    bench_note(env, "peer NPP missing (no image-u8x3 rows, no NPP rows): %s", bench_npp_error());
+#endif
   for (int i = 0; i < nsizes; i++) {
-    if (!env->o->has_dtype || env->o->dtype == PP_U8) run_image(env, sizes[i]);
+    if (!env->o->has_dtype || env->o->dtype == PP_U8) {
+      run_image(env, sizes[i]);
+#ifdef PP_HAVE_CUDA
+      if (env->cuda) run_image3(env, sizes[i]);
+#endif
+    }
     run_values(env, sizes[i]);
   }
 #ifdef PP_HAVE_CUDA
-  if (env->cuda) bench_cub_histogram_release();
+  if (env->cuda) {
+    bench_cub_histogram_release();
+    bench_npp_release();
+  }
 #endif
   return env->failures ? 1 : 0;
 }

@@ -12,10 +12,17 @@
  * values are compared with them bit for bit. On the CPU the peer is a serial binary-heap
  * selection (f32 only). The issue's targets and torch.topk's times on the H100 are fixed
  * numbers, printed as a note under each row: they were not measured here.
+ *
+ * One array on CUDA also gets a second row against cub::DeviceTopK (CCCL >= 3.3, built in
+ * when cmake/bench_peers.cmake finds it; bench/peer_cub_topk.h), with our time from the
+ * first row: MaxPairs with the positions as values, so it writes what pp_topk writes, k
+ * values and their indices. Its values come unsorted and, on ties at the k-th, not always
+ * the same ones; both are sorted on the host before they are compared with ours.
  */
 #include "bench_impl.h"
 
 #ifdef PP_HAVE_CUDA
+#include "peer_cub_topk.h"
 #include "peer_topk.h"
 #endif
 
@@ -31,7 +38,7 @@ typedef struct topk_case {
   size_t rows, cols, k, es; /* rows == 0: one array of cols */
   bench_ws in;
   void *vals, *peer_out;     /* pp_malloc'd: rows*k ours, the peer's sorted copy (CUDA) */
-  uint64_t *idx;
+  uint64_t *idx, *peer_idx;  /* ours; DeviceTopK's (CUDA, one array) */
   float *cpu_peer;           /* CPU peer's result, k (per row) floats */
 } topk_case;
 
@@ -55,6 +62,117 @@ static pp_status call_cub(bench_env *env, void *arg, size_t slot) {
     return PP_ERR_DEVICE;
   }
   return PP_OK;
+}
+#endif
+
+#ifdef PP_HAVE_CUDA
+static pp_status call_cub_topk(bench_env *env, void *arg, size_t slot) {
+  topk_case *c = arg;
+  if (bench_cub_topk(c->t, ws_slot(&c->in, slot), c->cols, c->k, true, c->peer_out, c->peer_idx,
+                     env->stream) != 0) {
+    bench_fail(env, "CUB DeviceTopK: %s", bench_cub_topk_error());
+    return PP_ERR_DEVICE;
+  }
+  return PP_OK;
+}
+
+#define TOPK_CMP(T)                                                                            \
+  static int cmp_##T(const void *a, const void *b) {                                           \
+    T x = *(const T *)a, y = *(const T *)b;                                                    \
+    return (x > y) - (x < y);                                                                  \
+  }
+TOPK_CMP(uint8_t)
+TOPK_CMP(int32_t)
+TOPK_CMP(uint32_t)
+TOPK_CMP(int64_t)
+TOPK_CMP(uint64_t)
+TOPK_CMP(float)
+TOPK_CMP(double)
+
+/* The comparison of t's values (-0.0 == +0.0), and element i as a double for messages. */
+static int (*cmp_of(pp_dtype t))(const void *, const void *) {
+  switch (t) {
+  case PP_U8: return cmp_uint8_t;
+  case PP_I32: return cmp_int32_t;
+  case PP_U32: return cmp_uint32_t;
+  case PP_I64: return cmp_int64_t;
+  case PP_U64: return cmp_uint64_t;
+  case PP_F32: return cmp_float;
+  case PP_F64: return cmp_double;
+  }
+  return cmp_double;
+}
+
+static double value_at(pp_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case PP_U8: return ((const uint8_t *)p)[i];
+  case PP_I32: return ((const int32_t *)p)[i];
+  case PP_U32: return ((const uint32_t *)p)[i];
+  case PP_I64: return (double)((const int64_t *)p)[i];
+  case PP_U64: return (double)((const uint64_t *)p)[i];
+  case PP_F32: return ((const float *)p)[i];
+  case PP_F64: return ((const double *)p)[i];
+  }
+  return 0;
+}
+
+/* DeviceTopK's k values, sorted here, against ours sorted the same way, and its indices
+ * inside the input. */
+static const char *cub_topk_check(bench_env *env, topk_case *c) {
+  const size_t bytes = c->k * c->es;
+  unsigned char *ours = malloc(bytes), *peer = malloc(bytes);
+  uint64_t *idx = malloc(c->k * sizeof(uint64_t));
+  const char *verdict = "-";
+  if (!ours || !peer || !idx)
+    bench_note(env, "topk: no host memory to check DeviceTopK's result");
+  else if (pp_ok(env, pp_copy(env->ctx, ours, c->vals, bytes), "pp_copy (values)") &&
+           pp_ok(env, pp_copy(env->ctx, peer, c->peer_out, bytes), "pp_copy (DeviceTopK values)") &&
+           pp_ok(env, pp_copy(env->ctx, idx, c->peer_idx, c->k * sizeof(uint64_t)),
+                 "pp_copy (DeviceTopK indices)")) {
+    int (*cmp)(const void *, const void *) = cmp_of(c->t);
+    qsort(ours, c->k, c->es, cmp);
+    qsort(peer, c->k, c->es, cmp);
+    size_t i = 0, j = 0;
+    while (i < c->k && cmp(ours + i * c->es, peer + i * c->es) == 0) i++;
+    while (j < c->k && idx[j] < c->cols) j++;
+    verdict = "ok";
+    if (i < c->k) {
+      bench_fail(env, "topk k=%zu: sorted value %zu: ours %.9g, DeviceTopK %.9g", c->k, i,
+                 value_at(c->t, ours, i), value_at(c->t, peer, i));
+      verdict = "MISMATCH";
+    } else if (j < c->k) {
+      bench_fail(env, "topk k=%zu: DeviceTopK index %zu is %llu, beyond n", c->k, j,
+                 (unsigned long long)idx[j]);
+      verdict = "MISMATCH";
+    }
+  }
+  free(ours);
+  free(peer);
+  free(idx);
+  return verdict;
+}
+
+/* The second row of a one-array case: our time from the first, cub::DeviceTopK's beside it.
+ * c->peer_out (n elements) holds its k values. */
+static void cub_topk_row(bench_env *env, topk_case *c, const bench_row *ours) {
+  const char *name = bench_cub_topk_name();
+  if (!name || c->rows || ours->ours_missing) return;
+  bench_row r = *ours;
+  r.peer = "CUB DeviceTopK";
+  r.check = "-";
+  if (!pp_ok(env, pp_malloc(env->ctx, (void **)&c->peer_idx, c->k * sizeof(uint64_t)), "pp_malloc"))
+    return;
+  if (bench_cub_topk_prepare(c->t, c->cols, c->k, true, true, env->stream) != 0) {
+    bench_fail(env, "CUB DeviceTopK: %s", bench_cub_topk_error());
+    return;
+  }
+  if (bench_time(env, call_cub_topk, c, &r.peer_ms) != PP_OK) return;
+  if (bench_sync(env)) r.check = cub_topk_check(env, c);
+  print_row(env, &r);
+  bench_note(env, "  %s, pairs (values and indices, as ours): its k come unsorted and, on ties "
+                  "at the k-th, not always the same; pp_topk's are sorted and deterministic. "
+                  "Target: ratio >= 1.5",
+             name);
 }
 #endif
 
@@ -183,9 +301,13 @@ static void run_case(bench_env *env, pp_dtype t, size_t rows, size_t cols, size_
   if (target_ms > 0 && env->cuda)
     bench_note(env, "  issue 7 target on the H100: <= %.2f ms (ours: %.4f ms); torch.topk there: %.3f ms",
                target_ms, r.ms, torch_ms);
+#ifdef PP_HAVE_CUDA
+  if (env->cuda) cub_topk_row(env, &c, &r);
+#endif
 done:
 #ifdef PP_HAVE_CUDA
   if (c.peer_out) pp_ok(env, pp_free(env->ctx, c.peer_out), "pp_free");
+  if (c.peer_idx) pp_ok(env, pp_free(env->ctx, c.peer_idx), "pp_free");
 #endif
   if (c.vals) pp_ok(env, pp_free(env->ctx, c.vals), "pp_free");
   if (c.idx) pp_ok(env, pp_free(env->ctx, c.idx), "pp_free");
@@ -197,6 +319,10 @@ int bench_run_topk(bench_env *env, const size_t *sizes, int nsizes) {
   const bench_opts *o = env->o;
   const pp_dtype t = o->has_dtype ? o->dtype : PP_F32;
   const bool f32 = t == PP_F32;
+#ifdef PP_HAVE_CUDA
+  if (env->cuda && !bench_cub_topk_name())
+    bench_note(env, "peer CUB DeviceTopK missing: %s", bench_cub_topk_error());
+#endif
   for (int i = 0; i < nsizes; i++) {
     const size_t n = sizes[i];
     static const size_t big_ks[] = {10, 1000, 100000};
@@ -220,7 +346,10 @@ int bench_run_topk(bench_env *env, const size_t *sizes, int nsizes) {
   run_case(env, t, 4096 / scale, 32768, o->k ? o->k : 64, f32 && !o->k && env->cuda ? 0.45 : 0, 1.77);
   run_case(env, t, 128 / scale, 131072, o->k ? o->k : 1024, f32 && !o->k && env->cuda ? 0.1 : 0, 0.32);
 #ifdef PP_HAVE_CUDA
-  if (env->cuda) bench_topk_release();
+  if (env->cuda) {
+    bench_topk_release();
+    bench_cub_topk_release();
+  }
 #endif
   return 0;
 }

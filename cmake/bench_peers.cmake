@@ -1,0 +1,154 @@
+# The optional GPU peers of `parprim bench` that the CUDA toolkit's own headers do not bring
+# (docs/benchmarks/peers.md):
+#   PP_CCCL_NEW_INCLUDE  CCCL headers new enough for cub::DeviceTopK (CCCL >= 3.3), used by
+#                        bench/peer_cub_topk.cu alone, which then gets PP_HAVE_CUB_TOPK
+#   PP_NPP_ROOT          a directory with NPP's include/ and lib/ (or lib64/): the toolkit's
+#                        own NPP, or the nvidia-npp wheel; bench/peer_npp.cu then gets
+#                        PP_HAVE_NPP and the command links libnppc, libnppif and libnppist
+# Left undefined, each is looked for: a .wheels/ folder of the source tree (filled by
+# scripts/bench_wheels.sh), the toolkit (NPP), then the Python site-packages' nvidia/cu13
+# (pip's nvidia-cuda-cccl and nvidia-npp). Set one to the empty string to build without it.
+# bench/peer_*.cu are globbed into the command with the other bench sources; without their
+# dependency they compile to stubs, and the bench names the missing peer in its notes.
+# Only the command uses these; the library never does.
+
+if(NOT (TARGET parprim_cli AND PP_HAVE_CUDA))
+  return()
+endif()
+
+set(_pp_site "")
+find_program(PP_PYTHON3 NAMES python3 python)
+if(PP_PYTHON3)
+  execute_process(
+    COMMAND ${PP_PYTHON3} -c
+      "import site; print(';'.join(site.getsitepackages() + [site.getusersitepackages()]))"
+    OUTPUT_VARIABLE _pp_site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+set(_pp_wheels ${CMAKE_CURRENT_SOURCE_DIR}/.wheels)
+
+# ---- CCCL >= 3.3 for cub::DeviceTopK -------------------------------------------------------
+# CUB_VERSION (cub/version.cuh) is MMMmmpp: 300300 is 3.3.0.
+function(pp_cccl_version dir out)
+  set(${out} 0 PARENT_SCOPE)
+  if(EXISTS ${dir}/cub/version.cuh AND EXISTS ${dir}/cub/device/device_topk.cuh)
+    file(STRINGS ${dir}/cub/version.cuh _v REGEX "^#define CUB_VERSION [0-9]+")
+    string(REGEX REPLACE "^#define CUB_VERSION ([0-9]+).*" "\\1" _v "${_v}")
+    set(${out} ${_v} PARENT_SCOPE)
+  endif()
+endfunction()
+
+if(NOT DEFINED PP_CCCL_NEW_INCLUDE)
+  set(_found "")
+  set(_cands ${_pp_wheels}/cccl/nvidia/cu13/include/cccl)
+  foreach(sp ${_pp_site})
+    list(APPEND _cands ${sp}/nvidia/cu13/include/cccl)
+  endforeach()
+  foreach(dir ${_cands})
+    pp_cccl_version(${dir} _v)
+    if(_v GREATER_EQUAL 300300)
+      set(_found ${dir})
+      break()
+    endif()
+  endforeach()
+  set(PP_CCCL_NEW_INCLUDE "${_found}" CACHE PATH
+      "CCCL >= 3.3 headers for the bench's cub::DeviceTopK peer (empty: none)")
+endif()
+
+set(PP_BENCH_GPU_PEERS_FOUND "")
+set(PP_BENCH_GPU_PEERS_MISSING "")
+set(_topk_src ${CMAKE_CURRENT_SOURCE_DIR}/bench/peer_cub_topk.cu)
+if(PP_CCCL_NEW_INCLUDE)
+  pp_cccl_version(${PP_CCCL_NEW_INCLUDE} _v)
+  if(_v LESS 300300)
+    message(FATAL_ERROR "PP_CCCL_NEW_INCLUDE=${PP_CCCL_NEW_INCLUDE}: no CCCL >= 3.3 there "
+                        "(cub/device/device_topk.cuh and CUB_VERSION >= 300300); set it to "
+                        "newer headers or to the empty string")
+  endif()
+  # Only this file sees the newer headers; its include directory is searched before the
+  # toolkit's CCCL, which nvcc adds last (-isystem, nvcc.profile). CUB's versioned inline
+  # namespace keeps the two CCCL versions apart in one program (bench/peer_cub_topk.cu).
+  set_source_files_properties(${_topk_src} PROPERTIES
+    INCLUDE_DIRECTORIES "${PP_CCCL_NEW_INCLUDE}"
+    COMPILE_DEFINITIONS PP_HAVE_CUB_TOPK=1)
+  math(EXPR _maj "${_v} / 100000")
+  math(EXPR _min "${_v} / 100 % 1000")
+  list(APPEND PP_BENCH_GPU_PEERS_FOUND "CUB DeviceTopK (CCCL ${_maj}.${_min})")
+else()
+  list(APPEND PP_BENCH_GPU_PEERS_MISSING "CUB DeviceTopK")
+endif()
+
+# ---- NPP -----------------------------------------------------------------------------------
+# A root holds include/nppi_filtering_functions.h and libnppif in lib64/ or lib/; the
+# wheels ship only the versioned files (libnppif.so.13), the toolkit the plain names too.
+function(pp_npp_probe root out_inc out_libs)
+  set(${out_inc} "" PARENT_SCOPE)
+  set(${out_libs} "" PARENT_SCOPE)
+  find_path(_inc nppi_filtering_functions.h PATHS ${root}/include NO_DEFAULT_PATH NO_CACHE)
+  if(NOT _inc)
+    return()
+  endif()
+  set(_libs "")
+  foreach(l nppc nppif nppist)
+    find_library(_lib NAMES ${l} lib${l}.so.13 PATHS ${root}/lib64 ${root}/lib
+                 NO_DEFAULT_PATH NO_CACHE)
+    if(NOT _lib)
+      return()
+    endif()
+    list(APPEND _libs ${_lib})
+    unset(_lib)
+  endforeach()
+  set(${out_inc} ${_inc} PARENT_SCOPE)
+  set(${out_libs} ${_libs} PARENT_SCOPE)
+endfunction()
+
+if(NOT DEFINED PP_NPP_ROOT)
+  set(_found "")
+  set(_cands "")
+  if(CUDAToolkit_LIBRARY_DIR)
+    get_filename_component(_tk ${CUDAToolkit_LIBRARY_DIR} DIRECTORY)
+    list(APPEND _cands ${_tk})
+  endif()
+  if(CUDAToolkit_TARGET_DIR)
+    list(APPEND _cands ${CUDAToolkit_TARGET_DIR})
+  endif()
+  list(APPEND _cands ${_pp_wheels}/npp/nvidia/cu13)
+  foreach(sp ${_pp_site})
+    list(APPEND _cands ${sp}/nvidia/cu13)
+  endforeach()
+  foreach(root ${_cands})
+    pp_npp_probe(${root} _inc _libs)
+    if(_inc)
+      set(_found ${root})
+      break()
+    endif()
+  endforeach()
+  set(PP_NPP_ROOT "${_found}" CACHE PATH
+      "Directory with NPP's include/ and lib/ for the bench's NPP peers (empty: none)")
+endif()
+
+if(PP_NPP_ROOT)
+  pp_npp_probe(${PP_NPP_ROOT} _inc _libs)
+  if(NOT _inc)
+    message(FATAL_ERROR "PP_NPP_ROOT=${PP_NPP_ROOT}: no NPP there (include/"
+                        "nppi_filtering_functions.h and libnppc, libnppif, libnppist in "
+                        "lib64/ or lib/); set it to NPP's directory or to the empty string")
+  endif()
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/bench/peer_npp.cu PROPERTIES
+    INCLUDE_DIRECTORIES "${_inc}"
+    COMPILE_DEFINITIONS PP_HAVE_NPP=1)
+  # linked by path: the program records their sonames (libnppif.so.13, ...), which the
+  # loader finds at run time in the build's RUNPATH or, on another machine, through
+  # LD_LIBRARY_PATH (the toolkit's lib64, where its NPP lives)
+  target_link_libraries(parprim_cli PRIVATE ${_libs})
+  set(_npp_ver "")
+  if(EXISTS ${_inc}/npp.h)
+    file(STRINGS ${_inc}/npp.h _m REGEX "^#define NPP_VER_(MAJOR|MINOR) [0-9]+")
+    string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*" "\\1.\\2" _npp_ver "${_m}")
+  endif()
+  list(APPEND PP_BENCH_GPU_PEERS_FOUND "NPP ${_npp_ver} (${PP_NPP_ROOT})")
+else()
+  list(APPEND PP_BENCH_GPU_PEERS_MISSING NPP)
+endif()
+
+message(STATUS "parprim: GPU bench peers found: ${PP_BENCH_GPU_PEERS_FOUND}; "
+               "missing: ${PP_BENCH_GPU_PEERS_MISSING}")
