@@ -1,8 +1,8 @@
 /*
  * demo_impl.h — the machinery of `parprim demo` as its family files see it.
  *
- * cli/demo.c owns the command line, the generated inputs and the table of entries; a
- * family's entry may live in its own file (cli/demo_<family>.c) and use what is declared
+ * cli/demo.c owns the command line, the generated inputs and the table of entries; each
+ * family's entries live in its own file (cli/demo_<family>.c) and use what is declared
  * here: a demo_case is timed on the backend under test, run once on the CPU reference
  * context, and its `same` function judges the two results.
  */
@@ -87,6 +87,14 @@ void report_element(const char *what, pp_dtype t, size_t i, const void *got, con
 size_t first_diff(const void *a, const void *b, size_t n, size_t es);
 
 /* Family entries in their own files. */
+void pp_demo_reduce(demo_env *env);         /* cli/demo_reduce.c */
+void pp_demo_argreduce(demo_env *env);      /* cli/demo_reduce.c */
+void pp_demo_scan(demo_env *env);           /* cli/demo_scan.c */
+void pp_demo_select(demo_env *env);         /* cli/demo_scan.c */
+void pp_demo_select_flagged(demo_env *env); /* cli/demo_scan.c */
+void pp_demo_partition(demo_env *env);      /* cli/demo_scan.c */
+void pp_demo_sort(demo_env *env);           /* cli/demo_sort.c */
+void pp_demo_merge(demo_env *env);          /* cli/demo_sort.c */
 void pp_demo_histogram(demo_env *env); /* cli/demo_histogram.c */
 void pp_demo_topk(demo_env *env);      /* cli/demo_topk.c */
 void pp_demo_sgemm(demo_env *env);     /* cli/demo_sgemm.c */
