@@ -11,11 +11,23 @@
  * Gpixels/s and the fixed figures of issue 9, measured on an H100: PyTorch's conv2d
  * through cuDNN and our targets.
  *
+ * NPP (CUDA, when cmake/bench_peers.cmake finds it; bench/peer_npp.h): each CUDA case with
+ * a clamp border gets a second row with our time from the first against
+ * nppiFilterBorder_32f_C1R (2-D) or nppiFilterRowBorder_32f_C1R then
+ * nppiFilterColumnBorder_32f_C1R (separable, through an intermediate image), the same sum
+ * (NPP convolves with its taps reversed, so the peer reverses ours), its output checked
+ * like ours. NPP documents only NPP_BORDER_REPLICATE for these filters, so the mirror and
+ * zero borders have no NPP row.
+ *
  * Check: the output of the last timed run is copied back and compared at a few thousand
  * pixels (every corner and edge region plus random interior ones) with a double-precision
  * evaluation of the definition.
  */
 #include "bench_impl.h"
+
+#ifdef PP_HAVE_CUDA
+#include "peer_npp.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -169,6 +181,47 @@ static void conv_teardown(bench_env *env, conv_case *c) {
   if (c->col) pp_free(env->ctx, c->col);
 }
 
+#ifdef PP_HAVE_CUDA
+static pp_status call_npp(bench_env *env, void *arg, size_t slot) {
+  conv_case *c = arg;
+  const float *in = ws_slot(&c->in, slot);
+  float *out = ws_slot(&c->peer_out, slot);
+  int rc = c->separable ? bench_npp_sep_filter(in, c->w, c->h, c->w, out, c->w, env->stream)
+                        : bench_npp_filter(in, c->w, c->h, c->w, out, c->w, env->stream);
+  if (rc != 0) {
+    bench_fail(env, "NPP: %s", bench_npp_error());
+    return PP_ERR_DEVICE;
+  }
+  return PP_OK;
+}
+
+/* The NPP row of a CUDA case: our time from the first row against NPP's filter on the same
+ * images, NPP's output checked like ours. Returns 1 after a failure. */
+static int conv_npp_row(bench_env *env, conv_case *c, const bench_row *ours, pp_border border) {
+  if (!bench_npp_name() || !bench_npp_border_supported(border)) return 0;
+  bench_row r = *ours;
+  r.peer = c->separable ? "NPP Row+ColumnBorder" : "NPP FilterBorder";
+  r.check = "-";
+  int rc = c->separable ? bench_npp_sep_prepare(c->row, c->k, c->col, c->k, c->w, c->h, border,
+                                                env->stream)
+                        : bench_npp_filter_prepare(c->filter, c->k, c->k, border, env->stream);
+  if (rc != 0) {
+    bench_fail(env, "NPP: %s", bench_npp_error());
+    return 1;
+  }
+  if (bench_time(env, call_npp, c, &r.peer_ms) != PP_OK) return 1;
+  /* conv_check reads the last slot of c->out: point it at NPP's output for the check */
+  bench_ws ours_out = c->out;
+  c->out = c->peer_out;
+  r.check = conv_check(env, c);
+  c->out = ours_out;
+  print_row(env, &r);
+  bench_note(env, "  %s %s: %.4f ms, %.3g Gpixels/s; target: ratio >= 1.0", bench_npp_name(),
+             r.peer, r.peer_ms, (double)(c->w * c->h) / (r.peer_ms * 1e6));
+  return strcmp(r.check, "MISMATCH") == 0;
+}
+#endif
+
 static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) {
   conv_case c = {.w = side, .h = side, .k = k, .separable = separable};
   size_t bytes = side * side * sizeof(float);
@@ -206,6 +259,9 @@ static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) 
     bench_note(env, "  conv %s %zux%zu: %.4f ms, %.3g Gpixels/s, %.2fx the copy's time%s", op,
                side, side, r.ms, (double)(side * side) / (r.ms * 1e6), r.ms / r.peer_ms, extra);
     failed = strcmp(r.check, "MISMATCH") == 0;
+#ifdef PP_HAVE_CUDA
+    if (env->cuda) failed |= conv_npp_row(env, &c, &r, PP_BORDER_CLAMP);
+#endif
   } else {
     failed = 1;
   }
@@ -214,6 +270,10 @@ static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) 
 }
 
 int bench_run_conv(bench_env *env, const size_t *sizes, int nsizes) {
+#ifdef PP_HAVE_CUDA
+  if (env->cuda && !bench_npp_name())
+    bench_note(env, "peer NPP missing (no NPP rows): %s", bench_npp_error());
+#endif
   static const size_t default_k[] = {3, 5, 9, 15};
   size_t ks[4], nk = 0;
   if (env->o->filter) ks[nk++] = env->o->filter;
@@ -229,5 +289,8 @@ int bench_run_conv(bench_env *env, const size_t *sizes, int nsizes) {
     /* separable at every length: where it overtakes the 2D path */
     for (size_t j = 0; j < nk; j++) failed |= conv_run_case(env, side, ks[j], true);
   }
+#ifdef PP_HAVE_CUDA
+  if (env->cuda) bench_npp_release();
+#endif
   return failed;
 }
