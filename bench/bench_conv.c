@@ -1,7 +1,13 @@
 /*
  * bench_conv.c — `parprim bench conv`: pp_conv2d and pp_conv2d_separable on a square f32
  * image of n pixels (default 2^26 = 8192 x 8192), filters 3, 5, 9, 15 and the separable
- * path at the same lengths (--filter F: F x F and separable F only), clamp borders.
+ * path at the same lengths and 31 (--filter F: F x F and separable F only), clamp borders
+ * on CUDA; on the CPU with OpenCV in the build, each of the three borders.
+ *
+ * CPU peer: OpenCV's cv::filter2D and cv::sepFilter2D (bench/peer_cpu_opencv.cpp) on the
+ * context's thread count, with the border mapped (mirror: BORDER_REFLECT_101, clamp:
+ * BORDER_REPLICATE, zero: BORDER_CONSTANT 0); the ratio is then its time over ours. Without
+ * OpenCV the CPU peer is the memcpy below, as on CUDA.
  *
  * Byte model: the image is read once and written once, 8 bytes per pixel; halo re-reads
  * come from L2 and are not counted. There is no convolution library to run beside us
@@ -40,6 +46,7 @@
 typedef struct conv_case {
   size_t w, h, k;
   bool separable;
+  pp_border border;
   bench_ws in, out, peer_out;
   float *filter, *row, *col; /* pp_malloc'd: filter k*k, row and col k each */
 } conv_case;
@@ -66,9 +73,9 @@ static pp_status call_conv(bench_env *env, void *arg, size_t slot) {
   const float *in = ws_slot(&c->in, slot);
   float *out = ws_slot(&c->out, slot);
   pp_status s = c->separable ? pp_conv2d_separable(env->ctx, in, c->w, c->h, c->w, c->row, c->k,
-                                                   c->col, c->k, PP_BORDER_CLAMP, out, c->w)
+                                                   c->col, c->k, c->border, out, c->w)
                              : pp_conv2d(env->ctx, in, c->w, c->h, c->w, c->filter, c->k, c->k,
-                                         PP_BORDER_CLAMP, out, c->w);
+                                         c->border, out, c->w);
   if (s != PP_OK && s != PP_ERR_UNSUPPORTED)
     pp_ok(env, s, c->separable ? "pp_conv2d_separable" : "pp_conv2d");
   return s;
@@ -77,6 +84,18 @@ static pp_status call_conv(bench_env *env, void *arg, size_t slot) {
 static pp_status call_conv_peer(bench_env *env, void *arg, size_t slot) {
   conv_case *c = arg;
   size_t bytes = c->w * c->h * sizeof(float);
+  if (!env->cuda && bench_cpu_opencv_name()) {
+    const float *in = ws_slot(&c->in, slot);
+    float *out = ws_slot(&c->peer_out, slot);
+    int rc = c->separable
+                 ? bench_cv_sep_filter2d(in, c->w, c->h, c->w, c->row, c->k, c->col, c->k,
+                                         c->border, out, c->w, env->dev.multiprocessors)
+                 : bench_cv_filter2d(in, c->w, c->h, c->w, c->filter, c->k, c->k, c->border, out,
+                                     c->w, env->dev.multiprocessors);
+    if (rc == 0) return PP_OK;
+    bench_fail(env, "OpenCV %s failed", c->separable ? "sepFilter2D" : "filter2D");
+    return PP_ERR_INVALID_ARGUMENT;
+  }
   if (!env->cuda) {
     memcpy(ws_slot(&c->peer_out, slot), ws_slot(&c->in, slot), bytes);
     return PP_OK;
@@ -86,9 +105,20 @@ static pp_status call_conv_peer(bench_env *env, void *arg, size_t slot) {
   return gpu_ok(env, rc, "cudaMemcpyAsync") ? PP_OK : PP_ERR_DEVICE;
 }
 
-static long long clampi(long long i, long long n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }
+/* Coordinate i under the border rule of API.md; -1 for zero outside the image. */
+static long long remapi(long long i, long long n, pp_border border) {
+  if (i >= 0 && i < n) return i;
+  if (border == PP_BORDER_ZERO) return -1;
+  if (border == PP_BORDER_CLAMP || n == 1) return i < 0 ? 0 : n - 1;
+  long long period = 2 * (n - 1), m = ((i % period) + period) % period;
+  return m < n ? m : period - m;
+}
 
-/* Samples of the last run's output against the definition (clamp borders). The tolerance
+static const char *border_name(pp_border b) {
+  return b == PP_BORDER_ZERO ? "zero" : b == PP_BORDER_CLAMP ? "clamp" : "mirror";
+}
+
+/* Samples of the last run's output against the definition (the case's border). The tolerance
  * is that of float accumulation over the window: (taps + 16) * eps * sum |f * x|. */
 static const char *conv_check(bench_env *env, conv_case *c) {
   size_t n = c->w * c->h, kk = c->k * c->k;
@@ -121,15 +151,16 @@ static const char *conv_check(bench_env *env, conv_case *c) {
     for (size_t dy = 0; dy < c->k; dy++)
       for (size_t dx = 0; dx < c->k; dx++) {
         double w = c->separable ? (double)col[dy] * row[dx] : f[dy * c->k + dx];
-        double v = img[clampi(y + (long long)dy - h, (long long)c->h) * (long long)c->w +
-                       clampi(x + (long long)dx - h, (long long)c->w)];
+        long long sy = remapi(y + (long long)dy - h, (long long)c->h, c->border);
+        long long sx = remapi(x + (long long)dx - h, (long long)c->w, c->border);
+        double v = sy < 0 || sx < 0 ? 0.0 : img[sy * (long long)c->w + sx];
         sum += w * v;
         mag += fabs(w * v);
       }
     double got = out[(size_t)y * c->w + (size_t)x];
     if (!(fabs(got - sum) <= (double)(kk + 2 * c->k + 16) * 1.2e-7 * mag + 1e-30)) {
-      bench_fail(env, "conv %zux%zu%s at (%lld,%lld): got %.9g, want %.9g", c->k, c->k,
-                 c->separable ? " separable" : "", x, y, got, sum);
+      bench_fail(env, "conv %zux%zu%s %s at (%lld,%lld): got %.9g, want %.9g", c->k, c->k,
+                 c->separable ? " separable" : "", border_name(c->border), x, y, got, sum);
       res = "MISMATCH";
       break;
     }
@@ -222,11 +253,14 @@ static int conv_npp_row(bench_env *env, conv_case *c, const bench_row *ours, pp_
 }
 #endif
 
-static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) {
-  conv_case c = {.w = side, .h = side, .k = k, .separable = separable};
+static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable, pp_border border) {
+  conv_case c = {.w = side, .h = side, .k = k, .separable = separable, .border = border};
   size_t bytes = side * side * sizeof(float);
-  char op[32];
-  snprintf(op, sizeof op, separable ? "sep%zu" : "%zux%zu", k, k);
+  char op[40];
+  if (separable)
+    snprintf(op, sizeof op, "sep%zu %s", k, border_name(border));
+  else
+    snprintf(op, sizeof op, "%zux%zu %s", k, k, border_name(border));
   int failed = 0;
   if (!fits(env, "conv", side * side, 3 * round_up(bytes, SLOT_ALIGN) * (bytes < ROTATE_BYTES ? 2 : 1)))
     return 0;
@@ -239,7 +273,8 @@ static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) 
   }
   bench_row r = {.prim = separable ? "conv_sep" : "conv", .op = op, .t = PP_F32, .n = side * side,
                  .bytes_model = "reads+writes 8*n", .check = "-",
-                 .peer = env->cuda ? "cudaMemcpy" : "memcpy"};
+                 .peer = env->cuda ? "cudaMemcpy" : bench_cpu_opencv_name() ? "OpenCV" : "memcpy",
+                 .same_work = !env->cuda && bench_cpu_opencv_name()};
   r.bytes = r.peer_bytes = 8.0 * (double)(side * side);
   pp_status s = bench_time(env, call_conv, &c, &r.ms);
   if (s == PP_ERR_UNSUPPORTED) {
@@ -251,16 +286,21 @@ static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable) 
     double cudnn, target;
     issue_figures(k, separable, &cudnn, &target);
     char extra[160] = "";
-    if (side == 8192 && (cudnn > 0 || target > 0))
+    if (env->cuda && side == 8192 && (cudnn > 0 || target > 0))
       snprintf(extra, sizeof extra, "; issue 9 (H100): %s%.3f ms, target <= %.2f ms",
                cudnn > 0 ? "cuDNN " : "", cudnn > 0 ? cudnn : target, target);
-    if (side == 8192 && cudnn == 0 && target > 0)
+    if (env->cuda && side == 8192 && cudnn == 0 && target > 0)
       snprintf(extra, sizeof extra, "; issue 9 target <= %.2f ms", target);
-    bench_note(env, "  conv %s %zux%zu: %.4f ms, %.3g Gpixels/s, %.2fx the copy's time%s", op,
-               side, side, r.ms, (double)(side * side) / (r.ms * 1e6), r.ms / r.peer_ms, extra);
+    if (r.same_work)
+      bench_note(env, "  conv %s %zux%zu: %.4f ms, %.3g Gpixels/s; %s %.3g Gpixels/s", op, side,
+                 side, r.ms, (double)(side * side) / (r.ms * 1e6), bench_cpu_opencv_name(),
+                 (double)(side * side) / (r.peer_ms * 1e6));
+    else
+      bench_note(env, "  conv %s %zux%zu: %.4f ms, %.3g Gpixels/s, %.2fx the copy's time%s", op,
+                 side, side, r.ms, (double)(side * side) / (r.ms * 1e6), r.ms / r.peer_ms, extra);
     failed = strcmp(r.check, "MISMATCH") == 0;
 #ifdef PP_HAVE_CUDA
-    if (env->cuda) failed |= conv_npp_row(env, &c, &r, PP_BORDER_CLAMP);
+    if (env->cuda) failed |= conv_npp_row(env, &c, &r, border);
 #endif
   } else {
     failed = 1;
@@ -274,20 +314,33 @@ int bench_run_conv(bench_env *env, const size_t *sizes, int nsizes) {
   if (env->cuda && !bench_npp_name())
     bench_note(env, "peer NPP missing (no NPP rows): %s", bench_npp_error());
 #endif
-  static const size_t default_k[] = {3, 5, 9, 15};
-  size_t ks[4], nk = 0;
-  if (env->o->filter) ks[nk++] = env->o->filter;
-  else
+  static const size_t default_k[] = {3, 5, 9, 15}, default_sep[] = {3, 5, 9, 15, 31};
+  size_t ks[4], nk = 0, seps[5], nsep = 0;
+  if (env->o->filter) {
+    ks[nk++] = env->o->filter;
+    seps[nsep++] = env->o->filter;
+  } else {
     for (; nk < 4; nk++) ks[nk] = default_k[nk];
+    for (; nsep < 5; nsep++) seps[nsep] = default_sep[nsep];
+  }
+  /* the three borders where OpenCV can be run beside us; clamp alone otherwise */
+  static const pp_border all_borders[] = {PP_BORDER_MIRROR, PP_BORDER_CLAMP, PP_BORDER_ZERO};
+  const bool cv = !env->cuda && bench_cpu_opencv_name();
+  const size_t nb = cv ? 3 : 1;
+  const pp_border *borders = cv ? all_borders : all_borders + 1;
+  if (!env->cuda && !cv)
+    bench_note(env, "conv: OpenCV is not in this build; the CPU peer is a memcpy of the image");
   int failed = 0;
   for (int i = 0; i < nsizes; i++) {
     size_t side = (size_t)sqrt((double)sizes[i]);
     while (side * side > sizes[i]) side--;
     while ((side + 1) * (side + 1) <= sizes[i]) side++;
     if (side == 0) continue;
-    for (size_t j = 0; j < nk; j++) failed |= conv_run_case(env, side, ks[j], false);
+    for (size_t b = 0; b < nb; b++)
+      for (size_t j = 0; j < nk; j++) failed |= conv_run_case(env, side, ks[j], false, borders[b]);
     /* separable at every length: where it overtakes the 2D path */
-    for (size_t j = 0; j < nk; j++) failed |= conv_run_case(env, side, ks[j], true);
+    for (size_t b = 0; b < nb; b++)
+      for (size_t j = 0; j < nsep; j++) failed |= conv_run_case(env, side, seps[j], true, borders[b]);
   }
 #ifdef PP_HAVE_CUDA
   if (env->cuda) bench_npp_release();
