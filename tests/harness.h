@@ -212,6 +212,30 @@ static inline int th_quick(void) {
   return quick;
 }
 
+/* PARPRIM_TEST_SAMPLE=K (check-gpu.sh sets it for racecheck and synccheck): one in K of
+ * the generated cases that pass through th_sampled() runs, the others are left out and
+ * counted; th_finish says how many. Deterministic (a call counter), so every rank of a
+ * distributed test leaves out the same cases. */
+static inline unsigned long *th_sampled_out(void) {
+  static unsigned long out = 0;
+  return &out;
+}
+static inline unsigned long th_sample_every(void) {
+  static unsigned long every = 0;
+  if (!every) {
+    const char *e = getenv("PARPRIM_TEST_SAMPLE");
+    long k = e && *e ? strtol(e, NULL, 10) : 1;
+    every = k > 1 ? (unsigned long)k : 1;
+  }
+  return every;
+}
+static inline int th_sampled(void) {
+  static unsigned long calls = 0;
+  if (calls++ % th_sample_every() == 0) return 1;
+  ++*th_sampled_out();
+  return 0;
+}
+
 /* ---- start and end ------------------------------------------------------------------ */
 
 static inline pp_context *th_init(int argc, char **argv) {
@@ -255,6 +279,8 @@ static inline int th_finish(pp_context *ctx) {
     pp_destroy(ctx);
   }
   th_state *st = th_state_get();
+  if (*th_sampled_out())
+    printf("sampled: %lu generated cases left out (PARPRIM_TEST_SAMPLE)\n", *th_sampled_out());
   printf("%ld passed, %ld failed\n", st->passed, st->failed);
   fflush(stdout);
   return st->failed ? 1 : 0;

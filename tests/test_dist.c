@@ -207,6 +207,7 @@ static bool sums_close(pp_dtype t, double got, double want, double scale) {
 
 static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                               size_t N, int c) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   size_t counts[64];
   layout_counts(layout, N, counts);
@@ -244,6 +245,7 @@ static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int 
 
 static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                             size_t N, int c) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   size_t counts[64];
   layout_counts(layout, N, counts);
@@ -293,6 +295,7 @@ static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
 
 static void check_histogram_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind,
                                  int layout, size_t N, int c) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t), bins = 1 + (size_t)(N % 37);
   size_t counts[64];
   layout_counts(layout, N, counts);
@@ -347,6 +350,7 @@ static void check_histogram_image(pp_context *ctx, pp_context *ref, int layout, 
 
 static void check_topk_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                             size_t N, size_t k, bool largest, int c) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   size_t counts[64];
   layout_counts(layout, N, counts);
@@ -419,6 +423,7 @@ static double max_abs(const float *a, size_t n) {
 
 static void check_nbody_case(pp_context *ctx, pp_context *ref, int layout, size_t N,
                              float softening, int c) {
+  if (!th_sampled()) return;
   size_t counts[64];
   layout_counts(layout, N, counts);
   const size_t off = my_offset(counts), n = counts[g_rank];

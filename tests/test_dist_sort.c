@@ -92,6 +92,7 @@ static void run_case(pp_dtype t, pp_order order, pp_sort_algo algo, size_t value
                      int pattern, int layout, size_t base) {
   const int p = g_nranks, r = g_rank;
   g_case++;
+  if (!th_sampled()) return;
   size_t N = 0, off = 0, n = 0;
   for (int q = 0; q < p; q++) {
     const size_t nq = layout_n(layout, base, q, p);

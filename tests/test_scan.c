@@ -582,6 +582,7 @@ static void scan_once(pp_context *ctx, bufs *b, pp_dtype t, pp_op op, int incl, 
  * taken in turn from all N_PLACES. */
 static void scan_case(pp_context *ctx, pp_dtype t, int p, size_t n, unsigned ops, int places,
                       th_rng *r) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es);
   void *want = th_xmalloc(n * es);
@@ -786,6 +787,7 @@ static size_t thresholds(pp_dtype t, int p, const void *h, size_t n, th_rng *r, 
  * `places` placements in turn, the count in host or pp_malloc memory by turns. */
 static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_limit, int places,
                         th_rng *r) {
+  if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es + 1);
   void *want = th_xmalloc(n * es + 1);
@@ -883,6 +885,7 @@ static uint8_t flag_byte(int f, size_t i, size_t n, th_rng *r) {
 
 /* One data set, `places` calls at placements in turn. */
 static void flagged_case(pp_context *ctx, size_t es, int f, size_t n, int places, th_rng *r) {
+  if (!th_sampled()) return;
   const size_t bytes = n * es;
   unsigned char *h = th_xmalloc(bytes + 1), *want = th_xmalloc(bytes + 1);
   uint8_t *flags = th_xmalloc(n + 1);

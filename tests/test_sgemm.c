@@ -225,6 +225,7 @@ static size_t check_c(const gcase *g, const buffers *b, const double *want, cons
 /* Random (or integer) data; C starts random unless c_nan; padding of A, B NaN. */
 static void run_case(pp_context *ctx, const gcase *g, data_kind d, where w, int c_nan,
                      uint64_t stream) {
+  if (!th_sampled()) return;
   th_rng r = th_rng_make(stream);
   buffers b;
   host_alloc h;
