@@ -1,7 +1,8 @@
 /*
  * bench_histogram.c — `parprim bench histogram`: pp_histogram_image, pp_histogram_even and
  * pp_histogram_range against CUB's DeviceHistogram on CUDA (a serial C histogram on the
- * CPU), on the same inputs in the same process.
+ * CPU; for the CPU's image rows, 1 and 3 channels, OpenCV's cv::calcHist when the build
+ * has it), on the same inputs in the same process.
  *
  * For each n of the size list:
  *  - image-u8: one 8-bit channel of 4*n bytes (the bytes of n f32 values: 2^30 at the
@@ -113,9 +114,10 @@ static pp_status call_serial(bench_env *env, void *arg, size_t slot) {
   uint64_t *h = c->peer_counts;
   (void)env;
   memset(h, 0, c->bins * sizeof *h);
-  if (c->kind == 1) {
+  if (c->kind == 1) { /* rows are whole pixels back to back: byte i is channel i % ch */
     const uint8_t *px = in;
-    for (size_t i = 0; i < c->n; i++) h[px[i]]++;
+    const size_t ch = c->channels ? (size_t)c->channels : 1;
+    for (size_t i = 0; i < c->n; i++) h[(i % ch) * 256 + px[i]]++;
     return PP_OK;
   }
   for (size_t i = 0; i < c->n; i++) {
@@ -136,6 +138,18 @@ static pp_status call_serial(bench_env *env, void *arg, size_t slot) {
     }
   }
   return PP_OK;
+}
+
+/* The CPU peer of the image rows when OpenCV is in the build: cv::calcHist per channel on
+ * the context's thread count (bench/peer_cpu_opencv.cpp). */
+static pp_status call_calchist(bench_env *env, void *arg, size_t slot) {
+  hist_case *c = arg;
+  const int ch = c->channels ? c->channels : 1;
+  if (bench_cv_calc_hist(ws_slot(&c->in, slot), c->width, c->n / (c->width * (size_t)ch),
+                         c->width * (size_t)ch, ch, c->peer_counts, env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "OpenCV calcHist failed");
+  return PP_ERR_INVALID_ARGUMENT;
 }
 
 /* ---- checking ----------------------------------------------------------------------- */
@@ -263,9 +277,11 @@ static void run_image3(bench_env *env, size_t n) {
 
 /* Returns our median time, or -1 when ours did not run (missing or failed). */
 static double measure(bench_env *env, hist_case *c, const char *op) {
+  const bool calchist = !env->cuda && c->kind == 1 && bench_cpu_opencv_name();
   bench_row r = {.prim = "histogram", .op = op, .t = c->t, .n = c->n,
                  .bytes_model = "reads n*size", .check = "-",
-                 .peer = env->cuda ? "CUB" : "serial", .same_work = true};
+                 .peer = env->cuda ? "CUB" : calchist ? "OpenCV calcHist" : "serial",
+                 .same_work = true};
   r.bytes = r.peer_bytes = (double)c->n * (double)c->es;
   bool ok = pp_ok(env, pp_malloc(env->ctx, (void **)&c->counts, c->bins * sizeof(uint64_t)),
                   "pp_malloc (counts)");
@@ -278,7 +294,8 @@ static double measure(bench_env *env, hist_case *c, const char *op) {
 #ifdef PP_HAVE_CUDA
   if (ok && env->cuda) ok = cub_ready(env, c) && bench_time(env, call_cub, c, &r.peer_ms) == PP_OK;
 #endif
-  if (ok && !env->cuda) ok = bench_time(env, call_serial, c, &r.peer_ms) == PP_OK;
+  if (ok && !env->cuda)
+    ok = bench_time(env, calchist ? call_calchist : call_serial, c, &r.peer_ms) == PP_OK;
   if (ok) {
     if (!r.ours_missing) r.check = check_counts(env, c, op);
     print_row(env, &r);
@@ -331,6 +348,22 @@ static void set_elem(pp_dtype t, void *p, double v) {
   case PP_F32: *(float *)p = (float)v; break;
   default: *(double *)p = v; break;
   }
+}
+
+/* The CPU's 3-channel rows: rows of IMAGE_WIDTH pixels, at most 4*n bytes, against
+ * cv::calcHist (or the serial count without OpenCV), random and all equal. */
+static void run_image3_cpu(bench_env *env, size_t n) {
+  hist_case c = {.kind = 1, .t = PP_U8, .es = 1, .bins = 768, .width = IMAGE_WIDTH,
+                 .channels = 3, .lo = 0, .hi = 256};
+  const size_t row = IMAGE_WIDTH * 3, height = n * 4 / row;
+  if (height == 0) return;
+  c.n = height * row;
+  if (!fits(env, "histogram", c.n, c.n + c.n / 8)) return;
+  if (ws_alloc(env, &c.in, c.n, PP_U8, BENCH_HIST_SEED + 3) != ALLOC_OK) return;
+  measure(env, &c, "image-u8x3");
+  uint8_t v = 77;
+  if (fill_constant(env, &c.in, &v, 1)) measure(env, &c, "image-u8x3-eq");
+  ws_free(env, &c.in);
 }
 
 static void run_image(bench_env *env, size_t n) {
@@ -422,6 +455,9 @@ static void run_values(bench_env *env, size_t n) {
 }
 
 int bench_run_histogram(bench_env *env, const size_t *sizes, int nsizes) {
+  if (!env->cuda && !bench_cpu_opencv_name())
+    bench_note(env, "histogram: OpenCV is not in this build; the image rows' CPU peer is a "
+               "serial count");
 #ifdef PP_HAVE_CUDA
   if (env->cuda && !bench_npp_name())
     bench_note(env, "peer NPP missing (no image-u8x3 rows, no NPP rows): %s", bench_npp_error());
@@ -432,6 +468,7 @@ int bench_run_histogram(bench_env *env, const size_t *sizes, int nsizes) {
 #ifdef PP_HAVE_CUDA
       if (env->cuda) run_image3(env, sizes[i]);
 #endif
+      if (!env->cuda) run_image3_cpu(env, sizes[i]);
     }
     run_values(env, sizes[i]);
   }
