@@ -175,14 +175,19 @@ static int upload_reversed(const float *d_taps, size_t n, float **dev, size_t *c
   return rc;
 }
 
-/* The 2-D call on the configured kernel (anchor at the centre: with the taps reversed,
- * NPP's sum is pp_conv2d's correlation). */
+/* NPP convolves: dst(x) = sum_j taps[j] * src(x + anchor - j). With the taps reversed
+ * (taps[j] = f[len - 1 - j]) that is sum_i f[i] * src(x + i - (len - 1 - anchor)), pp_conv2d's
+ * correlation centred at len/2 when anchor = len - 1 - len/2: len/2 for odd lengths, one
+ * less for even ones (the probe below checks both). */
+static int npp_anchor(size_t len) { return (int)(len - 1 - len / 2); }
+
+/* The 2-D call on the configured kernel. */
 static NppStatus filter2d(const float *src, int w, int h, int src_step, float *dst, int dst_step,
                           const float *kernel, size_t fw, size_t fh, NppStreamContext ctx) {
   NppiSize size = {w, h};
   NppiPoint origin = {0, 0};
   NppiSize ksize = {(int)fw, (int)fh};
-  NppiPoint anchor = {(int)(fw / 2), (int)(fh / 2)};
+  NppiPoint anchor = {npp_anchor(fw), npp_anchor(fh)};
   return nppiFilterBorder_32f_C1R_Ctx(src, src_step, size, origin, dst, dst_step, size, kernel,
                                       ksize, anchor, g_border, ctx);
 }
@@ -193,10 +198,10 @@ static NppStatus filter_sep(const float *src, int w, int h, int src_step, float 
   NppiSize size = {w, h};
   NppiPoint origin = {0, 0};
   NppStatus s = nppiFilterRowBorder_32f_C1R_Ctx(src, src_step, size, origin, mid, mid_step, size,
-                                                row, (int)rl, (int)(rl / 2), g_border, ctx);
+                                                row, (int)rl, npp_anchor(rl), g_border, ctx);
   if (!npp_ok(s)) return s;
   return nppiFilterColumnBorder_32f_C1R_Ctx(mid, mid_step, size, origin, dst, dst_step, size, col,
-                                            (int)cl, (int)(cl / 2), g_border, ctx);
+                                            (int)cl, npp_anchor(cl), g_border, ctx);
 }
 
 static long clampl(long i, long n) { return i < 0 ? 0 : i >= n ? n - 1 : i; }

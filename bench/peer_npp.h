@@ -33,7 +33,8 @@ const char *bench_npp_error(void);
  * nppiFilterColumnBorder_32f_C1R ------------------------------------------------------
  * pp_conv2d correlates (filter not flipped, centre (fw/2, fh/2)); NPP convolves, taking its
  * coefficients "in reverse order" (nppi_filtering_functions.h), so *_prepare uploads the
- * filter reversed with the anchor at the centre, which is the same sum. *_prepare also
+ * filter reversed, with the anchor on our centre as seen from the reversed end
+ * (len - 1 - len/2 per axis), which is the same sum. *_prepare also
  * runs a probe once per filter shape: a one-hot filter off the centre on a small image,
  * whose output must be the input shifted exactly as pp_conv2d's definition says; a probe
  * that disagrees fails the prepare, so a wrong orientation or anchor never reaches a row.
