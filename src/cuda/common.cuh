@@ -12,6 +12,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "tuning.h"
+
 #define PP_WARP 32
 
 static inline size_t pp_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }

@@ -44,6 +44,7 @@
  */
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -58,23 +59,7 @@
 #define CONV_COL_SLOT 256
 #define CONV_CONST_FLOATS 512
 #define CONV_MAX_DEVICES 64
-/* tiles 64 wide (two columns per thread) for the small filters, where the halo columns
- * would otherwise cost most */
-#ifndef PP_CONV_WIDE_MAX
-#define PP_CONV_WIDE_MAX 5
-#endif
-#ifndef PP_CONV_SEP_WIDE_MAX
-#define PP_CONV_SEP_WIDE_MAX 9
-#endif
-/* separable lengths up to PP_CONV_SEP_REG_MAX take the register row pass
- * (conv_sep_reg_kernel) instead of the fused two-phase kernel; PP_CONV_SEP_REG=0 turns it
- * off (to measure one against the other in one build tree each) */
-#ifndef PP_CONV_SEP_REG
-#define PP_CONV_SEP_REG 1
-#endif
-#ifndef PP_CONV_SEP_REG_MAX
-#define PP_CONV_SEP_REG_MAX 7
-#endif
+/* which filters take 64-wide tiles and the register row pass: PP_CONV_* (tuning.h) */
 
 __constant__ float c_conv[CONV_CONST_FLOATS];
 
@@ -92,13 +77,6 @@ struct conv_geom {
   long long tiles_x;
   int vec; /* src 16-byte aligned and src_pitch a multiple of 4 floats */
 };
-
-/* Return a failed status from the enclosing function. */
-#define CONV_TRY(expr)                                                                      \
-  do {                                                                                      \
-    pp_status conv_s_ = (expr);                                                             \
-    if (conv_s_ != PP_OK) return conv_s_;                                                   \
-  } while (0)
 
 static inline int round4(long long v) { return (int)((v + 3) & ~3LL); }
 
@@ -495,7 +473,7 @@ static pp_status conv2d_stamped(pp_context *ctx, const float *src, size_t width,
                       32 * CX, CONV_TH))
     return too_large(ctx, fn);
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
-  CONV_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
+  PP_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
   conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
   cudaError_t e = cudaGetLastError();
   pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
@@ -507,7 +485,7 @@ pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t
                          pp_border border, float *dst, size_t dst_pitch) {
   static const char fn[] = "pp_conv2d";
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (fw == fh && st->device < CONV_MAX_DEVICES) {
 #define CONV_STAMPED(K)                                                                     \
   case K: return conv2d_stamped<K>(ctx, src, width, height, src_pitch, filter, border, dst, dst_pitch);
@@ -529,7 +507,7 @@ pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t
     return too_large(ctx, fn);
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
   if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
-    CONV_TRY(conv_smem_limit(ctx, fn, conv2d_generic_kernel, smem));
+    PP_TRY(conv_smem_limit(ctx, fn, conv2d_generic_kernel, smem));
     conv2d_generic_kernel<<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, st->stream>>>(
         g, filter, (int)fw, (int)fh);
     PP_CUDA_LAUNCHED(ctx, fn);
@@ -552,16 +530,16 @@ static pp_status conv_sep_stamped(pp_context *ctx, const float *src, size_t widt
                                   size_t dst_pitch) {
   static const char fn[] = "pp_conv2d_separable";
   constexpr int CX = K <= PP_CONV_SEP_WIDE_MAX ? 2 : 1, H = K / 2;
-  constexpr bool REG = PP_CONV_SEP_REG && K <= PP_CONV_SEP_REG_MAX;
+  constexpr bool REG = K <= PP_CONV_SEP_REG_MAX;
   conv_geom g;
   if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
                       32 * CX, CONV_TH))
     return too_large(ctx, fn);
   /* the fused kernel adds the `mid` array: TW columns per window row */
   size_t smem = (size_t)g.rows * ((size_t)g.sw + (REG ? 0 : 32 * CX)) * sizeof(float);
-  if constexpr (REG) CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_reg_kernel<K, CX>, smem));
-  else CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<K, CX>, smem));
-  CONV_TRY(conv_const_acquire(ctx, fn, row_filter, K, col_filter, K));
+  if constexpr (REG) PP_TRY(conv_smem_limit(ctx, fn, conv_sep_reg_kernel<K, CX>, smem));
+  else PP_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<K, CX>, smem));
+  PP_TRY(conv_const_acquire(ctx, fn, row_filter, K, col_filter, K));
   if constexpr (REG)
     conv_sep_reg_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
                                  pp_cuda(ctx)->stream>>>(g);
@@ -579,7 +557,7 @@ pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t wid
                                    pp_border border, float *dst, size_t dst_pitch) {
   static const char fn[] = "pp_conv2d_separable";
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (row_len == col_len && st->device < CONV_MAX_DEVICES) {
 #define CONV_STAMPED(K)                                                                     \
   case K: return conv_sep_stamped<K>(ctx, src, width, height, src_pitch, row_filter, col_filter, \
@@ -602,7 +580,7 @@ pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t wid
     return too_large(ctx, fn);
   size_t smem = (size_t)g.rows * ((size_t)g.sw + 32) * sizeof(float);
   if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
-    CONV_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<0, 1>, smem));
+    PP_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<0, 1>, smem));
     conv_sep_tile_kernel<0, 1><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, st->stream>>>(
         g, row_filter, col_filter, (int)row_len, (int)col_len);
     PP_CUDA_LAUNCHED(ctx, fn);
@@ -615,7 +593,7 @@ pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t wid
   if (height > SIZE_MAX / sizeof(float) / width)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: width * height floats overflow", fn);
   void *tmp = NULL;
-  CONV_TRY(ctx->ops->temp_alloc(ctx, &tmp, width * height * sizeof(float)));
+  PP_TRY(ctx->ops->temp_alloc(ctx, &tmp, width * height * sizeof(float)));
   unsigned grid = conv_grid(&g, 8);
   conv_row_pass_kernel<<<grid, CONV_THREADS, 0, st->stream>>>(g, row_filter, (long long)row_len,
                                                               (float *)tmp);

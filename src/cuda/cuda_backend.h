@@ -6,25 +6,21 @@
 #include <cuda_runtime.h>
 
 extern "C" {
-#include "../core/internal.h"
-}
-
-/* A kernel's attributes (such as its shared-memory opt-in above 48 KiB) belong to one
- * device's context, so a process that drives several GPUs (a distributed context per GPU,
- * or a plain context beside them) must set them on each device. A call site keeps one of
- * these per kernel: bit d says device d is done. Threads racing on it set the same
- * attribute twice, which is harmless. */
-typedef unsigned long long pp_device_set;
-static inline bool pp_device_set_has(const pp_device_set *s, int device) {
-  return device < 64 && ((*s >> device) & 1ull);
-}
-static inline void pp_device_set_add(pp_device_set *s, int device) {
-  if (device < 64) __atomic_fetch_or(s, 1ull << device, __ATOMIC_RELAXED);
+#include "../core/check.h" /* PP_TRY, and internal.h */
 }
 
 /* Bytes of persistent device scratch a context keeps for single-pass kernels (per-block
  * partials, a done-counter), so small calls neither allocate nor launch twice. */
 #define PP_CUDA_SCRATCH_BYTES (64 * 1024)
+
+/* Its layout: byte offsets of what the kernels keep there. Calls on one stream run one
+ * after another, so users of one range must only never overlap within a call. */
+enum pp_scratch_offset {
+  PP_SCRATCH_COUNTER = 0,       /* [0, 8): last-block counter (reduce.cu, scan.cu's count) */
+  PP_SCRATCH_PART_COUNT = 64,   /* [64, 72): partition count accumulator (scan.cu) */
+  PP_SCRATCH_HIST_SYNC = 128,   /* [128, 140): overwrite hand-over words (histogram.cu) */
+  PP_SCRATCH_PARTIALS = 256     /* [256, end): per-block partials (reduce.cu) */
+};
 
 struct pp_cuda_state {
   int device;
@@ -33,14 +29,9 @@ struct pp_cuda_state {
   cudaStream_t own_stream; /* created with the context */
   cudaStream_t stream;     /* where work is queued: own_stream or the caller's */
   cudaMemPool_t pool;      /* stream-ordered temp storage; NULL: plain cudaMalloc */
-  void *scratch;           /* PP_CUDA_SCRATCH_BYTES, zeroed at creation; counters in it
-                              are returned to zero by the kernels that use them. Byte
-                              ranges (calls on one stream run one after another, so users
-                              of one range must only never overlap within a call):
-                              [0, 8)     last-block counter: reduce.cu, scan.cu's count
-                              [64, 72)   scan.cu: partition count accumulator
-                              [128, 140) histogram.cu: overwrite hand-over words
-                              [256, end) reduce.cu: per-block partials */
+  void *scratch;           /* PP_CUDA_SCRATCH_BYTES, zeroed at creation, laid out as
+                              pp_scratch_offset says; counters in it are returned to zero
+                              by the kernels that use them */
   /* Decoupled look-back state of the single-pass kernels (scan.cu): a tile counter and
    * one status descriptor per tile, tagged with the call's epoch so that no launch has to
    * clear them first. Grown on demand, zeroed when (re)allocated. */

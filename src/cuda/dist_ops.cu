@@ -20,6 +20,8 @@
  */
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 #include "nbody.cuh"
 
 #include <string.h>
@@ -37,12 +39,6 @@ pp_status pp_cuda_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *i
 #define DNB_BODIES 2
 #define DNB_BLOCK_BODIES ((size_t)NB_THREADS * DNB_BODIES)
 #define DNB_MAX_SPLITS 1024u
-
-#define DO_TRY(expr)                                                                        \
-  do {                                                                                      \
-    pp_status do_s_ = (expr);                                                               \
-    if (do_s_ != PP_OK) return do_s_;                                                       \
-  } while (0)
 
 struct sum_double {
   typedef double Acc;
@@ -99,11 +95,11 @@ sum_partials_kernel(const double *__restrict__ partial, unsigned count, double *
 static pp_status dist_sum_f32(pp_context *ctx, const float *in, size_t n, double *sum) {
   static const char fn[] = "pp_reduce";
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   const unsigned grid =
       grid_cap(st, pp_ceil_div(n / 4 + 1, (size_t)SUM_THREADS * SUM_UNROLL), SUM_BLOCKS_PER_SM);
   void *partial = NULL;
-  DO_TRY(ctx->ops->temp_alloc(ctx, &partial, grid * sizeof(double)));
+  PP_TRY(ctx->ops->temp_alloc(ctx, &partial, grid * sizeof(double)));
   sum_f32_kernel<<<grid, SUM_THREADS, 0, st->stream>>>(in, n, (double *)partial);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) {
@@ -127,7 +123,7 @@ static pp_status dist_index_map(pp_context *ctx, const uint64_t *table, const ui
                                 size_t n, uint64_t add, uint64_t *out) {
   pp_cuda_state *st = pp_cuda(ctx);
   if (n == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_topk");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_topk"));
   index_map_kernel<<<grid_cap(st, pp_ceil_div(n, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(
       table, idx, n, add, out);
   PP_CUDA_LAUNCHED(ctx, "pp_topk");
@@ -202,18 +198,9 @@ __global__ void dnb_accel_out_kernel(const float4 *__restrict__ partial, size_t 
 }
 
 template <bool GUARD>
-static int force_blocks_per_sm() {
-  static int cached = 0; /* per instantiation; a benign race stores the same value */
-  if (cached == 0) {
-    int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, dnb_force_kernel<DNB_BODIES, GUARD>,
-                                                      NB_THREADS, 0) != cudaSuccess || b < 1) {
-      cudaGetLastError();
-      b = 1;
-    }
-    cached = b;
-  }
-  return cached;
+static int force_blocks_per_sm(pp_cuda_state *st) {
+  static pp_fit_cache fit;
+  return pp_fit_blocks(st, &fit, dnb_force_kernel<DNB_BODIES, GUARD>, NB_THREADS, 0, 1);
 }
 
 /* Splits of the sources: the fewest that keep the waves of target blocks full, judged as
@@ -240,7 +227,7 @@ static pp_status dist_nbody_accel(pp_context *ctx, const pp_bodies *t, const pp_
   static const char fn[] = "pp_nbody_accel";
   pp_cuda_state *st = pp_cuda(ctx);
   if (t->n == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   const size_t n_tpad = pp_ceil_div(t->n, DNB_BLOCK_BODIES) * DNB_BLOCK_BODIES;
   const size_t n_spad = pp_ceil_div(s->n ? s->n : 1, (size_t)NB_THREADS) * NB_THREADS;
   const size_t iblocks = n_tpad / DNB_BLOCK_BODIES, tiles = n_spad / NB_THREADS;
@@ -249,13 +236,13 @@ static pp_status dist_nbody_accel(pp_context *ctx, const pp_bodies *t, const pp_
                    fn, t->n);
   const float eps2 = softening * softening;
   const bool guard = !(eps2 >= NB_EPS2_UNGUARDED);
-  const int per_sm = guard ? force_blocks_per_sm<true>() : force_blocks_per_sm<false>();
+  const int per_sm = guard ? force_blocks_per_sm<true>(st) : force_blocks_per_sm<false>(st);
   const unsigned splits = choose_splits(iblocks, tiles, (size_t)st->sm_count * (size_t)per_sm);
   const size_t vec = sizeof(float4);
   if (n_tpad > SIZE_MAX / vec / ((size_t)splits + 2) || n_spad > SIZE_MAX / vec / 2)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for %zu bodies overflows", fn, s->n);
   void *mem = NULL;
-  DO_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad * ((size_t)splits + 1) + n_spad)));
+  PP_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad * ((size_t)splits + 1) + n_spad)));
   float4 *tpos = (float4 *)mem, *partial = tpos + n_tpad, *spos = partial + n_tpad * splits;
   dnb_pack_kernel<<<grid_cap(st, pp_ceil_div(n_tpad, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(
       t->x, t->y, t->z, t->mass, t->n, n_tpad, tpos);
@@ -309,7 +296,7 @@ static pp_status dist_nbody_advance(pp_context *ctx, pp_bodies *b, const float *
                                     bool close, bool open) {
   pp_cuda_state *st = pp_cuda(ctx);
   if (b->n == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_nbody_step");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_nbody_step"));
   dnb_advance_kernel<<<grid_cap(st, pp_ceil_div(b->n, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(
       b->x, b->y, b->z, b->vx, b->vy, b->vz, ax, ay, az, b->n, h, dt, close, open);
   PP_CUDA_LAUNCHED(ctx, "pp_nbody_step");
@@ -377,7 +364,7 @@ static pp_status dist_nbody_energy(pp_context *ctx, const pp_bodies *t, const pp
   pp_cuda_state *st = pp_cuda(ctx);
   *kinetic = *phi = 0.0;
   if (t->n == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   const size_t n_tpad = pp_ceil_div(t->n, (size_t)NB_THREADS) * NB_THREADS;
   const size_t n_spad = pp_ceil_div(s->n ? s->n : 1, (size_t)NB_THREADS) * NB_THREADS;
   const size_t blocks = n_tpad / NB_THREADS;
@@ -388,7 +375,7 @@ static pp_status dist_nbody_energy(pp_context *ctx, const pp_bodies *t, const pp
   if (n_tpad > SIZE_MAX / vec / 4 || n_spad > SIZE_MAX / vec / 4)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for %zu bodies overflows", fn, s->n);
   void *mem = NULL;
-  DO_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad + n_spad) + (blocks + 1) * sizeof(energy_pair)));
+  PP_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad + n_spad) + (blocks + 1) * sizeof(energy_pair)));
   float4 *tpos = (float4 *)mem, *spos = tpos + n_tpad;
   energy_pair *parts = (energy_pair *)(spos + n_spad), *total = parts + blocks;
   dnb_pack_kernel<<<grid_cap(st, pp_ceil_div(n_tpad, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(

@@ -257,7 +257,7 @@ extern "C" pp_status pp_cuda_dsort_sample(pp_context *ctx, pp_dtype key_t, pp_or
                                           uint64_t *images) {
   pp_cuda_state *st = pp_cuda(ctx);
   if (count == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_sort");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
   if (count > SIZE_MAX / 16) return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: %zu samples", count);
   uint64_t *dev = NULL;
   pp_status s = ctx->ops->temp_alloc(ctx, (void **)&dev, 2 * count * sizeof(uint64_t));
@@ -304,7 +304,7 @@ extern "C" pp_status pp_cuda_dsort_count(pp_context *ctx, pp_dtype key_t, pp_ord
   if (ncand == 0 || ncand > DS_MAX_CAND)
     return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_sort: %zu splitter candidates (the GPU passes "
                    "take 1 to %d)", ncand, DS_MAX_CAND);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_sort");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
   size_t blocks = (n + DS_TILE - 1) / DS_TILE;
   const size_t most = (size_t)st->sm_count * DS_BLOCKS_PER_SM < DS_MAX_BLOCKS
                           ? (size_t)st->sm_count * DS_BLOCKS_PER_SM : DS_MAX_BLOCKS;
@@ -410,7 +410,7 @@ extern "C" pp_status pp_cuda_dsort_scatter(pp_context *ctx, void *plan, const vo
   if (nbuckets == 0 || nbuckets > DS_MAX_BUCKETS)
     return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_sort: %zu ranks (the GPU passes take up to %d)",
                    nbuckets, DS_MAX_BUCKETS);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_sort");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
   const size_t nb = nbuckets;
   /* the table, built on the host and uploaded once: splitter images, splitter indices, key
      destinations, value destinations (nb words each), then bin_first as 32-bit words */

@@ -44,17 +44,15 @@
 #include "arith.cuh"
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 
-#include <atomic>
 #include <cfloat>
 #include <cooperative_groups.h>
 
 namespace cg = cooperative_groups;
 
-/* Tuning (overridable at build time so that variants can be timed side by side). */
-#ifndef PP_HIST_THREADS
-#define PP_HIST_THREADS 512
-#endif
+/* Block threads, passes and loads per thread: PP_HIST_* (tuning.h). */
 #define HIST_THREADS PP_HIST_THREADS
 /* Shared memory for the counters of one block on the privatised path: two blocks of
  * HIST_THREADS fit an SM with room to spare. */
@@ -66,29 +64,10 @@ namespace cg = cooperative_groups;
 /* The float approximation of the even rule is used while its error bound stays below
  * this (beyond it too many values would need the exact formula). */
 #define HIST_FLOAT_MAX_ERR 0.02
-/* Bin counts up to this many shared-memory windows are counted in that many passes over
- * the input; beyond, clusters (then global atomics) take over. */
-#ifndef PP_HIST_MAX_PASSES
-#define PP_HIST_MAX_PASSES 4
-#endif
 #define HIST_MAX_PASSES PP_HIST_MAX_PASSES
 /* Largest portable cluster. */
 #define HIST_MAX_CLUSTER 8
-/* Vectors each thread loads before it counts them (memory-level parallelism). */
-#ifndef PP_HIST_UNROLL
-#define PP_HIST_UNROLL 2
-#endif
 #define HIST_UNROLL PP_HIST_UNROLL
-/* Where in the context's scratch the privatised kernels keep the three words of their
- * hand-over (reduce.cu and scan.cu use [0, 8), [64, 72) and [256, ..)). */
-#define HIST_SYNC_OFFSET 128
-
-/* Return a failed status of a helper. */
-#define HIST_TRY(expr)                                                                      \
-  do {                                                                                      \
-    pp_status hist_s_ = (expr);                                                             \
-    if (hist_s_ != PP_OK) return hist_s_;                                                   \
-  } while (0)
 
 /* ---- bin rules ---------------------------------------------------------------------- */
 
@@ -478,32 +457,13 @@ static size_t head_elems(const T *in, size_t n) {
 }
 
 /* What a kernel needs before its launch on one device at one dynamic shared memory size:
- * the size allowed (cudaFuncSetAttribute) and how many blocks an SM holds. Asking the
- * runtime costs microseconds of host time that the GPU waits through (it sits between the
- * caller's previous work and this launch), so each kernel keeps the answer for the last
- * (device, size) it was launched with: a static launch_cache in the template that
- * launches it. */
-struct launch_cache {
-  std::atomic<uint64_t> key; /* (device + 1) << 40 | smem << 8 | blocks per SM; 0: empty */
-};
-
+ * the size allowed and how many blocks an SM holds (launch.cuh keeps both per device). */
 template <typename Kernel>
 static pp_status blocks_per_sm(pp_context *ctx, const char *fn, Kernel k, size_t smem,
-                               launch_cache *cache, int *per_sm) {
+                               pp_fit_cache *cache, int *per_sm) {
   pp_cuda_state *st = pp_cuda(ctx);
-  const uint64_t tag = ((uint64_t)(st->device + 1) << 40) | ((uint64_t)smem << 8);
-  const uint64_t v = cache->key.load(std::memory_order_acquire);
-  if ((v & ~(uint64_t)0xff) == tag) {
-    *per_sm = (int)(v & 0xff);
-    return PP_OK;
-  }
-  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-              fn);
-  int b = 0;
-  PP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, k, HIST_THREADS, smem), fn);
-  b = b < 1 ? 1 : b > 255 ? 255 : b;
-  cache->key.store(tag | (uint64_t)b, std::memory_order_release);
-  *per_sm = b;
+  PP_CUDA_TRY(ctx, pp_fit_smem(st, cache, k, smem), fn);
+  *per_sm = pp_fit_blocks(st, cache, k, HIST_THREADS, smem, 1);
   return PP_OK;
 }
 
@@ -511,10 +471,10 @@ static pp_status blocks_per_sm(pp_context *ctx, const char *fn, Kernel k, size_t
  * than there are vectors to share out. */
 template <typename Kernel>
 static pp_status grid_for(pp_context *ctx, const char *fn, Kernel k, size_t smem, size_t work,
-                          launch_cache *cache, unsigned *grid) {
+                          pp_fit_cache *cache, unsigned *grid) {
   pp_cuda_state *st = pp_cuda(ctx);
   int per_sm = 1;
-  HIST_TRY(blocks_per_sm(ctx, fn, k, smem, cache, &per_sm));
+  PP_TRY(blocks_per_sm(ctx, fn, k, smem, cache, &per_sm));
   size_t g = (size_t)per_sm * (size_t)st->sm_count;
   const size_t need = pp_ceil_div(work ? work : 1, (size_t)HIST_THREADS * HIST_UNROLL);
   *grid = (unsigned)(need < g ? need : g);
@@ -524,7 +484,7 @@ static pp_status grid_for(pp_context *ctx, const char *fn, Kernel k, size_t smem
 /* The hand-over words of a launch that overwrites the counts (the first launch of a
  * pass; later launches of a pass over more than launch_limit elements pass NULL and add). */
 static hist_sync *sync_words(pp_context *ctx) {
-  return reinterpret_cast<hist_sync *>((char *)pp_cuda(ctx)->scratch + HIST_SYNC_OFFSET);
+  return reinterpret_cast<hist_sync *>((char *)pp_cuda(ctx)->scratch + PP_SCRATCH_HIST_SYNC);
 }
 
 /* Elements one launch may count: a block must see fewer than 2^32 of them. */
@@ -536,12 +496,12 @@ template <typename T, typename Rule>
 static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
                              int copies, bool staged, size_t first, size_t wbins,
                              unsigned long long *counts) {
-  static launch_cache cache;
+  static pp_fit_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
   const size_t smem = ((size_t)copies * wbins * 4 + 15) / 16 * 16 + rule_smem_bytes(rule, staged);
   auto k = hist_shared_kernel<T, Rule>;
   unsigned grid = 1;
-  HIST_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, &cache, &grid));
+  PP_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, &cache, &grid));
   for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
     const size_t m = n - off < lim ? n - off : lim;
     k<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head_elems(in + off, m), rule, copies,
@@ -555,11 +515,11 @@ static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_
 template <typename T, typename Rule>
 static pp_status hist_global(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
                              unsigned long long *counts) {
-  static launch_cache cache;
+  static pp_fit_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
   auto k = hist_global_kernel<T, Rule>;
   unsigned grid = 1;
-  HIST_TRY(grid_for(ctx, fn, k, 0, n * sizeof(T) / 16, &cache, &grid));
+  PP_TRY(grid_for(ctx, fn, k, 0, n * sizeof(T) / 16, &cache, &grid));
   k<<<grid, HIST_THREADS, 0, st->stream>>>(in, n, head_elems(in, n), rule, counts);
   PP_CUDA_LAUNCHED(ctx, fn);
   return PP_OK;
@@ -617,12 +577,12 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   const T *in = (const T *)vin;
   unsigned long long *c = (unsigned long long *)counts;
   const size_t bins = rule.bins;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (n == 0)
     PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
   if (n == 0) return PP_OK;
   hist_device d;
-  HIST_TRY(device_limits(ctx, fn, &d));
+  PP_TRY(device_limits(ctx, fn, &d));
   const size_t target = (size_t)d.smem_optin < HIST_SMEM_TARGET ? (size_t)d.smem_optin
                                                                  : HIST_SMEM_TARGET;
   if (bins * 4 <= target) {
@@ -639,7 +599,7 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
     const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
     for (size_t first = 0; first < bins; first += window)
-      HIST_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
+      PP_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
                            bins - first < window ? bins - first : window, c));
     return PP_OK;
   }
@@ -652,7 +612,7 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
     const bool last = size == HIST_MAX_CLUSTER;
     if (slice_bytes <= target || (last && slice_bytes <= (size_t)d.smem_optin)) {
       bool launched = false;
-      HIST_TRY(hist_cluster(ctx, fn, in, n, rule, size, c, &launched));
+      PP_TRY(hist_cluster(ctx, fn, in, n, rule, size, c, &launched));
       if (launched) return PP_OK;
       break;
     }
@@ -660,23 +620,12 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   return hist_global(ctx, fn, in, n, rule, c);
 }
 
-#define HIST_DISPATCH(fn, t, in, n, rule, counts)                                           \
-  switch (t) {                                                                              \
-  case PP_U8: return hist_run<uint8_t>(ctx, fn, in, n, rule, counts);                       \
-  case PP_I32: return hist_run<int32_t>(ctx, fn, in, n, rule, counts);                      \
-  case PP_U32: return hist_run<uint32_t>(ctx, fn, in, n, rule, counts);                     \
-  case PP_I64: return hist_run<int64_t>(ctx, fn, in, n, rule, counts);                      \
-  case PP_U64: return hist_run<uint64_t>(ctx, fn, in, n, rule, counts);                     \
-  case PP_F32: return hist_run<float>(ctx, fn, in, n, rule, counts);                        \
-  case PP_F64: return hist_run<double>(ctx, fn, in, n, rule, counts);                       \
-  }                                                                                         \
-  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t);
-
 pp_status pp_cuda_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                                  size_t bins, double lo, double hi, uint64_t *counts) {
   static const char fn[] = "pp_histogram_even";
   const even_rule rule = make_even(bins, lo, hi);
-  HIST_DISPATCH(fn, t, in, n, rule, counts)
+  return pp_by_dtype(ctx, fn, t,
+                     [&](auto x) { return hist_run<decltype(x)>(ctx, fn, in, n, rule, counts); });
 }
 
 pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
@@ -685,7 +634,8 @@ pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, s
   range_rule rule;
   rule.edges = edges;
   rule.bins = bins;
-  HIST_DISPATCH(fn, t, in, n, rule, counts)
+  return pp_by_dtype(ctx, fn, t,
+                     [&](auto x) { return hist_run<decltype(x)>(ctx, fn, in, n, rule, counts); });
 }
 
 /* ---- images ------------------------------------------------------------------------- */
@@ -792,10 +742,10 @@ static pp_status image_launch(pp_context *ctx, const uint8_t *pixels, size_t row
   const int copies = copies_for((size_t)C * 256);
   unsigned grid = 1;
   if (height == 1 || pitch == row_bytes) { /* one contiguous run of bytes */
-    static launch_cache cache;
+    static pp_fit_cache cache;
     const size_t n = row_bytes * height;
     auto k = hist_image_flat_kernel<C>;
-    HIST_TRY(grid_for(ctx, fn, k, 0, n / 16, &cache, &grid));
+    PP_TRY(grid_for(ctx, fn, k, 0, n / 16, &cache, &grid));
     /* a block's counters stay below 2^32: pieces of at most grid * 2^31 bytes, cut at
      * multiples of 48 so that every piece starts on channel 0 */
     const size_t piece = ((size_t)grid << 31) / 48 * 48;
@@ -807,10 +757,10 @@ static pp_status image_launch(pp_context *ctx, const uint8_t *pixels, size_t row
     }
     return PP_OK;
   }
-  static launch_cache cache;
+  static pp_fit_cache cache;
   const size_t per_row = (row_bytes + 15) / 16 + 1;
   auto k = hist_image_rows_kernel<C>;
-  HIST_TRY(grid_for(ctx, fn, k, 0, height * per_row, &cache, &grid));
+  PP_TRY(grid_for(ctx, fn, k, 0, height * per_row, &cache, &grid));
   /* at most 2^27 chunks of 16 bytes per block and launch */
   size_t rows_per_launch = ((size_t)grid << 27) / per_row;
   if (rows_per_launch == 0) rows_per_launch = 1;
@@ -830,7 +780,7 @@ pp_status pp_cuda_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t
   static const char fn[] = "pp_histogram_image";
   pp_cuda_state *st = pp_cuda(ctx);
   unsigned long long *c = (unsigned long long *)counts;
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   const size_t row_bytes = width * (size_t)channels;
   /* the kernels overwrite the counts, unless there are none to launch */
   if (row_bytes == 0 || height == 0)

@@ -33,34 +33,10 @@
 
 #include <type_traits>
 
-/* ---- tuning (overridable at build time so that variants can be timed side by side) ---- */
-#ifndef PP_MERGE_THREADS
-#define PP_MERGE_THREADS 512
-#endif
-#ifndef PP_MERGE_ITEMS
-#define PP_MERGE_ITEMS 17 /* odd: the strided shared-memory writes hit distinct banks */
-#endif
-#ifndef PP_MERGE_ITEMS_64
-#define PP_MERGE_ITEMS_64 7 /* the same ~60 bytes per thread as 15 four-byte items */
-#endif
-/* Tiles per multiprocessor up to which each block searches its own splits (one launch:
- * at 2^20 f32, 137 tiles, one wave, the extra launch would cost more than it saves). */
-#ifndef PP_MERGE_FUSED_TILES_PER_SM
-#define PP_MERGE_FUSED_TILES_PER_SM 2
-#endif
-/* Blocks per multiprocessor the registers must allow: 3 x 512 threads keeps 48 warps
- * resident, enough loads in flight to cover DRAM latency. */
-#ifndef PP_MERGE_MIN_BLOCKS
-#define PP_MERGE_MIN_BLOCKS 3
-#endif
-/* From PP_MERGE_SAMPLED_FROM keys on (SIZE_MAX: never), the partition kernel's binary
- * searches begin on samples of a and b (every TILE / 2 keys, gathered by
- * merge_sample_kernel), which stay in L2, and end within one sample interval of the keys
- * themselves. H100, f32, same process: 2^28 0.772 / 0.769 ms against 0.788 / 0.794 for the plain search (CUB 0.790 / 0.822);
- * 2^24 0.0753 against 0.0740: there the extra launch costs more than it saves. */
-#ifndef PP_MERGE_SAMPLED_FROM
-#define PP_MERGE_SAMPLED_FROM ((size_t)1 << 26)
-#endif
+/* Tiles, blocks per SM and the sampled search: PP_MERGE_* (tuning.h). From
+ * PP_MERGE_SAMPLED_FROM keys on, the partition kernel's binary searches begin on samples
+ * of a and b (every TILE / 2 keys, gathered by merge_sample_kernel), which stay in L2, and
+ * end within one sample interval of the keys themselves. */
 #define PARTITION_THREADS 256
 #define FULL_MASK 0xffffffffu
 
@@ -345,7 +321,7 @@ pp_status pp_cuda_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t n
                         const void *b, size_t nb, void *out, pp_order order) {
   if (na + nb == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_merge");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_merge"));
   const size_t es = pp_dtype_size(key_t);
   if (na == 0 || nb == 0) { /* nothing to interleave */
     PP_CUDA_TRY(ctx,

@@ -24,26 +24,16 @@
  */
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 #include "nbody.cuh"
 
-/* Bodies per thread of the production kernel. On the H200 2 measured best (ladder/nbody.cu
- * times 1, 2, 4 and 8 side by side: 1960 G interactions/s at n = 2^16 and 2^18 against
- * 1800 for 4 and 8, which pay in registers and occupancy more than they save in shared
- * loads). */
-#ifndef PP_NBODY_BODIES
-#define PP_NBODY_BODIES 2
-#endif
+/* Bodies per thread of the production kernel: PP_NBODY_BODIES (tuning.h). */
 #define NB_BODIES PP_NBODY_BODIES
 #define NB_BLOCK_BODIES ((size_t)NB_THREADS * NB_BODIES)
 #define NB_MAX_SPLITS 1024u
 #define NB_MAP_THREADS 256 /* the memory-bound kernels */
 #define NB_ENERGY_FINAL_THREADS 256
-
-#define NB_TRY(expr)                                                                        \
-  do {                                                                                      \
-    pp_status nb_s_ = (expr);                                                               \
-    if (nb_s_ != PP_OK) return nb_s_;                                                       \
-  } while (0)
 
 /* Scratch whose failure message names the entry point (the allocator's names none). */
 static pp_status nb_temp_alloc(pp_context *ctx, const char *fn, void **mem, size_t bytes) {
@@ -204,18 +194,9 @@ struct nb_plan {
 };
 
 template <bool GUARD>
-static int force_blocks_per_sm() {
-  static int cached = 0; /* per instantiation; a benign race stores the same value */
-  if (cached == 0) {
-    int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, nb_force_kernel<NB_BODIES, GUARD>,
-                                                      NB_THREADS, 0) != cudaSuccess || b < 1) {
-      cudaGetLastError();
-      b = 1;
-    }
-    cached = b;
-  }
-  return cached;
+static int force_blocks_per_sm(pp_cuda_state *st) {
+  static pp_fit_cache fit;
+  return pp_fit_blocks(st, &fit, nb_force_kernel<NB_BODIES, GUARD>, NB_THREADS, 0, 1);
 }
 
 /* Splits of the source bodies: enough blocks to fill every SM when n is small, chosen to
@@ -249,7 +230,7 @@ static pp_status make_plan(pp_context *ctx, const char *fn, size_t n, float soft
                    fn, n);
   const float eps2 = softening * softening;
   p->guard = !(eps2 >= NB_EPS2_UNGUARDED);
-  const int per_sm = p->guard ? force_blocks_per_sm<true>() : force_blocks_per_sm<false>();
+  const int per_sm = p->guard ? force_blocks_per_sm<true>(st) : force_blocks_per_sm<false>(st);
   p->splits = choose_splits(p->iblocks, p->tiles, (size_t)st->sm_count * (size_t)per_sm);
   return PP_OK;
 }
@@ -261,7 +242,7 @@ static pp_status alloc_scratch(pp_context *ctx, const char *fn, const nb_plan *p
   if (p->n_pad > SIZE_MAX / vec / ((size_t)p->splits + 1) - extra_bytes / vec - 1)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for n (%zu) overflows size_t", fn, p->n);
   void *mem = NULL;
-  NB_TRY(nb_temp_alloc(ctx, fn, &mem, p->n_pad * vec * ((size_t)p->splits + 1) + extra_bytes));
+  PP_TRY(nb_temp_alloc(ctx, fn, &mem, p->n_pad * vec * ((size_t)p->splits + 1) + extra_bytes));
   *pos = (float4 *)mem;
   *partial = *pos + p->n_pad;
   return PP_OK;
@@ -296,11 +277,11 @@ pp_status pp_cuda_nbody_accel(pp_context *ctx, const pp_bodies *b, float softeni
   static const char fn[] = "pp_nbody_accel";
   if (b->n == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   nb_plan p;
-  NB_TRY(make_plan(ctx, fn, b->n, softening, &p));
+  PP_TRY(make_plan(ctx, fn, b->n, softening, &p));
   float4 *pos = NULL, *partial = NULL;
-  NB_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
+  PP_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
   pp_status s = launch_pack(ctx, fn, b, &p, pos);
   if (s == PP_OK) s = launch_force(ctx, fn, &p, softening, pos, partial);
   if (s == PP_OK) {
@@ -328,11 +309,11 @@ pp_status pp_cuda_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float soft
   static const char fn[] = "pp_nbody_step";
   if (b->n == 0 || steps == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   nb_plan p;
-  NB_TRY(make_plan(ctx, fn, b->n, softening, &p));
+  PP_TRY(make_plan(ctx, fn, b->n, softening, &p));
   float4 *pos = NULL, *partial = NULL;
-  NB_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
+  PP_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
   /* nothing waits for the GPU in this loop: all steps are queued on the stream */
   pp_status s = launch_pack(ctx, fn, b, &p, pos);
   if (s == PP_OK) s = launch_force(ctx, fn, &p, softening, pos, partial);
@@ -355,7 +336,7 @@ pp_status pp_cuda_nbody_energy(pp_context *ctx, const pp_bodies *b, float soften
                                double *kinetic, double *potential) {
   static const char fn[] = "pp_nbody_energy";
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (b->n == 0) {
     PP_CUDA_TRY(ctx, cudaMemsetAsync(kinetic, 0, sizeof *kinetic, st->stream), fn);
     PP_CUDA_TRY(ctx, cudaMemsetAsync(potential, 0, sizeof *potential, st->stream), fn);
@@ -370,7 +351,7 @@ pp_status pp_cuda_nbody_energy(pp_context *ctx, const pp_bodies *b, float soften
   if (n_pad > SIZE_MAX / sizeof(float4) - blocks)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for n (%zu) overflows size_t", fn, b->n);
   void *mem = NULL;
-  NB_TRY(nb_temp_alloc(ctx, fn, &mem, n_pad * sizeof(float4) + blocks * sizeof(nb_energy)));
+  PP_TRY(nb_temp_alloc(ctx, fn, &mem, n_pad * sizeof(float4) + blocks * sizeof(nb_energy)));
   float4 *pos = (float4 *)mem;
   nb_energy *parts = (nb_energy *)(pos + n_pad);
   nb_pack_kernel<<<map_grid(st, n_pad), NB_MAP_THREADS, 0, st->stream>>>(

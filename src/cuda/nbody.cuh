@@ -20,11 +20,10 @@
 #define PP_CUDA_NBODY_CUH
 
 #include <cuda_runtime.h>
+
+#include "tuning.h"
 #include <stddef.h>
 
-#ifndef PP_NBODY_THREADS
-#define PP_NBODY_THREADS 128 /* threads per block = bodies per shared-memory tile */
-#endif
 #define NB_THREADS PP_NBODY_THREADS
 
 /* Softening^2 at or above this takes the unguarded loop: a body's own term (and any pair

@@ -22,6 +22,8 @@
 #include "arith.cuh"
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 
 #include <type_traits>
 
@@ -33,8 +35,6 @@
 #define REDUCE_THREADS 256
 #define REDUCE_UNROLL 8
 #define REDUCE_BLOCKS_PER_SM 4
-/* per-block partials follow a 256-byte header holding the done-counter */
-#define REDUCE_COUNTER_BYTES 256
 
 /* ---- operators: Acc, identity, combine, from (one element), result ---------------------- */
 
@@ -238,20 +238,14 @@ argreduce_kernel(const T *__restrict__ in, size_t n, T *value_out, uint64_t *ind
  * fewer), at most what the scratch holds: small n gets one tile per block, one DRAM round
  * trip per thread, and no block that has nothing to do. */
 template <typename Kernel>
-static unsigned grid_for(pp_cuda_state *st, Kernel kernel, int *per_sm_cache, size_t n,
+static unsigned grid_for(pp_cuda_state *st, Kernel kernel, pp_fit_cache *fit, size_t n,
                          size_t elem_size, size_t partial_size) {
-  int per_sm = *per_sm_cache; /* one cache per kernel; a benign race writes the same value */
-  if (per_sm == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, REDUCE_THREADS, 0) !=
-            cudaSuccess || per_sm < 1)
-      per_sm = 1;
-    if (per_sm > REDUCE_BLOCKS_PER_SM) per_sm = REDUCE_BLOCKS_PER_SM;
-    *per_sm_cache = per_sm;
-  }
+  int per_sm = pp_fit_blocks(st, fit, kernel, REDUCE_THREADS, 0, 1);
+  if (per_sm > REDUCE_BLOCKS_PER_SM) per_sm = REDUCE_BLOCKS_PER_SM;
   size_t vectors = n / (16 / elem_size);
   size_t want = pp_ceil_div(vectors, (size_t)REDUCE_THREADS * REDUCE_UNROLL);
   size_t wave = (size_t)st->sm_count * (size_t)per_sm;
-  size_t room = (PP_CUDA_SCRATCH_BYTES - REDUCE_COUNTER_BYTES) / partial_size;
+  size_t room = (PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / partial_size;
   size_t g = want < wave ? want : wave;
   g = g < room ? g : room;
   return g ? (unsigned)g : 1u;
@@ -261,12 +255,12 @@ template <typename T, typename Op>
 static pp_status launch_reduce(pp_context *ctx, const void *in, size_t n, void *out) {
   pp_cuda_state *st = pp_cuda(ctx);
   typedef typename Op::Acc A;
-  static int per_sm = 0;
+  static pp_fit_cache fit;
   auto kernel = reduce_kernel<T, Op, REDUCE_THREADS, REDUCE_UNROLL>;
-  unsigned grid = grid_for(st, kernel, &per_sm, n, sizeof(T), sizeof(A));
+  unsigned grid = grid_for(st, kernel, &fit, n, sizeof(T), sizeof(A));
   char *scratch = (char *)st->scratch;
   kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>(
-      (const T *)in, n, (T *)out, (A *)(scratch + REDUCE_COUNTER_BYTES), (unsigned *)scratch);
+      (const T *)in, n, (T *)out, (A *)(scratch + PP_SCRATCH_PARTIALS), (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_reduce");
   return PP_OK;
 }
@@ -288,17 +282,11 @@ static pp_status reduce_typed(pp_context *ctx, pp_op op, const void *in, size_t 
 
 pp_status pp_cuda_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                          void *out) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_reduce");
-  switch (t) {
-  case PP_U8: return reduce_typed<uint8_t, uint32_t>(ctx, op, in, n, out);
-  case PP_I32: return reduce_typed<int32_t, uint32_t>(ctx, op, in, n, out);
-  case PP_U32: return reduce_typed<uint32_t, uint32_t>(ctx, op, in, n, out);
-  case PP_I64: return reduce_typed<int64_t, uint64_t>(ctx, op, in, n, out);
-  case PP_U64: return reduce_typed<uint64_t, uint64_t>(ctx, op, in, n, out);
-  case PP_F32: return reduce_typed<float, double>(ctx, op, in, n, out);
-  case PP_F64: return reduce_typed<double, double>(ctx, op, in, n, out);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_reduce: dtype (%d)", (int)t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_reduce"));
+  return pp_by_dtype(ctx, "pp_reduce", t, [&](auto x) {
+    typedef decltype(x) T;
+    return reduce_typed<T, typename pp_sum_acc<T>::type>(ctx, op, in, n, out);
+  });
 }
 
 template <typename T>
@@ -307,27 +295,20 @@ static pp_status argreduce_typed(pp_context *ctx, pp_op op, const void *in, size
   pp_cuda_state *st = pp_cuda(ctx);
   auto kernel = op == PP_MIN ? argreduce_kernel<T, true, REDUCE_THREADS, REDUCE_UNROLL>
                              : argreduce_kernel<T, false, REDUCE_THREADS, REDUCE_UNROLL>;
-  static int per_sm[2] = {0, 0};
-  unsigned grid = grid_for(st, kernel, &per_sm[op == PP_MIN], n, sizeof(T), sizeof(arg_pair<T>));
+  static pp_fit_cache fit[2];
+  unsigned grid = grid_for(st, kernel, &fit[op == PP_MIN], n, sizeof(T), sizeof(arg_pair<T>));
   char *scratch = (char *)st->scratch;
   kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>((const T *)in, n, (T *)value_out, index_out,
-                                                  (arg_pair<T> *)(scratch + REDUCE_COUNTER_BYTES),
-                                                  (unsigned *)scratch);
+                                                  (arg_pair<T> *)(scratch + PP_SCRATCH_PARTIALS),
+                                                  (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_argreduce");
   return PP_OK;
 }
 
 pp_status pp_cuda_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                             void *value_out, uint64_t *index_out) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_argreduce");
-  switch (t) {
-  case PP_U8: return argreduce_typed<uint8_t>(ctx, op, in, n, value_out, index_out);
-  case PP_I32: return argreduce_typed<int32_t>(ctx, op, in, n, value_out, index_out);
-  case PP_U32: return argreduce_typed<uint32_t>(ctx, op, in, n, value_out, index_out);
-  case PP_I64: return argreduce_typed<int64_t>(ctx, op, in, n, value_out, index_out);
-  case PP_U64: return argreduce_typed<uint64_t>(ctx, op, in, n, value_out, index_out);
-  case PP_F32: return argreduce_typed<float>(ctx, op, in, n, value_out, index_out);
-  case PP_F64: return argreduce_typed<double>(ctx, op, in, n, value_out, index_out);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_argreduce: dtype (%d)", (int)t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_argreduce"));
+  return pp_by_dtype(ctx, "pp_argreduce", t, [&](auto x) {
+    return argreduce_typed<decltype(x)>(ctx, op, in, n, value_out, index_out);
+  });
 }

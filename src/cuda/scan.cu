@@ -37,57 +37,15 @@
 #include "arith.cuh"
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 
 #include <string.h>
 #include <type_traits>
 
-/* Tuning, overridable at build time so variants can be timed side by side. */
-#ifndef PP_SCAN_THREADS
-#define PP_SCAN_THREADS 256
-#endif
-#ifndef PP_SCAN_VECS
-#define PP_SCAN_VECS 8
-#endif
-/* select, partition and select_flagged keep a tile in shared memory too: smaller tiles,
- * more blocks per SM */
-/* blocks per SM the kernels are compiled for (caps their registers) */
-#ifndef PP_SCAN_MIN_BLOCKS
-#define PP_SCAN_MIN_BLOCKS 4
-#endif
-#ifndef PP_SELECT_MIN_BLOCKS
-#define PP_SELECT_MIN_BLOCKS 5
-#endif
-/* Select and partition run the same kernel but each with its own tile (16-byte vectors per
- * thread): select's pass is the whole call, so larger tiles (fewer look-backs per byte) pay;
- * partition also reads its input in a counting pass first, and its larger tiles lost. H100,
- * f32 x > 0, half kept, ratio to CUB (docs/benchmarks/h100-scan.md): select at 2^28 1.005x
- * with 4 vectors (16 KB), 1.065x with 6 (24 KB); partition 0.737x with 4, 0.703x with 6
- * (0.85 -> 0.62 at 2^20). PP_PARTITION_VECS also sets the counting pass's tile. */
-#ifndef PP_SELECT_VECS
-#define PP_SELECT_VECS 6
-#endif
-#ifndef PP_PARTITION_VECS
-#define PP_PARTITION_VECS 4
-#endif
-#ifndef PP_FLAG_VECS /* select_flagged: 16-byte vectors of flags per thread, blocks per SM */
-#define PP_FLAG_VECS 4
-#endif
-#ifndef PP_FLAG_MIN_BLOCKS
-#define PP_FLAG_MIN_BLOCKS 5
-#endif
-/* 0: streaming (evict-first) 16-byte loads and stores; 1: default caching */
-#ifndef PP_SCAN_CACHE
-#define PP_SCAN_CACHE 0
-#endif
-/* 1: tiles handed out by an atomic counter (forward progress whatever order blocks are
- * scheduled in); 0: tile = blockIdx.x (blocks are dispatched in index order). */
-/* 1: a resident grid walks the tiles, prefetching (scan only) */
-#ifndef PP_SCAN_PERSISTENT
-#define PP_SCAN_PERSISTENT 0
-#endif
-#ifndef PP_SCAN_DYNAMIC_TILES
-#define PP_SCAN_DYNAMIC_TILES 0
-#endif
+/* Tile sizes and blocks per SM: tuning.h. Select and partition run the same kernel, each
+ * with its own tile; PP_PARTITION_VECS also sets the counting pass's tile. Loads and
+ * stores of the data are streaming (evict-first): it is read and written once. */
 #define SCAN_THREADS PP_SCAN_THREADS
 #define SCAN_VECS PP_SCAN_VECS
 #define SELECT_VECS PP_SELECT_VECS
@@ -99,20 +57,11 @@
 
 /* The look-back buffer: the tile counter, then one descriptor slot per tile. */
 #define LOOKBACK_HEADER 256
-/* Bytes from one tile's descriptor to the next (8 or 16: packed; 128: one L2 line each).
- * Packed, the descriptors of the tiles in flight share a few lines, and the polls of
- * every block waiting on them queue at the L2 slices that hold those lines, slowing the
- * data streaming through the same slices: on the H100 at 2^28, u32 scan 0.853 -> 0.761 ms
- * and f32 select 0.736 -> 0.707 ms going from packed to 128 (docs/benchmarks/h100-scan.md). */
-#ifndef PP_LOOKBACK_STRIDE
-#define PP_LOOKBACK_STRIDE 128
-#endif
+/* Bytes from one tile's descriptor to the next: PP_LOOKBACK_STRIDE (tuning.h). */
 #define NARROW_SLOT (PP_LOOKBACK_STRIDE > 8 ? PP_LOOKBACK_STRIDE : 8)
 #define WIDE_SLOT (PP_LOOKBACK_STRIDE > 16 ? PP_LOOKBACK_STRIDE : 16)
 /* Narrow status words hold the epoch in 30 bits; after that many calls they are cleared. */
 #define EPOCH_LIMIT (1u << 30)
-/* scratch offset of the partition count accumulator (reduce.cu uses [0, 8) and [256, ..)) */
-#define COUNT_ACC_OFFSET 64
 
 enum { ST_INVALID = 0, ST_AGGREGATE = 1, ST_PREFIX = 2 };
 
@@ -173,34 +122,14 @@ struct desc<C, true> {
   }
 };
 
-/* Descriptors each lane reads per round of the look-back. Wider rounds (2, 4) cover more
- * tiles per L2 round trip but cost registers in every thread; on the H200 one per lane
- * measured best (docs/benchmarks/h200.md). */
-#ifndef PP_LOOKBACK_PER_LANE
-#define PP_LOOKBACK_PER_LANE 1
-#endif
-/* Nanoseconds before the first poll and between polls of descriptors not yet published.
- * Polling soon and often costs the whole kernel bandwidth (docs/benchmarks/h100-scan.md):
- * on the H100 at 2^28, u32 scan 0.900 ms with 0 / 16 ns, 0.848 ms with 700 / 300 ns. */
-#ifndef PP_LOOKBACK_SLEEP
-#define PP_LOOKBACK_SLEEP 300
-#endif
-#ifndef PP_LOOKBACK_FIRST_SLEEP
-#define PP_LOOKBACK_FIRST_SLEEP 700
-#endif
-/* Diagnostic only (wrong results): every tile takes the identity as its prefix, so the
- * kernel runs without waiting on its predecessors. */
-#ifndef PP_LOOKBACK_DIAG_NOWAIT
-#define PP_LOOKBACK_DIAG_NOWAIT 0
-#endif
+/* Descriptors per lane and round, and the sleeps between polls: PP_LOOKBACK_* (tuning.h). */
 
 /* One thread: publish this tile's aggregate (tile 0: its inclusive prefix). */
 template <typename CombC>
 __device__ __forceinline__ void look_back_publish(void *descs, size_t tile, uint32_t epoch,
                                                   typename CombC::Acc aggregate) {
   typedef desc<typename CombC::Acc> D;
-  D::publish(descs, tile, epoch, tile == 0 || PP_LOOKBACK_DIAG_NOWAIT ? ST_PREFIX : ST_AGGREGATE,
-             aggregate);
+  D::publish(descs, tile, epoch, tile == 0 ? ST_PREFIX : ST_AGGREGATE, aggregate);
 }
 
 /* Called by all lanes of one warp once the aggregate is published: wait for and combine
@@ -213,7 +142,7 @@ look_back_wait(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc agg
   typedef desc<C> D;
   constexpr int K = PP_LOOKBACK_PER_LANE;
   const int lane = threadIdx.x % PP_WARP;
-  if (tile == 0 || PP_LOOKBACK_DIAG_NOWAIT) return CombC::identity();
+  if (tile == 0) return CombC::identity();
   if (PP_LOOKBACK_FIRST_SLEEP > 0) __nanosleep(PP_LOOKBACK_FIRST_SLEEP);
   C acc = CombC::identity();
   long long newest = (long long)tile - 1;
@@ -269,19 +198,10 @@ look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregat
   return look_back_wait<CombC>(descs, tile, epoch, aggregate);
 }
 
-/* The next tile for this block, from the counter in the look-back header; the block that
- * draws the last tile returns the counter to zero for the next launch on the stream. */
-__device__ __forceinline__ size_t next_tile(unsigned *counter, size_t num_tiles) {
-  if (!PP_SCAN_DYNAMIC_TILES) return blockIdx.x;
-  __shared__ unsigned tile;
-  if (threadIdx.x == 0) {
-    unsigned t = atomicAdd(counter, 1u);
-    if (t == num_tiles - 1) *counter = 0;
-    tile = t;
-  }
-  __syncthreads();
-  return tile;
-}
+/* The tile of this block: tile = blockIdx.x, since blocks are dispatched in index order
+ * (the tiles before it are running or done, so its look-back makes progress). The
+ * look-back header's tile counter stays in the kernels' parameters, unused. */
+__device__ __forceinline__ size_t next_tile(unsigned *, size_t) { return blockIdx.x; }
 
 /* ---- scan operators ----------------------------------------------------------------------
  * T the element, L what a tile computes in, C what is carried between tiles. */
@@ -371,11 +291,7 @@ __device__ __forceinline__ void load_tile(const T *in, size_t n, size_t base, bo
     cnt[v] = vec_count(first, n, VW);
     x[v].raw = make_uint4(0, 0, 0, 0);
     if (vector_ok) {
-#if PP_SCAN_CACHE == 0
       x[v].raw = __ldcs(reinterpret_cast<const uint4 *>(in + first));
-#else
-      x[v].raw = *reinterpret_cast<const uint4 *>(in + first);
-#endif
     } else {
 #pragma unroll
       for (int c = 0; c < VW; c++)
@@ -512,11 +428,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
     size_t first = vec_first<T>(base, v);
     if (!SEEDED && !inclusive && first == 0) y.e[0] = Op::first();
     if (aligned && full) {
-#if PP_SCAN_CACHE == 0
       __stcs(reinterpret_cast<uint4 *>(out + first), y.raw);
-#else
-      *reinterpret_cast<uint4 *>(out + first) = y.raw;
-#endif
     } else {
 #pragma unroll
       for (int c = 0; c < VW; c++)
@@ -525,7 +437,6 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   }
 }
 
-#if !PP_SCAN_PERSISTENT
 /* One tile per block. */
 template <typename Op, bool SEEDED>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
@@ -541,36 +452,6 @@ scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_
   load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
   scan_tile<Op, SEEDED>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm, seed);
 }
-#else
-/* A resident grid: block b scans tiles b, b + G, b + 2G, ... and loads its next tile
- * before scanning the current one, so the look-back of one tile overlaps the loads of the
- * next. Every block is resident, so every look-back finds its predecessors running. */
-template <typename Op, bool SEEDED>
-__global__ void __launch_bounds__(SCAN_THREADS, PP_SCAN_MIN_BLOCKS)
-scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_t num_tiles,
-            bool aligned, bool inclusive, void *descs, unsigned *counter, uint32_t epoch,
-            typename Op::Carry seed) {
-  typedef typename Op::Elem T;
-  constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
-  __shared__ scan_smem<typename Op::Carry> sm;
-  (void)counter;
-  size_t tile = blockIdx.x;
-  vec16<T> x[SCAN_VECS], nx[SCAN_VECS];
-  int cnt[SCAN_VECS], ncnt[SCAN_VECS];
-  load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
-  for (; tile < num_tiles; tile += gridDim.x) {
-    const size_t next = tile + gridDim.x;
-    if (next < num_tiles)
-      load_tile<T, SCAN_VECS>(in, n, next * TILE, aligned && n - next * TILE >= (size_t)TILE, nx, ncnt);
-    scan_tile<Op, SEEDED>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm, seed);
-#pragma unroll
-    for (int v = 0; v < SCAN_VECS; v++) {
-      x[v] = nx[v];
-      cnt[v] = ncnt[v];
-    }
-  }
-}
-#endif
 
 /* ---- select / partition kernel ------------------------------------------------------------ */
 
@@ -845,15 +726,6 @@ static pp_status launch_scan(pp_context *ctx, const void *in, void *out, size_t 
   pp_status s = lookback_begin(ctx, "pp_scan", tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
   size_t grid = tiles;
-#if PP_SCAN_PERSISTENT
-  static int per_sm = 0; /* per instantiation; a benign race writes the same value */
-  if (per_sm == 0 && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, scan_kernel<Op, false>,
-                                                                    SCAN_THREADS, 0) != cudaSuccess ||
-                      per_sm < 1))
-    per_sm = 1;
-  size_t wave = (size_t)st->sm_count * (size_t)per_sm;
-  grid = tiles < wave ? tiles : wave;
-#endif
   if (carry)
     scan_kernel<Op, true><<<(unsigned)grid, SCAN_THREADS, 0, st->stream>>>(
         (const T *)in, (T *)out, n, tiles, aligned16(in, out), inclusive, descs, counter, epoch,
@@ -881,18 +753,12 @@ static pp_status scan_typed(pp_context *ctx, pp_op op, const void *in, void *out
 pp_status pp_cuda_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
                             size_t n, bool inclusive, const void *carry) {
   if (n == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_scan");
-  const void *c = carry;
-  switch (t) {
-  case PP_U8: return scan_typed<uint8_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
-  case PP_I32: return scan_typed<int32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
-  case PP_U32: return scan_typed<uint32_t, uint32_t, uint32_t>(ctx, op, in, out, n, inclusive, c);
-  case PP_I64: return scan_typed<int64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive, c);
-  case PP_U64: return scan_typed<uint64_t, uint64_t, uint64_t>(ctx, op, in, out, n, inclusive, c);
-  case PP_F32: return scan_typed<float, double, double>(ctx, op, in, out, n, inclusive, c);
-  case PP_F64: return scan_typed<double, double, double>(ctx, op, in, out, n, inclusive, c);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_scan: dtype (%d)", (int)t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_scan"));
+  return pp_by_dtype(ctx, "pp_scan", t, [&](auto x) {
+    typedef decltype(x) T;
+    typedef typename pp_sum_acc<T>::type A;
+    return scan_typed<T, A, A>(ctx, op, in, out, n, inclusive, carry);
+  });
 }
 
 pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
@@ -929,7 +795,7 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
     char *scratch = (char *)st->scratch;
     count_kernel<T><<<count_grid(st, tiles), SCAN_THREADS, 0, st->stream>>>(
         (const T *)in, n, pred, aligned, count,
-        (unsigned long long *)(scratch + COUNT_ACC_OFFSET), (unsigned *)scratch);
+        (unsigned long long *)(scratch + PP_SCRATCH_PART_COUNT), (unsigned *)(scratch + PP_SCRATCH_COUNTER));
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   if (partition)
@@ -945,21 +811,14 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
 static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp_dtype t,
                              const void *in, size_t n, pp_cmp cmp, const void *value, void *out,
                              uint64_t *count) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (n == 0) {
     PP_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, pp_cuda(ctx)->stream), fn);
     return PP_OK;
   }
-  switch (t) {
-  case PP_U8: return select_typed<uint8_t>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_I32: return select_typed<int32_t>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_U32: return select_typed<uint32_t>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_I64: return select_typed<int64_t>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_U64: return select_typed<uint64_t>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_F32: return select_typed<float>(ctx, fn, partition, in, n, cmp, value, out, count);
-  case PP_F64: return select_typed<double>(ctx, fn, partition, in, n, cmp, value, out, count);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dtype (%d)", fn, (int)t);
+  return pp_by_dtype(ctx, fn, t, [&](auto x) {
+    return select_typed<decltype(x)>(ctx, fn, partition, in, n, cmp, value, out, count);
+  });
 }
 
 pp_status pp_cuda_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
@@ -983,13 +842,8 @@ static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *i
   pp_status s = lookback_begin(ctx, "pp_select_flagged", tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
   const size_t smem = TILE_BYTES(FLAG_VECS) * sizeof(uint16_t);
-  static pp_device_set smem_set = 0;
-  if (!pp_device_set_has(&smem_set, st->device)) {
-    PP_CUDA_TRY(ctx, cudaFuncSetAttribute(flagged_kernel<W>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-                "pp_select_flagged");
-    pp_device_set_add(&smem_set, st->device);
-  }
+  static pp_fit_cache fit;
+  PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, flagged_kernel<W>, smem), "pp_select_flagged");
   flagged_kernel<W><<<(unsigned)tiles, SCAN_THREADS, smem, st->stream>>>(
       (const W *)in, elem_size / sizeof(W), flags, n, (W *)out, count, tiles,
       aligned16(flags, flags), descs, counter, epoch);
@@ -1000,7 +854,7 @@ static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *i
 pp_status pp_cuda_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
                                  const uint8_t *flags, size_t n, void *out, uint64_t *count) {
   static const char fn[] = "pp_select_flagged";
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   if (n == 0) {
     PP_CUDA_TRY(ctx, cudaMemsetAsync(count, 0, sizeof *count, pp_cuda(ctx)->stream), fn);
     return PP_OK;

@@ -17,29 +17,17 @@
  */
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 #include "sgemm.cuh"
 
 #include <string.h>
 
-/* Production configuration (the ladder times the others, docs/benchmarks/h100-sgemm.md
- * has their figures): 128 x 256 tiles, 256 threads with 8 x 16 results each (one block
- * per SM), BK 16, four stages; interior tiles take the fast path (copies without
- * predicates, one pointer per operand across the main loop) with the copies of a slice
- * spread over the k steps before it, two units at a time, and the FMAs of a k step run in
- * serpentine order (sgemm.cuh, SG_V_*). */
-#ifndef PP_SGEMM_BK
-#define PP_SGEMM_BK 16
-#endif
-#ifndef PP_SGEMM_STAGES
-#define PP_SGEMM_STAGES 4
-#endif
+/* Production configuration: tuning.h (PP_SGEMM_*); the ladder times the others. */
 #define SG_BM 128
 #define SG_BN 256
 #define SG_TM 8
 #define SG_TN 16
-#ifndef PP_SGEMM_VARIANT
-#define PP_SGEMM_VARIANT (SG_V_FAST | SG_V_SPREAD | SG_V_PAIR | SG_V_SERP)
-#endif
 #define SG_BK PP_SGEMM_BK
 #define SG_STAGES PP_SGEMM_STAGES
 typedef sg_shape<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN> sg_prod;
@@ -51,15 +39,8 @@ typedef sg_shape<SG_BM, SG_BN, SG_BK, SG_STAGES, SG_TM, SG_TN> sg_prod;
 #define SG_MIN_KSLICE 256
 #define SG_MAX_SPLITS 16
 #define SG_MAX_WORK_BYTES ((size_t)256 << 20)
-#define SG_MAX_DEVICES 64
 
 #define SG_REDUCE_THREADS 256
-
-#define SG_TRY(expr)                                                                        \
-  do {                                                                                      \
-    pp_status sg_try_s_ = (expr);                                                           \
-    if (sg_try_s_ != PP_OK) return sg_try_s_;                                               \
-  } while (0)
 
 /* C = beta * C over an m x n row-major matrix (beta == 0 writes zeros without reading). */
 __global__ void sgemm_scale_kernel(float *C, size_t ldc, size_t m, size_t n, float beta) {
@@ -95,31 +76,15 @@ static void elementwise_grid(size_t m, size_t n, dim3 *grid) {
   grid->z = 1;
 }
 
-/* One instantiation's launch facts, looked up once per device: its shared memory limit
- * raised (above the 48 KB default) and how many blocks of it an SM holds. */
-struct sg_kernel_info {
-  int blocks_per_sm[SG_MAX_DEVICES]; /* 0: not looked up yet on that device */
-};
-
+/* One instantiation's shared memory limit raised (above the 48 KB default) and how many
+ * blocks of it an SM holds, per device (launch.cuh). */
 template <int MA, int MB>
 static pp_status sg_prepare(pp_context *ctx, int *blocks_per_sm) {
-  static sg_kernel_info info; /* per instantiation; a benign race writes the same values */
-  const int dev = pp_cuda(ctx)->device;
-  if (dev >= 0 && dev < SG_MAX_DEVICES && info.blocks_per_sm[dev] > 0) {
-    *blocks_per_sm = info.blocks_per_sm[dev];
-    return PP_OK;
-  }
+  static pp_fit_cache fit;
+  pp_cuda_state *st = pp_cuda(ctx);
   auto kernel = SG_PROD_KERNEL(MA, MB);
-  PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)sg_prod::SMEM),
-              "pp_sgemm: shared memory limit");
-  int per_sm = 0;
-  PP_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, sg_prod::THREADS,
-                                                                 sg_prod::SMEM),
-              "pp_sgemm: occupancy");
-  if (per_sm < 1) per_sm = 1;
-  if (dev >= 0 && dev < SG_MAX_DEVICES) info.blocks_per_sm[dev] = per_sm;
-  *blocks_per_sm = per_sm;
+  PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, kernel, sg_prod::SMEM), "pp_sgemm: shared memory limit");
+  *blocks_per_sm = pp_fit_blocks(st, &fit, kernel, sg_prod::THREADS, sg_prod::SMEM, 1);
   return PP_OK;
 }
 
@@ -139,7 +104,7 @@ template <int MA, int MB>
 static pp_status sg_launch(pp_context *ctx, sg_params p) {
   pp_cuda_state *st = pp_cuda(ctx);
   int per_sm = 1;
-  SG_TRY((sg_prepare<MA, MB>(ctx, &per_sm)));
+  PP_TRY((sg_prepare<MA, MB>(ctx, &per_sm)));
   const size_t tiles_m = pp_ceil_div(p.m, SG_BM), tiles_n = pp_ceil_div(p.n, SG_BN);
   const size_t tiles = tiles_m * tiles_n;
   /* tile indices are unsigned in the kernel; such a C would need > 2^48 bytes anyway */
@@ -160,7 +125,7 @@ static pp_status sg_launch(pp_context *ctx, sg_params p) {
   }
   if (splits > 1) {
     p.ldw = (p.n + 3) / 4 * 4;
-    SG_TRY(ctx->ops->temp_alloc(ctx, &work, (size_t)splits * p.m * p.ldw * sizeof(float)));
+    PP_TRY(ctx->ops->temp_alloc(ctx, &work, (size_t)splits * p.m * p.ldw * sizeof(float)));
     p.work = (float *)work;
   }
 
@@ -199,7 +164,7 @@ pp_status pp_cuda_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans
                         const float *B, size_t ldb, float beta, float *C, size_t ldc) {
   if (m == 0 || n == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_CUDA_TRY(ctx, cudaSetDevice(st->device), "pp_sgemm");
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sgemm"));
   if (layout == PP_COL_MAJOR) { /* C^T = op(B)^T op(A)^T, all row-major */
     const float *tp = A;
     A = B;

@@ -30,7 +30,7 @@
  *               full 32-byte sectors) and writes 4 x 8 distinct banks.
  * Out-of-range elements (edges in m, n and k) are copied with source size 0, which
  * zero-fills them, so edge tiles run the same inner loop and only the stores check
- * bounds (PP_SGEMM_FAST_PATH lets interior tiles skip those predicates).
+ * bounds (interior tiles skip those predicates: sg_copy_stage).
  *
  * Interior blocks (the tile inside both operands) take a fast path (SG_V_FAST): no copy
  * needs a predicate, so the only copy state across the main loop is one pointer per
@@ -52,16 +52,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tuning.h"
+
 enum { SG_LOAD_T = 0, SG_LOAD_D1 = 1, SG_LOAD_D4 = 2 };
 
 #define SG_PAD 4      /* floats after each k-row of a shared tile */
-/* 1: interior tiles copy without predicates (sg_copy_stage); 0: every copy is checked.
- * On by default: on the H200 it took 4096^3 NN from 0.78-0.83x to 0.85x of cuBLAS and
- * 8192^3 from 0.81x to 0.86x (test_sgemm passes either way); ptxas reports 60-160 bytes of
- * spills in the mixed-mode instantiations, which is the next thing to remove. */
-#ifndef PP_SGEMM_FAST_PATH
-#define PP_SGEMM_FAST_PATH 1
-#endif
+/* Interior tiles copy whole slices without predicates (sg_copy_stage). */
 #define SG_GROUP_M 8  /* tile rows per raster group (L2 reuse of B's panels) */
 
 struct sg_params {
@@ -211,7 +207,7 @@ template <int MODE_A, int MODE_B, int BM, int BN, int BK, int THREADS>
 __device__ __forceinline__ void sg_copy_stage(const sg_copier &ca, const sg_copier &cb,
                                               bool a_inside, bool b_inside, float *as, float *bs,
                                               size_t k0, size_t kend) {
-  const bool whole = PP_SGEMM_FAST_PATH && k0 + BK <= kend;
+  const bool whole = k0 + BK <= kend;
   if (a_inside && whole)
     sg_copy_slice<MODE_A, BM, BK, THREADS, false>(ca, as, k0, kend);
   else

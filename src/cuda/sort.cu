@@ -50,105 +50,7 @@
 #include <string.h>
 #include <type_traits>
 
-/* ---- tuning (overridable at build time so that variants can be timed side by side) ---- */
-#ifndef PP_SORT_THREADS
-#define PP_SORT_THREADS 384 /* onesweep block; at least 256: one thread per digit */
-#endif
-/* Items per thread, per key and value width (H100 figures: docs/benchmarks/h100-sort.md).
- * 4-byte keys alone: from 2^21 keys on 23 (u32 keys at 2^28: 6.26 ms, 22: 6.40, 20: 6.64,
- * 18: 6.71), below that 18 (2^20 is one wave of tiles either way, all within noise).
- * u32 pairs, values loaded after the key scatter: 23 (2^28: 9.18 ms against 10.31 for 15 with
- * the values loaded during the look-back; 19: 10.39, 21: 9.30). */
-#ifndef PP_SORT_ITEMS_K32
-#define PP_SORT_ITEMS_K32 18 /* 4-byte keys only, n below PP_SORT_K32_LARGE_FROM */
-#endif
-#ifndef PP_SORT_ITEMS_K32_LARGE
-#define PP_SORT_ITEMS_K32_LARGE 23 /* 4-byte keys only, n from PP_SORT_K32_LARGE_FROM on */
-#endif
-#ifndef PP_SORT_K32_LARGE_FROM
-#define PP_SORT_K32_LARGE_FROM ((size_t)1 << 21)
-#endif
-#ifndef PP_SORT_ITEMS_K32_V32
-#define PP_SORT_ITEMS_K32_V32 23 /* 4-byte keys, 4-byte values */
-#endif
-#ifndef PP_SORT_ITEMS_K64
-#define PP_SORT_ITEMS_K64 15 /* 8-byte keys only (dynamic shared memory); u64 at 2^28: 16.75 ms, 17: 17.14, 13: 17.03 */
-#endif
-#ifndef PP_SORT_ITEMS_WIDE
-#define PP_SORT_ITEMS_WIDE 12 /* any pair with an 8-byte member */
-#endif
-#ifndef PP_SORT_MIN_BLOCKS
-#define PP_SORT_MIN_BLOCKS 2 /* onesweep blocks per SM the registers must allow */
-#endif
-#ifndef PP_SORT_MIN_BLOCKS_K32
-#define PP_SORT_MIN_BLOCKS_K32 PP_SORT_MIN_BLOCKS /* the same, 4-byte keys alone */
-#endif
-#ifndef PP_SORT_MIN_BLOCKS_K32_V32
-#define PP_SORT_MIN_BLOCKS_K32_V32 PP_SORT_MIN_BLOCKS /* the same, 4-byte keys and values */
-#endif
-/* How a warp's lanes with equal digits find each other in the large sort's ranking (it
- * runs once per key): 0 eight ballots (~24 simple instructions a key); 1 __match_any_sync
- * (MATCH.ANY is slow for this: CUB's ranking uses a ballot loop for 8-bit digits, noting
- * that match.any is slower when matching a few bits); 2 each lane ORs its bit into a
- * per-warp shared word of its digit and reads the word back (one shared atomic, one load
- * and one store a key; a second per-warp table of 256 words). */
-#ifndef PP_SORT_MATCH
-#define PP_SORT_MATCH 0
-#endif
-#ifndef PP_SORT_MATCH_K32
-#define PP_SORT_MATCH_K32 2 /* the same, 4-byte keys alone */
-#endif
-#ifndef PP_SORT_MATCH_K64
-#define PP_SORT_MATCH_K64 2 /* the same, 8-byte keys alone */
-#endif
-#ifndef PP_SORT_SMALL_THREADS
-#define PP_SORT_SMALL_THREADS 512
-#endif
-#ifndef PP_SORT_SMALL_ITEMS
-#define PP_SORT_SMALL_ITEMS 8
-#endif
-/* Padded key count from which look-back words are 64-bit: 32-bit words hold counts below
- * 2^30, so this must not exceed 2^30 (lowered only to test the 64-bit path on small n). */
-#ifndef PP_SORT_WIDE_FROM
-#define PP_SORT_WIDE_FROM ((size_t)1 << 30)
-#endif
-/* Earlier tiles the look-back reads at once when the predecessor is not done: 8 for 4-byte
- * keys alone, 2 for the rest (H100, 2^28: f32 keys 0.5% faster with 8 than with 2; u64 keys
- * 1.8% and u32 pairs 1% faster with 2 than with 8) */
-#ifndef PP_SORT_LOOKBACK_BATCH
-#define PP_SORT_LOOKBACK_BATCH 8
-#endif
-#ifndef PP_SORT_LOOKBACK_BATCH_OTHER
-#define PP_SORT_LOOKBACK_BATCH_OTHER 2
-#endif
-/* Packed pairs (pack_pass) of 4-byte keys with 4-byte values from how many pairs on
- * (SIZE_MAX: never). H100, u32 pairs, same process, unpacked against packed: 2^20 0.082 /
- * 0.100 ms, 2^22 0.190 / 0.208, 2^24 0.606 / 0.611, 2^25 1.168 / 1.135, 2^26 2.346 /
- * 2.207, 2^28 9.10 / 8.44; below 2^25 the eight kernels a sort launches in vain cost more
- * than the packed passes save. */
-#ifndef PP_SORT_PACK_FROM
-#define PP_SORT_PACK_FROM ((size_t)3 << 23)
-#endif
-#ifndef PP_SORT_HIST_THREADS
-#define PP_SORT_HIST_THREADS 256 /* histogram block; at least 256 (its last block scans 256 digits) */
-#endif
-#ifndef PP_SORT_HIST_ITEMS
-#define PP_SORT_HIST_ITEMS 16 /* keys per thread and tile of the histogram kernel */
-#endif
-#ifndef PP_SORT_HIST_MIN_BLOCKS
-#define PP_SORT_HIST_MIN_BLOCKS 0 /* histogram blocks per SM the registers must allow; 0: no
-                                     bound (a bound of 1 let ptxas take 79-88 registers) */
-#endif
-#if PP_SORT_HIST_MIN_BLOCKS > 0
-#define HIST_LAUNCH_BOUNDS(t) __launch_bounds__(t, PP_SORT_HIST_MIN_BLOCKS)
-#else
-#define HIST_LAUNCH_BOUNDS(t) __launch_bounds__(t)
-#endif
-/* 1: a pair pass loads its values after the keys are scattered (CUB's order), not during
- * the look-back: fewer registers live at once, so the tiles can be larger */
-#ifndef PP_SORT_VALUES_LATE
-#define PP_SORT_VALUES_LATE 1
-#endif
+/* Tiles, blocks per SM, rankings, look-back batches: PP_SORT_* (tuning.h). */
 #define HIST_THREADS PP_SORT_HIST_THREADS
 #define HIST_ITEMS PP_SORT_HIST_ITEMS
 
@@ -469,7 +371,7 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
  * the counts into first positions and writes the plan. Per-block counts stay below 2^32:
  * the host gives no block more than 2^31 keys. */
 template <typename U, int KIND, int THREADS, int ITEMS>
-__global__ void HIST_LAUNCH_BOUNDS(THREADS)
+__global__ void __launch_bounds__(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
                        size_t status0_vectors, U flip, unsigned pack) {
   constexpr int P = (int)sizeof(U);
@@ -583,38 +485,6 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   }
 }
 
-/* PP_SORT_PHASES (probe builds only): thread 0 of each onesweep block adds the clock cycles
- * of each phase of its tiles into pp_sort_phase_cycles (0 tile claim, 1 ranking, 2 tile
- * positions, 3 look-back, 4 key scatter, 5 values and the wait for the block; 7 counts
- * tiles), to see where a pass spends its time at full clocks. */
-#ifdef PP_SORT_PHASES
-__device__ unsigned long long pp_sort_phase_cycles[8];
-__shared__ long long s_phase[9];
-#define SORT_PHASE(k)                                                                              \
-  do {                                                                                             \
-    if (threadIdx.x == 0) {                                                                        \
-      const long long t_ = clock64();                                                              \
-      s_phase[k] += t_ - s_phase[8];                                                               \
-      s_phase[8] = t_;                                                                             \
-    }                                                                                              \
-  } while (0)
-#define SORT_PHASE_INIT()                                                                          \
-  do {                                                                                             \
-    if (threadIdx.x == 0) {                                                                        \
-      for (int i_ = 0; i_ < 8; i_++) s_phase[i_] = 0;                                              \
-      s_phase[8] = clock64();                                                                      \
-    }                                                                                              \
-  } while (0)
-#define SORT_PHASE_FLUSH()                                                                         \
-  do {                                                                                             \
-    if (threadIdx.x == 0)                                                                          \
-      for (int i_ = 0; i_ < 8; i_++) atomicAdd(&pp_sort_phase_cycles[i_], (unsigned long long)s_phase[i_]); \
-  } while (0)
-#else
-#define SORT_PHASE(k) ((void)0)
-#define SORT_PHASE_INIT() ((void)0)
-#define SORT_PHASE_FLUSH() ((void)0)
-#endif
 
 /* ---- one digit pass ------------------------------------------------------------------------ */
 
@@ -867,7 +737,6 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
           : rank_tile_count<true, MATCH, THREADS>([&](int i) { return radix_digit<false>(key[i], order, shift); },
                                                   valid, rank, whist);
 
-  SORT_PHASE(1);
   /* publish this tile's counts as early as possible: later tiles are waiting for them */
   S *slot = status + (size_t)tile * RADIX + tid;
   if (tid < RADIX) {
@@ -876,7 +745,6 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   }
   const unsigned first = rank_tile_finish<THREADS, ITEMS>(count, rank, whist, s_scan);
   __syncthreads(); /* whist is read; xk overwrites it */
-  SORT_PHASE(2);
   /* the sorted tile holds images whenever this pass reads or writes them */
   if (!ONE_IMAGE && images == IMAGES_OUT)
     keys_to_shared<true>(key, rank, xk, order);
@@ -887,8 +755,6 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     for (int i = 0; i < ITEMS; i++) s_vsort[rank[i] >> 8] = s_stage[idx0 + i * PP_WARP];
   }
   V val[HAS_V ? ITEMS : 1];
-  if constexpr (HAS_V && !PP_SORT_VALUES_LATE && PK == PK_NONE) /* in flight during the look-back */
-    load_items(vs + start + idx0, idx0, valid, val, (V)0);
 
   /* decoupled look-back, thread d for digit d: add the counts of earlier tiles until one
      that has published its inclusive prefix; tile 0 published its own above */
@@ -903,11 +769,9 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     s_base[tid] = (S)(digit_first + before - (S)first);
   }
   __syncthreads();
-  SORT_PHASE(3);
   if constexpr (PK_OUT) {
     scatter_packed<THREADS, ITEMS>(reinterpret_cast<const uint32_t *>(xk), reinterpret_cast<const uint32_t *>(s_vsort),
                                    s_base, pd, valid, shift);
-    SORT_PHASE(4);
     return;
   }
 
@@ -918,12 +782,11 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
     scatter_keys<SCATTER_LAST, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
   else
     scatter_keys<SCATTER_IMAGE, HAS_V, U, S, THREADS, ITEMS>(xk, s_base, kd, valid, shift, order, rank);
-  SORT_PHASE(4);
   if constexpr (HAS_V) {
     if constexpr (PK == PK_LAST) {
 #pragma unroll
       for (int i = 0; i < ITEMS; i++) val[i] = s_stage[idx0 + i * PP_WARP]; /* its own items: no barrier */
-    } else if constexpr (PP_SORT_VALUES_LATE) {
+    } else { /* after the key scatter (CUB's order): fewer registers live in the look-back */
       load_items(vs + start + idx0, idx0, valid, val, (V)0);
     }
     __syncthreads(); /* the keys are read; xv overwrites them */
@@ -990,19 +853,13 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
   const unsigned images = hdr->images[pass];
   const pp_key_order<U> order = {KIND, flip};
 
-  SORT_PHASE_INIT();
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
-    SORT_PHASE(5);
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
     for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
-    SORT_PHASE(0);
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
-#ifdef PP_SORT_PHASES
-    if (tid == 0) s_phase[7]++;
-#endif
     const size_t left = n - (size_t)tile * TILE;
     const unsigned valid = left < TILE ? (unsigned)left : (unsigned)TILE;
     V *const stage = reinterpret_cast<V *>(s_dyn + DYN); /* packed pairs: see onesweep_tile */
@@ -1010,24 +867,9 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
                                                              digit_first, shift, images, order, s_buf, s_base, s_scan,
                                                              stage, stage + TILE, pd);
   }
-  SORT_PHASE_FLUSH();
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
-
-template <typename Kernel>
-static int blocks_per_sm(Kernel kernel, int threads, int *cache, size_t dyn_bytes = 0) {
-  int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
-  if (per_sm == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dyn_bytes) != cudaSuccess ||
-        per_sm < 1) {
-      cudaGetLastError();
-      per_sm = 1;
-    }
-    *cache = per_sm;
-  }
-  return per_sm;
-}
 
 template <typename U, typename V, bool HAS_V>
 static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
@@ -1043,8 +885,8 @@ template <typename U, int KIND>
 static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
                                          void *status0, size_t status_bytes, U flip, unsigned pack) {
   auto hist = radix_histogram_kernel<U, KIND, HIST_THREADS, HIST_ITEMS>;
-  static int cache = 0;
-  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(hist, HIST_THREADS, &cache);
+  static pp_fit_cache fit;
+  const size_t wave = (size_t)st->sm_count * (size_t)pp_fit_blocks(st, &fit, hist, HIST_THREADS, 0, 1);
   const size_t tile = (size_t)HIST_THREADS * HIST_ITEMS;
   size_t g = (n + tile - 1) / tile;
   g = g < wave ? g : wave;
@@ -1087,18 +929,9 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
   constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>() +
                          (PK == PK_NONE ? 0 : PK == PK_LAST ? 1 : 2) *
                              onesweep_tile_bytes<U, V, HAS_V, PP_SORT_THREADS, ITEMS>();
-  if (dyn > 0) {
-    /* above the default limit the kernel must opt in, once per device (a benign race
-       sets it twice) */
-    static pp_device_set opted_in = 0;
-    if (!pp_device_set_has(&opted_in, st->device)) {
-      PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dyn),
-                  "pp_sort");
-      pp_device_set_add(&opted_in, st->device);
-    }
-  }
-  static int per_sm_cache = 0;
-  const size_t wave = (size_t)st->sm_count * (size_t)blocks_per_sm(kernel, PP_SORT_THREADS, &per_sm_cache, dyn);
+  static pp_fit_cache fit;
+  if (dyn > 0) PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, kernel, dyn), "pp_sort");
+  const size_t wave = (size_t)st->sm_count * (size_t)pp_fit_blocks(st, &fit, kernel, PP_SORT_THREADS, dyn, 1);
   const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
   for (int pass = pass_begin; pass < pass_end; pass++) {
     kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
@@ -1268,15 +1101,6 @@ static pp_status sort_typed(pp_context *ctx, void *keys, void *values, size_t n,
   return sort_onesweep<U, V, HAS_V>(ctx, (U *)keys, (V *)values, n, order);
 }
 
-template <typename U>
-static pp_status sort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                                size_t value_size, size_t n, pp_order order) {
-  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
-  if (!values) return sort_typed<U, uint32_t, false>(ctx, keys, NULL, n, o);
-  if (value_size == 4) return sort_typed<U, uint32_t, true>(ctx, keys, values, n, o);
-  return sort_typed<U, uint64_t, true>(ctx, keys, values, n, o);
-}
-
 pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                        size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
   if (n < 2) return PP_OK;
@@ -1287,11 +1111,10 @@ pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values
   case PP_SORT_AUTO:
   case PP_SORT_RADIX: break;
   }
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
-  switch (pp_dtype_size(key_t)) {
-  case 1: return sort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 4: return sort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 8: return sort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
+  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
+    typedef decltype(u) U;
+    typedef decltype(v) V;
+    return sort_typed<U, V, decltype(has_v)::value>(ctx, keys, values, n, pp_make_key_order<U>(key_t, order));
+  });
 }

@@ -21,6 +21,8 @@
 
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 
 #include <stdint.h>
 

@@ -39,12 +39,7 @@ __host__ __device__ constexpr int msort_merge_min_blocks() {
 #define MSORT_SPLIT_THREADS 256
 
 /* Block-sort threads of the plain merge sort of 4-byte keys without values (not of the
- * sample sort's buckets): 1024 x 33 = 33792-key chunks, one block per SM, so that 2^28 keys
- * take 13 merge rounds instead of 14 (H100, 2^28: u32 14.69 -> 14.19 ms, f32 14.77 -> 14.27;
- * docs/benchmarks/h100-sort-algos.md). */
-#ifndef PP_MSORT_CHUNK_THREADS
-#define PP_MSORT_CHUNK_THREADS 1024
-#endif
+ * sample sort's buckets): PP_MSORT_CHUNK_THREADS (tuning.h). */
 
 /* ---- one tile: block sort from global to global -------------------------------------------- */
 
@@ -375,20 +370,6 @@ pp_status msort_allow_smem(pp_context *ctx, const void *kernel, size_t smem) {
   return PP_OK;
 }
 
-template <typename Kernel>
-static int msort_blocks_per_sm(Kernel kernel, int threads, size_t smem, int *cache) {
-  int per_sm = *cache; /* one cache per kernel; a benign race writes the same value */
-  if (per_sm == 0) {
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess ||
-        per_sm < 1) {
-      cudaGetLastError();
-      per_sm = 1;
-    }
-    *cache = per_sm;
-  }
-  return per_sm;
-}
-
 template <typename U, typename V, bool HAS_V>
 pp_status msort_one_tile(pp_context *ctx, U *keys, V *values, unsigned n, pp_key_order<U> order) {
   constexpr size_t SMEM = msort_cfg<U, V, HAS_V>::SORT_SMEM;
@@ -411,8 +392,8 @@ static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) 
   auto chunk = msort_chunk_kernel<U, V, HAS_V, CT>;
   pp_status s = msort_allow_smem(ctx, (const void *)chunk, C::SORT_SMEM);
   if (s != PP_OK) return s;
-  static int chunk_cache = 0;
-  size_t grid = sms * (size_t)msort_blocks_per_sm(chunk, CT, C::SORT_SMEM, &chunk_cache);
+  static pp_fit_cache chunk_fit;
+  size_t grid = sms * (size_t)pp_fit_blocks(st, &chunk_fit, chunk, CT, C::SORT_SMEM, 1);
   grid = grid < max_tiles ? grid : max_tiles;
   chunk<<<(unsigned)grid, CT, C::SORT_SMEM, st->stream>>>(job.k0, job.k1, job.v0, job.v1, job.src, job.plan,
                                                           job.segs, job.order);
@@ -421,8 +402,8 @@ static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) 
   auto merge = msort_merge_kernel<U, V, HAS_V, CT>;
   s = msort_allow_smem(ctx, (const void *)merge, C::MERGE_SMEM);
   if (s != PP_OK) return s;
-  static int merge_cache = 0;
-  size_t mgrid = sms * (size_t)msort_blocks_per_sm(merge, MSORT_MERGE_THREADS, C::MERGE_SMEM, &merge_cache);
+  static pp_fit_cache merge_fit;
+  size_t mgrid = sms * (size_t)pp_fit_blocks(st, &merge_fit, merge, MSORT_MERGE_THREADS, C::MERGE_SMEM, 1);
   mgrid = mgrid < max_tiles ? mgrid : max_tiles;
   size_t sgrid = (max_tiles + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
@@ -507,24 +488,15 @@ static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   return msort_sort_ct<U, V, HAS_V, MSORT_THREADS>(ctx, keys, values, n, order);
 }
 
-template <typename U>
-static pp_status msort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                                 size_t value_size, size_t n, pp_order order) {
-  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
-  if (!values) return msort_sort<U, uint32_t, false>(ctx, (U *)keys, NULL, n, o);
-  if (value_size == 4) return msort_sort<U, uint32_t, true>(ctx, (U *)keys, (uint32_t *)values, n, o);
-  return msort_sort<U, uint64_t, true>(ctx, (U *)keys, (uint64_t *)values, n, o);
-}
-
 pp_status pp_cuda_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                              size_t value_size, size_t n, pp_order order) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
-  switch (pp_dtype_size(key_t)) {
-  case 1: return msort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 4: return msort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 8: return msort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
+  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
+    typedef decltype(u) U;
+    typedef decltype(v) V;
+    return msort_sort<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
+                                                      pp_make_key_order<U>(key_t, order));
+  });
 }
 
 /* for the sample sort (sort_sample.cu) */

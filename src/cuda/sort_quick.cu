@@ -63,12 +63,7 @@
 #define QK_ROOT_THREADS 1024             /* the root block writes the first level's tiles */
 #define QK_SAMPLES 32                    /* pivot: median of one warp's samples */
 #define QK_COPY_CHUNK 65536              /* keys per COPY item: spreads a long run over blocks */
-/* Levels of the device recursion. Level L's grids are nested L deep (the root level is
- * launched by the host), and CDP refuses nesting beyond 24: a margin is kept. Lowered at
- * build time only to exercise the BIG fallback on small inputs. */
-#ifndef PP_QUICK_MAX_LEVELS
-#define PP_QUICK_MAX_LEVELS 22
-#endif
+/* Levels of the device recursion: PP_QUICK_MAX_LEVELS (tuning.h). */
 
 static_assert(QK_TILE < (1 << 15), "a tile's counts are packed in 15-bit fields");
 static_assert(QK_SMALL <= 65536, "leaf indices are 16-bit");
@@ -764,14 +759,8 @@ static bool quick_add(size_t *total, size_t bytes) {
 
 /* Blocks of `kernel` resident on the whole device (at least one). */
 template <typename K>
-static unsigned quick_resident(K kernel, int threads, size_t smem, const pp_cuda_state *st) {
-  int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess) {
-    cudaGetLastError();
-    per_sm = 1;
-  }
-  if (per_sm < 1) per_sm = 1;
-  return (unsigned)per_sm * (unsigned)st->sm_count;
+static unsigned quick_resident(K kernel, int threads, size_t smem, pp_cuda_state *st, pp_fit_cache *fit) {
+  return (unsigned)pp_fit_blocks(st, fit, kernel, threads, smem, 1) * (unsigned)st->sm_count;
 }
 
 template <typename U, typename V, bool HAS_V>
@@ -827,12 +816,12 @@ static pp_status quick_sort_typed(pp_context *ctx, U *keys, V *vals, size_t n, p
   auto count = quick_count_kernel<U, V>;
   auto part = quick_partition_kernel<U, V, HAS_V>;
   auto leaf = quick_leaf_kernel<U, V, HAS_V>;
-  a.count_blocks = quick_resident(count, QK_THREADS, 0, st);
-  a.part_blocks = quick_resident(part, QK_THREADS, 0, st);
+  static pp_fit_cache count_fit, part_fit, leaf_fit;
+  a.count_blocks = quick_resident(count, QK_THREADS, 0, st, &count_fit);
+  a.part_blocks = quick_resident(part, QK_THREADS, 0, st, &part_fit);
   const size_t leaf_smem = quick_leaf_smem<U>();
-  /* the opt-in above 48 KiB, for the current device */
-  cudaError_t e = cudaFuncSetAttribute(leaf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)leaf_smem);
-  const unsigned leaf_blocks = quick_resident(leaf, QK_LEAF_THREADS, leaf_smem, st);
+  cudaError_t e = pp_fit_smem(st, &leaf_fit, leaf, leaf_smem);
+  const unsigned leaf_blocks = quick_resident(leaf, QK_LEAF_THREADS, leaf_smem, st, &leaf_fit);
 
   if (e == cudaSuccess) e = cudaMemsetAsync(a.hdr, 0, sizeof(quick_header), st->stream);
   if (e == cudaSuccess) {
@@ -857,22 +846,13 @@ static pp_status quick_sort_typed(pp_context *ctx, U *keys, V *vals, size_t n, p
   return s;
 }
 
-template <typename U>
-static pp_status quick_sort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                                      size_t value_size, size_t n, pp_order order) {
-  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
-  if (!values) return quick_sort_typed<U, uint32_t, false>(ctx, (U *)keys, NULL, n, o);
-  if (value_size == 4) return quick_sort_typed<U, uint32_t, true>(ctx, (U *)keys, (uint32_t *)values, n, o);
-  return quick_sort_typed<U, uint64_t, true>(ctx, (U *)keys, (uint64_t *)values, n, o);
-}
-
 pp_status pp_cuda_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                              size_t value_size, size_t n, pp_order order) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
-  switch (pp_dtype_size(key_t)) {
-  case 1: return quick_sort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 4: return quick_sort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 8: return quick_sort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
+  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
+    typedef decltype(u) U;
+    typedef decltype(v) V;
+    return quick_sort_typed<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
+                                                            pp_make_key_order<U>(key_t, order));
+  });
 }

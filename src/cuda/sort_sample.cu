@@ -484,22 +484,13 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   return s;
 }
 
-template <typename U>
-static pp_status ssort_by_values(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                                 size_t value_size, size_t n, pp_order order) {
-  const pp_key_order<U> o = pp_make_key_order<U>(key_t, order);
-  if (!values) return ssort_sort<U, uint32_t, false>(ctx, (U *)keys, NULL, n, o);
-  if (value_size == 4) return ssort_sort<U, uint32_t, true>(ctx, (U *)keys, (uint32_t *)values, n, o);
-  return ssort_sort<U, uint64_t, true>(ctx, (U *)keys, (uint64_t *)values, n, o);
-}
-
 pp_status pp_cuda_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                               size_t value_size, size_t n, pp_order order) {
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), "pp_sort");
-  switch (pp_dtype_size(key_t)) {
-  case 1: return ssort_by_values<uint8_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 4: return ssort_by_values<uint32_t>(ctx, key_t, keys, values, value_size, n, order);
-  case 8: return ssort_by_values<uint64_t>(ctx, key_t, keys, values, value_size, n, order);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_sort: key_t (%d)", (int)key_t);
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
+  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
+    typedef decltype(u) U;
+    typedef decltype(v) V;
+    return ssort_sort<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
+                                                      pp_make_key_order<U>(key_t, order));
+  });
 }

@@ -33,7 +33,7 @@
  * fits, and the final candidates and sure elements are sorted in shared memory (bitonic).
  * Rows whose k does not fit shared memory fall back to the one-array path, row by row.
  *
- * Sampled threshold (PP_TOPK_SAMPLED). Those passes cost a full histogram each; when k is
+ * Sampled threshold. Those passes cost a full histogram each; when k is
  * small beside n, a strided sample picks a threshold composite that a few times k
  * elements reach, one read of the input (or row) keeps those, and the passes above run on
  * them instead; when the sample misled (fewer than k, or more than the buffers, reach the
@@ -46,6 +46,8 @@
  */
 #include "common.cuh"
 #include "cuda_backend.h"
+#include "dispatch.cuh"
+#include "launch.cuh"
 
 #include <math.h>
 #include <stdint.h>
@@ -57,15 +59,6 @@
 #define BINS (1 << DIGIT_BITS)
 
 /* multi-block passes */
-#ifndef PP_TOPK_THREADS
-#define PP_TOPK_THREADS 256
-#endif
-#ifndef PP_TOPK_ITEMS
-#define PP_TOPK_ITEMS 16
-#endif
-#ifndef PP_TOPK_BLOCKS_PER_SM
-#define PP_TOPK_BLOCKS_PER_SM 8
-#endif
 #define PASS_THREADS PP_TOPK_THREADS
 #define PASS_ITEMS PP_TOPK_ITEMS
 #define PASS_TILE (PASS_THREADS * PASS_ITEMS)
@@ -168,9 +161,6 @@ struct comp {
  * to copy l % HIST_COPIES, so that lanes of one warp collide only within their copy (the
  * skewed bins of real data — a few float exponents — otherwise serialise). */
 #define HIST_COPIES 8
-#ifndef PP_TOPK_HIST
-#define PP_TOPK_HIST 2
-#endif
 
 __device__ __forceinline__ void hist_add(unsigned *h, unsigned bin, bool active, int mode) {
   if (mode == 1) {
@@ -379,7 +369,7 @@ struct sel_state {
   int stop;     /* 1: selection done (sel holds k); 2: finishable from buffer fin_buf */
   int fin_buf;
   unsigned ticket;
-  /* sampled path (PP_TOPK_SAMPLED): the threshold composite and the candidates at or
+  /* sampled path: the threshold composite and the candidates at or
    * above it (counted past the buffer's capacity, so that an overflow is seen) */
   CT thresh;
   unsigned long long ncand;
@@ -557,7 +547,7 @@ topk_finish_kernel(const T *in, size_t k, sel_state<typename comp<T, IB>::CT> *s
   }
 }
 
-/* ---- sampled threshold (PP_TOPK_SAMPLED) ------------------------------------------ */
+/* ---- sampled threshold ------------------------------------------ */
 
 /* k small beside n (one array, or each row): a strided sample chooses a threshold
  * composite T that about r n / S elements reach, one read of the input keeps the elements
@@ -578,13 +568,7 @@ topk_finish_kernel(const T *in, size_t k, sel_state<typename comp<T, IB>::CT> *s
  *   (topk_seg_kernel: no global atomics, nothing to zero first), then one block per row
  *   gathers them into shared memory and finishes there (topk_rows_kernel with a gather
  *   source), or selects from the row itself when a slot overflowed or fewer than k came. */
-#ifndef PP_TOPK_SAMPLED
-#define PP_TOPK_SAMPLED 1
-#endif
 /* one array: n >= SAMPLED_MIN_N takes the multi-block route, below it the segments */
-#ifndef PP_TOPK_SAMPLED_MIN_N
-#define PP_TOPK_SAMPLED_MIN_N ((size_t)1 << 22)
-#endif
 #define SAMPLED_MIN_N PP_TOPK_SAMPLED_MIN_N
 #define SAMPLED_K_RATIO 256
 /* samples per thread of the one-array sample kernel, at most */
@@ -1171,9 +1155,8 @@ topk_rows_kernel(const T *in, size_t cols, size_t k, uint64_t flip, T *vals, uin
 static int hist_mode(void) { return pp_topk_knob_value(PP_TOPK_KNOB_HIST, PP_TOPK_HIST, 0, 2); }
 static int row_hist_mode(void) { return hist_mode() == 1 ? 1 : 0; }
 
-#if PP_TOPK_SAMPLED
 /* PP_TOPK_KNOB_SAMPLED = 0 turns the sampled-threshold paths off at run time (to time the
- * radix-only code in the same build); PP_TOPK_SAMPLED=0 compiles them out. */
+ * radix-only code in the same build). */
 static bool sampled_on(void) { return pp_topk_knob_value(PP_TOPK_KNOB_SAMPLED, 1, 0, 1) != 0; }
 
 /* PP_TOPK_KNOB_SEG_BPS: the segment grid's blocks per SM when rows are few (default: as
@@ -1190,9 +1173,8 @@ static unsigned sample_gmax(void) {
 /* PP_TOPK_KNOB_ROW_GMAX: samples per thread of the segment route for rows, at most
  * (1..16) */
 static unsigned row_gmax(void) { return (unsigned)pp_topk_knob_value(PP_TOPK_KNOB_ROW_GMAX, 4, 1, 16); }
-#endif
 /* Samples in runs of one sector (sample_threshold); PP_TOPK_KNOB_RUNS = 0: one sample per
- * sector, as before (to time both in one build). */
+ * sector (to time both in one build). */
 static bool sample_runs(void) { return pp_topk_knob_value(PP_TOPK_KNOB_RUNS, 1, 0, 1) != 0; }
 /* The row kernel starts its passes over gathered candidates at the first digit where
  * they differ; PP_TOPK_KNOB_SKIP = 0 turns that off (to time both in one build). */
@@ -1241,15 +1223,8 @@ static pp_status launch_rows_t(pp_context *ctx, const char *fn, const T *in, siz
   pp_cuda_state *st = pp_cuda(ctx);
   void (*kern)(const T *, size_t, size_t, uint64_t, T *, uint64_t *, unsigned, unsigned, int, bool,
                row_gather<typename comp<T, IB>::CT>) = topk_rows_kernel<T, IB, THREADS>;
-  /* the largest limit set so far for this instantiation, per device (the attribute is
-     the device context's) */
-  static size_t smem_set[64];
-  size_t *set = st->device < 64 ? &smem_set[st->device] : NULL;
-  if (!set || p.smem > *set) {
-    PP_CUDA_TRY(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)p.smem), fn);
-    if (set) *set = p.smem;
-  }
+  static pp_fit_cache fit;
+  PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, kern, p.smem), fn);
   const uint64_t flip = flip_of(key_of<T>::BITS, largest);
   for (size_t r0 = 0; r0 < rows; r0 += 0x7FFFFFFF) { /* grid x is at most 2^31 - 1 */
     const size_t nr = rows - r0 < 0x7FFFFFFF ? rows - r0 : 0x7FFFFFFF;
@@ -1314,7 +1289,6 @@ struct seg_plan {
 
 static bool plan_seg(size_t rows, size_t cols, size_t k, size_t cs, size_t es, bool one_array,
                      size_t blocks, const void *in, seg_plan *sp) {
-#if PP_TOPK_SAMPLED
   if (!sampled_on() || blocks == 0 || cols < SEG_MIN_COLS || cols > 0x7FFFFFFFull ||
       (uintptr_t)in % es != 0)
     return false;
@@ -1345,35 +1319,16 @@ static bool plan_seg(size_t rows, size_t cols, size_t k, size_t cs, size_t es, b
   if (batch * P > 0x7FFFFFFFull) batch = 0x7FFFFFFFull / P;
   sp->batch = batch;
   return true;
-#else
-  (void)rows; (void)cols; (void)k; (void)cs; (void)es; (void)one_array; (void)blocks;
-  (void)in; (void)sp;
-  return false;
-#endif
 }
 
 /* Blocks of topk_seg_kernel resident per SM (PP_TOPK_KNOB_SEG_BPS overrides; 0: the
  * route is off). */
 template <typename T, int IB>
-static unsigned seg_blocks_per_sm(void) {
-#if PP_TOPK_SAMPLED
+static unsigned seg_blocks_per_sm(pp_cuda_state *st) {
   const unsigned env = seg_bps_env();
   if (env != SEG_BPS_AUTO) return env;
-  static unsigned bps = 0; /* per instantiation; a benign race sets it twice */
-  if (bps == 0) {
-    int b = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, topk_seg_kernel<T, IB>, SEG_THREADS, 0) !=
-            cudaSuccess ||
-        b < 1) {
-      (void)cudaGetLastError(); /* not left for a later launch check */
-      b = 4;
-    }
-    bps = (unsigned)b;
-  }
-  return bps;
-#else
-  return 0;
-#endif
+  static pp_fit_cache fit;
+  return (unsigned)pp_fit_blocks(st, &fit, topk_seg_kernel<T, IB>, SEG_THREADS, 0, 4);
 }
 
 template <typename T, int IB>
@@ -1448,13 +1403,9 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
   /* S = FIN_THREADS g samples, g <= SAMPLE_GMAX (16384): k <= n / 256 keeps r <= 98 and
    * r n / S far under n / 8, the buffer's capacity */
   sample_plan sp = {0, 0, 0.0};
-#if PP_TOPK_SAMPLED
   const bool sampled = sampled_on() && n >= SAMPLED_MIN_N && k <= n / SAMPLED_K_RATIO &&
                        (uintptr_t)in % sizeof(T) == 0 &&
                        plan_sample(n, k, FIN_THREADS, sample_gmax(), &sp);
-#else
-  const bool sampled = false;
-#endif
   if (e == cudaSuccess && sampled) {
     topk_sample_kernel<T, IB><<<1, FIN_THREADS, 0, cs->stream>>>(in, n, sp.g, sp.r, sample_runs(),
                                                                   flip, state);
@@ -1466,17 +1417,8 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     const size_t nvec = (n - head) / V;
     /* as many blocks as are resident at once: each then loops over an equal share of
      * tiles, with no second wave of stragglers */
-    static int filter_bps = 0; /* per instantiation; a benign race sets it twice */
-    if (filter_bps == 0) {
-      int bps = 0;
-      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, topk_filter_kernel<T, IB>,
-                                                        FILTER_THREADS, 0) != cudaSuccess ||
-          bps < 1) {
-        (void)cudaGetLastError(); /* not left for the launch check below */
-        bps = 4;
-      }
-      filter_bps = bps;
-    }
+    static pp_fit_cache filter_fit;
+    const int filter_bps = pp_fit_blocks(cs, &filter_fit, topk_filter_kernel<T, IB>, FILTER_THREADS, 0, 4);
     size_t fgrid = (size_t)cs->sm_count * (size_t)filter_bps;
     const size_t ftiles = pp_ceil_div(nvec, (size_t)FILTER_THREADS * FILTER_UNROLL);
     if (fgrid > ftiles) fgrid = ftiles;
@@ -1487,11 +1429,8 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     }
     void (*dec)(const T *, size_t, sel_state<CT> *, const CT *, size_t, unsigned, bool, T *,
                 uint64_t *) = topk_decide_kernel<T, IB>;
-    static pp_device_set dec_smem_set = 0;
-    if (e == cudaSuccess && !pp_device_set_has(&dec_smem_set, cs->device)) {
-      e = cudaFuncSetAttribute(dec, cudaFuncAttributeMaxDynamicSharedMemorySize, FIN_BYTES);
-      if (e == cudaSuccess) pp_device_set_add(&dec_smem_set, cs->device);
-    }
+    static pp_fit_cache dec_fit;
+    if (e == cudaSuccess) e = pp_fit_smem(cs, &dec_fit, dec, FIN_BYTES);
     if (e == cudaSuccess) {
       dec<<<1, FIN_THREADS, FIN_BYTES, cs->stream>>>(in, k, state, buf0, cap, (unsigned)fcap,
                                                      small_k, vals, idxs);
@@ -1503,12 +1442,8 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
     if (pgrid < (size_t)cs->sm_count * 2) pgrid = (size_t)cs->sm_count * 2;
     if (grid > pgrid) grid = pgrid;
   }
-  static pp_device_set pass_smem_set = 0; /* per instantiation */
-  if (e == cudaSuccess && hbytes > 48 * 1024 && !pp_device_set_has(&pass_smem_set, cs->device)) {
-    e = cudaFuncSetAttribute(topk_pass_kernel<T, IB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)hbytes);
-    if (e == cudaSuccess) pp_device_set_add(&pass_smem_set, cs->device);
-  }
+  static pp_fit_cache pass_fit;
+  if (e == cudaSuccess && hbytes > 48 * 1024) e = pp_fit_smem(cs, &pass_fit, topk_pass_kernel<T, IB>, hbytes);
   for (int p = 0; e == cudaSuccess && p < passes; p++) {
     topk_pass_kernel<T, IB><<<(unsigned)grid, PASS_THREADS, hbytes, cs->stream>>>(
         in, n, k, flip, state, hist + (size_t)p * BINS, buf0, buf1, cap, fin_scap, sel, mode);
@@ -1517,11 +1452,8 @@ static pp_status topk_array(pp_context *ctx, const char *fn, pp_dtype t, const T
   if (e == cudaSuccess) {
     void (*fin)(const T *, size_t, sel_state<CT> *, const CT *, const CT *, CT *, bool, T *,
                 uint64_t *) = topk_finish_kernel<T, IB>;
-    static pp_device_set fin_smem_set = 0;
-    if (!pp_device_set_has(&fin_smem_set, cs->device)) {
-      e = cudaFuncSetAttribute(fin, cudaFuncAttributeMaxDynamicSharedMemorySize, FIN_BYTES);
-      if (e == cudaSuccess) pp_device_set_add(&fin_smem_set, cs->device);
-    }
+    static pp_fit_cache fin_fit;
+    e = pp_fit_smem(cs, &fin_fit, fin, FIN_BYTES);
     if (e == cudaSuccess) {
       fin<<<1, FIN_THREADS, FIN_BYTES, cs->stream>>>(in, k, state, buf0, buf1, sel, small_k, vals,
                                                      idxs);
@@ -1566,7 +1498,7 @@ static pp_status topk_ib(pp_context *ctx, const char *fn, bool rowwise, pp_dtype
                          size_t rows, size_t cols, size_t k, bool largest, T *vals,
                          uint64_t *idxs) {
   typedef typename comp<T, IB>::CT CT;
-  const size_t seg_blocks = (size_t)pp_cuda(ctx)->sm_count * seg_blocks_per_sm<T, IB>();
+  const size_t seg_blocks = (size_t)pp_cuda(ctx)->sm_count * seg_blocks_per_sm<T, IB>(pp_cuda(ctx));
   seg_plan sp;
   if (!rowwise && cols > SMALL_N) {
     if (cols < SAMPLED_MIN_N &&
@@ -1603,17 +1535,10 @@ static pp_status topk_dispatch(pp_context *ctx, const char *fn, bool rowwise, pp
                                const void *in, size_t rows, size_t cols, size_t k, bool largest,
                                void *vals, uint64_t *idxs) {
   if (k == 0 || rows == 0) return PP_OK;
-  PP_CUDA_TRY(ctx, cudaSetDevice(pp_cuda(ctx)->device), fn);
-  switch (t) {
-  case PP_U8: return topk_typed<uint8_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_I32: return topk_typed<int32_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_U32: return topk_typed<uint32_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_I64: return topk_typed<int64_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_U64: return topk_typed<uint64_t>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_F32: return topk_typed<float>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  case PP_F64: return topk_typed<double>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
-  }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: dtype (%d)", fn, (int)t);
+  PP_TRY(pp_cuda_use_device(ctx, fn));
+  return pp_by_dtype(ctx, fn, t, [&](auto x) {
+    return topk_typed<decltype(x)>(ctx, fn, rowwise, t, in, rows, cols, k, largest, vals, idxs);
+  });
 }
 
 pp_status pp_cuda_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
