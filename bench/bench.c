@@ -334,7 +334,7 @@ void pp_bench_usage(FILE *f) {
         "               scan: default sum, exclusive and inclusive rows)\n"
         "  --desc       sort and merge in descending order\n"
         "  --pairs      sort: key-value pairs (4-byte values) only\n"
-        "  --k K        topk: k (default: the issue's cases)\n"
+        "  --k K        topk: k (default: 100 up to 2^22, else 10, 1000, 100000)\n"
         "  --bins B     histogram: bin count (default: 256, 1024, 65536, 2^20)\n"
         "  --filter F   conv: filter width = height (default: 3, 5, 9, 15)\n"
         "  --gpus N     the distributed primitives on N GPUs (parprim bench --gpus N --help)\n"

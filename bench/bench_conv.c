@@ -14,8 +14,8 @@
  * (cuDNN is not available to the build), so the peer in the same process is the floor any
  * convolution pays: a device-to-device copy of the image (cudaMemcpyAsync; on the CPU a
  * memcpy), and the ratio is our GB/s over the copy's. Beside each row a note gives
- * Gpixels/s and the fixed figures of issue 9, measured on an H100: PyTorch's conv2d
- * through cuDNN and our targets.
+ * Gpixels/s and fixed figures measured on an H100: PyTorch's conv2d through cuDNN, and
+ * the targets set for ours.
  *
  * NPP (CUDA, when cmake/bench_peers.cmake finds it; bench/peer_npp.h): each CUDA case with
  * a clamp border gets a second row with our time from the first against
@@ -51,9 +51,9 @@ typedef struct conv_case {
   float *filter, *row, *col; /* pp_malloc'd: filter k*k, row and col k each */
 } conv_case;
 
-/* Issue 9's figures for an 8192^2 f32 image on an H100 (ms): cuDNN through PyTorch, and
- * our target. 0 when the issue gives none. */
-static void issue_figures(size_t k, bool separable, double *cudnn, double *target) {
+/* The fixed figures for an 8192^2 f32 image on an H100 (ms): cuDNN through PyTorch, and
+ * our target. 0 where there is none. */
+static void h100_figures(size_t k, bool separable, double *cudnn, double *target) {
   *cudnn = *target = 0;
   if (separable) {
     if (k == 15) *target = 0.45;
@@ -284,13 +284,13 @@ static int conv_run_case(bench_env *env, size_t side, size_t k, bool separable, 
     r.check = conv_check(env, &c);
     print_row(env, &r);
     double cudnn, target;
-    issue_figures(k, separable, &cudnn, &target);
+    h100_figures(k, separable, &cudnn, &target);
     char extra[160] = "";
     if (env->cuda && side == 8192 && (cudnn > 0 || target > 0))
-      snprintf(extra, sizeof extra, "; issue 9 (H100): %s%.3f ms, target <= %.2f ms",
+      snprintf(extra, sizeof extra, "; H100: %s%.3f ms, target <= %.2f ms",
                cudnn > 0 ? "cuDNN " : "", cudnn > 0 ? cudnn : target, target);
     if (env->cuda && side == 8192 && cudnn == 0 && target > 0)
-      snprintf(extra, sizeof extra, "; issue 9 target <= %.2f ms", target);
+      snprintf(extra, sizeof extra, "; H100 target <= %.2f ms", target);
     if (r.same_work)
       bench_note(env, "  conv %s %zux%zu: %.4f ms, %.3g Gpixels/s; %s %.3g Gpixels/s", op, side,
                  side, r.ms, (double)(side * side) / (r.ms * 1e6), bench_cpu_opencv_name(),

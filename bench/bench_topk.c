@@ -2,7 +2,7 @@
  * bench_topk.c — `parprim bench topk`: pp_topk and pp_topk_rows (k largest) against CUB
  * on CUDA, on the same inputs in the same process.
  *
- * Cases (issue 7): for each n of the size list, one array of n values of --dtype (f32 by
+ * Cases: for each n of the size list, one array of n values of --dtype (f32 by
  * default) with k = 100 when n <= 2^22 and k = 10, 1000, 100000 above (or --k); then the
  * two row cases, 4096 rows x 32768 with k = 64 and 128 rows x 131072 with k = 1024 (a
  * sixteenth of the rows on the CPU backend). Bytes model: the input read once.
@@ -10,7 +10,7 @@
  * Peers: CUB has no top-k, so the peer sorts everything (DeviceRadixSort descending for
  * one array, DeviceSegmentedSort descending per row) and its first k are the answer; our
  * values are compared with them bit for bit. On the CPU the peer is a serial binary-heap
- * selection (f32 only). The issue's targets and torch.topk's times on the H100 are fixed
+ * selection (f32 only). The targets set for the H100 and torch.topk's times there are fixed
  * numbers, printed as a note under each row: they were not measured here.
  *
  * One array on CUDA also gets a second row against cub::DeviceTopK (CCCL >= 3.3, built in
@@ -299,7 +299,7 @@ static void run_case(bench_env *env, pp_dtype t, size_t rows, size_t cols, size_
   }
   print_row(env, &r);
   if (target_ms > 0 && env->cuda)
-    bench_note(env, "  issue 7 target on the H100: <= %.2f ms (ours: %.4f ms); torch.topk there: %.3f ms",
+    bench_note(env, "  target on the H100: <= %.2f ms (ours: %.4f ms); torch.topk there: %.3f ms",
                target_ms, r.ms, torch_ms);
 #ifdef PP_HAVE_CUDA
   if (env->cuda) cub_topk_row(env, &c, &r);
@@ -341,7 +341,7 @@ int bench_run_topk(bench_env *env, const size_t *sizes, int nsizes) {
       run_case(env, t, 0, n, ks[q], target, torch);
     }
   }
-  /* the issue's row cases */
+  /* the row cases */
   const size_t scale = env->cuda ? 1 : 16;
   run_case(env, t, 4096 / scale, 32768, o->k ? o->k : 64, f32 && !o->k && env->cuda ? 0.45 : 0, 1.77);
   run_case(env, t, 128 / scale, 131072, o->k ? o->k : 1024, f32 && !o->k && env->cuda ? 0.1 : 0, 0.32);

@@ -234,13 +234,13 @@ static const ladder_step ladder_steps[] = {
      LADDER_STEP(sort)},
     {"histogram", "global atomics, shared-memory privatisation, then the production kernel",
      LADDER_STEP(histogram)},
-    {"topk", "seed 002's per-thread insert and block tree against radix selection",
+    {"topk", "a per-thread insert and block tree against radix selection",
      LADDER_STEP(topk)},
     {"sgemm", "naive, 16/32 tiles, register blocking, vector loads, double buffering, warp tiles",
      LADDER_STEP(sgemm)},
     {"conv", "naive, constant-memory filter, shared tiles, production kernels",
      LADDER_STEP(conv)},
-    {"nbody", "the seed's tiled kernel against the production kernel",
+    {"nbody", "the textbook tiled kernel against the production kernel",
      LADDER_STEP(nbody)},
 };
 

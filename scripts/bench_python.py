@@ -3,7 +3,7 @@
 
 Times each case with CUDA events on torch's current stream (parprim queues torch inputs
 there; CuPy and cuda.compute are given the same stream), median of --reps runs after
-warm-up, and prints a table and a CSV: the issue's figures (call overhead of a small sum
+warm-up, and prints a table and a CSV: the target figures (call overhead of a small sum
 against the same call from C, argsort vs torch.sort, top-k vs torch.topk, histogram vs
 torch.histc, cumsum vs torch.cumsum and CuPy) and every primitive cuda.compute (pip
 cuda-cccl) also has, when it imports.

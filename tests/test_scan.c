@@ -4,7 +4,7 @@
  *
  * Usage: test_scan [cpu|cuda]
  *
- * Accuracy contract of pp_scan for float SUM (issue 3; this comment is where it is
+ * Accuracy contract of pp_scan for float SUM (this comment is where it is
  * written down). With ref_i the exact sum of the prefix (in[0..i] inclusive, in[0..i-1]
  * exclusive) and S_i the sum of |x| over the same prefix:
  *     |got[i] - ref_i| <= tol * S_i,   tol = (ceil(log2(n + 1)) + 32) * eps,

@@ -3,7 +3,7 @@
  *
  * Usage: test_sgemm [cpu|cuda]
  *
- * Accuracy contract (issue 8; written down here). With r(i,j) = sum_p op(A)(i,p) op(B)(p,j)
+ * Accuracy contract (written down here). With r(i,j) = sum_p op(A)(i,p) op(B)(p,j)
  * and s(i,j) = sum_p |op(A)(i,p) op(B)(p,j)|, both exact (in double), and c the old C:
  *     |got - (alpha r + beta c)| <= (k + 3) * FLT_EPSILON * (|alpha| s + |beta c|) + FLT_MIN
  * (any order of FP32 summation, with or without fused multiply-adds, stays inside it).

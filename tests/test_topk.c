@@ -3,7 +3,7 @@
  *
  * Usage: test_topk [cpu|cuda]
  *
- * The contract checked (API.md, issue 7): the result is the first k elements of a stable
+ * The contract checked (API.md): the result is the first k elements of a stable
  * sort of the input, decreasing for largest and increasing for smallest, in which floats
  * compare by value with -0.0 == +0.0 and every NaN above +inf (so NaN comes first among
  * the largest and last among the smallest), and equal elements keep their index order —

@@ -7,7 +7,7 @@
  * carry). Below PP_CPU_PARALLEL_MIN one thread runs pass 2 alone. Indices and counts are
  * size_t throughout, so inputs beyond 2^32 elements work.
  *
- * Semantics (API.md and the decisions of issue 3):
+ * Semantics (API.md):
  *  - inclusive out[i] is pp_reduce(in[0..i]); exclusive out[0] is pp_reduce's n == 0
  *    identity and out[i] the inclusive result at i - 1;
  *  - integer SUM wraps: it runs in the unsigned type of the same width;

@@ -1,5 +1,6 @@
 /* sort_sample.c — pp_sort with PP_SORT_SAMPLE on the CPU: a stable sample sort with
- * OpenMP, the same algorithm as the GPU's (sort_sample.cu), seed 001's layout:
+ * OpenMP, the same algorithm as the GPU's (sort_sample.cu), in the layout of the sample
+ * sort of CUDA Programming: A Developer's Guide (Cook), ch. 6:
  *
  *  1. samples: one from each of S strata of the array (S = 32 per bucket), at a
  *     pseudo-random place in its stratum; sorted; B-1 splitters at regular quantiles;
