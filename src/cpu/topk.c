@@ -14,14 +14,31 @@
  * taken. An ordered gather then collects every K > T and the first krem K == T (per-part
  * counts give each part its output offsets), and the k (key, index) pairs are sorted.
  * One array runs each pass over all threads; rows run one row per thread.
+ *
+ * Fast path for one large array (the radix passes read it KB/8 + 2 times): a threshold
+ * from a sample, one pass, and the exact selection among few candidates. TOPK_SAMPLES
+ * keys at pseudo-random places (one per stratum) give T, the r-th largest sample, with r
+ * a few standard deviations above the expected count of samples among the top k
+ * (k S / n + 4 sqrt(k S / n) + 8), so the set C = {K >= T} holds the top k but with
+ * negligible probability, and about n r / S elements. One pass (all threads, each in its
+ * own part, in index order) gathers C as (key, index) pairs; blocks of TOPK_BLOCK elements
+ * with no key >= T (nearly all of them) cost one vectorised compare. When |C| >= k the
+ * answer is exactly the top k of C (every element outside C is below every element of
+ * C), found by the radix selection above run on C's keys; when |C| < k, or a thread's C
+ * outgrows its buffer (many equal keys at T), the radix passes run as before. This is the
+ * sampling idea of Floyd and Rivest's SELECT (CACM 18(3), 1975) with one sample.
  */
 #include "cpu.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define TOPK_MAX_PARTS 64
+#define TOPK_SAMPLES 16384
+#define TOPK_FAST_MIN ((size_t)1 << 18) /* n below this: the radix passes are cheap enough */
+#define TOPK_BLOCK 64
 
 typedef struct topk_pair {
   uint64_t key, idx;
@@ -32,6 +49,36 @@ static int pair_cmp(const void *a, const void *b) {
   const topk_pair *x = a, *y = b;
   if (x->key != y->key) return x->key < y->key ? 1 : -1;
   return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The r-th largest (r >= 1) of keys[0..m) of `bits` significant bits: radix selection,
+ * 8 bits a pass (the same digit walk as select_* below). */
+static uint64_t keys_kth(const uint64_t *keys, size_t m, size_t r, int bits) {
+  uint64_t prefix = 0, mask = 0;
+  size_t hist[256];
+  for (int shift = bits - 8; shift >= 0; shift -= 8) {
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < m; i++)
+      if ((keys[i] & mask) == prefix) hist[(keys[i] >> shift) & 255]++;
+    int d = 255;
+    while (hist[d] < r) r -= hist[d--];
+    prefix |= (uint64_t)d << shift;
+    mask |= (uint64_t)255 << shift;
+  }
+  return prefix;
+}
+
+/* The k best of m candidate pairs c (in index order, m >= k) into out: every key above
+ * the k-th largest, then the first of those equal to it. */
+static void pairs_select(const topk_pair *c, size_t m, size_t k, int bits, uint64_t *scratch,
+                         topk_pair *out) {
+  for (size_t i = 0; i < m; i++) scratch[i] = c[i].key;
+  const uint64_t thr = keys_kth(scratch, m, k, bits);
+  size_t o = 0;
+  for (size_t i = 0; i < m; i++)
+    if (c[i].key > thr) out[o++] = c[i];
+  for (size_t i = 0; i < m && o < k; i++)
+    if (c[i].key == thr) out[o++] = c[i];
 }
 
 /* The value's order key (cpu.h) widened to 64 bits: composites put it above the index. */
@@ -51,9 +98,39 @@ static inline uint64_t image_f64(double x) {
   return pp_cpu_okey_f64(u);
 }
 
+/* May the key of v (xor flip) be >= thr? Exact for integers. Floats take the key's
+ * branch-free part (flip the sign bit, or every bit of a negative) and answer yes for the
+ * values where the full key differs (-0.0 and NaN), so the answer is never a wrong no:
+ * the fast path's block test, which stays vectorisable where the full key's selects did
+ * not vectorise. */
+static inline int hit_u8(uint8_t v, uint8_t flip, uint8_t thr) { return (uint8_t)(v ^ flip) >= thr; }
+static inline int hit_u32(uint32_t v, uint32_t flip, uint32_t thr) { return (v ^ flip) >= thr; }
+static inline int hit_i32(int32_t v, uint32_t flip, uint32_t thr) {
+  return ((uint32_t)v ^ UINT32_C(0x80000000) ^ flip) >= thr;
+}
+static inline int hit_u64(uint64_t v, uint64_t flip, uint64_t thr) { return (v ^ flip) >= thr; }
+static inline int hit_i64(int64_t v, uint64_t flip, uint64_t thr) {
+  return ((uint64_t)v ^ UINT64_C(0x8000000000000000) ^ flip) >= thr;
+}
+static inline int hit_f32(float v, uint32_t flip, uint32_t thr) {
+  uint32_t b;
+  memcpy(&b, &v, sizeof b);
+  const uint32_t k = b ^ ((uint32_t)((int32_t)b >> 31) | UINT32_C(0x80000000));
+  const int special = (b & UINT32_C(0x7fffffff)) > UINT32_C(0x7f800000) || b == UINT32_C(0x80000000);
+  return ((k ^ flip) >= thr) | special;
+}
+static inline int hit_f64(double v, uint64_t flip, uint64_t thr) {
+  uint64_t b;
+  memcpy(&b, &v, sizeof b);
+  const uint64_t k = b ^ ((uint64_t)((int64_t)b >> 63) | UINT64_C(0x8000000000000000));
+  const int special = (b & UINT64_C(0x7fffffffffffffff)) > UINT64_C(0x7ff0000000000000) ||
+                      b == UINT64_C(0x8000000000000000);
+  return ((k ^ flip) >= thr) | special;
+}
+
 /* Threshold search and gather over x[0..n) with `parts` threads (1: the caller's thread
  * only). pairs gets the k selected (key, index) in no particular order. */
-#define PP_CPU_TOPK(NAME, T, KB)                                                            \
+#define PP_CPU_TOPK(NAME, T, KT, KB)                                                        \
   static inline uint64_t key_##NAME(T v, uint64_t flip) { return image_##NAME(v) ^ flip; }  \
                                                                                             \
   static void select_##NAME(const T *x, size_t n, size_t k, uint64_t flip, int parts,       \
@@ -115,6 +192,82 @@ static inline uint64_t image_f64(double x) {
     }                                                                                       \
   }                                                                                         \
                                                                                             \
+  /* The sampled fast path (header comment); false: not taken, pairs untouched. */         \
+  static bool fast_##NAME(const T *x, size_t n, size_t k, uint64_t flip, int parts,         \
+                          topk_pair *pairs) {                                               \
+    if (n < TOPK_FAST_MIN) return false;                                                    \
+    const double expect = (double)TOPK_SAMPLES * (double)k / (double)n;                     \
+    const size_t r = (size_t)(expect + 4.0 * sqrt(expect) + 8.0);                           \
+    if (r >= TOPK_SAMPLES / 8) return false; /* k a large share of n */                     \
+    const size_t stride = n / TOPK_SAMPLES;                                                 \
+    const size_t cap = (size_t)(2.0 * (double)n * (double)r / TOPK_SAMPLES / parts) + 4096; \
+    uint64_t *samples = malloc(TOPK_SAMPLES * sizeof *samples);                             \
+    topk_pair *cand = malloc((size_t)parts * cap * sizeof *cand);                           \
+    if (!samples || !cand) {                                                                \
+      free(samples);                                                                        \
+      free(cand);                                                                           \
+      return false;                                                                         \
+    }                                                                                       \
+    for (size_t j = 0; j < TOPK_SAMPLES; j++) {                                             \
+      size_t off = (size_t)((j * UINT64_C(2654435761)) % stride);                           \
+      samples[j] = key_##NAME(x[pp_cpu_part_begin(n, j, TOPK_SAMPLES) + off], flip);        \
+    }                                                                                       \
+    const uint64_t thr = keys_kth(samples, TOPK_SAMPLES, r, KB);                            \
+    size_t count[TOPK_MAX_PARTS];                                                           \
+    int overflow = 0, used = parts;                                                         \
+    _Pragma("omp parallel num_threads(parts) if (parts > 1)")                               \
+    {                                                                                       \
+      size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();          \
+      size_t lo = pp_cpu_part_begin(n, p, np), hi = pp_cpu_part_begin(n, p + 1, np);        \
+      topk_pair *mine = cand + p * cap;                                                     \
+      size_t c = 0;                                                                         \
+      if (p == 0) used = (int)np;                                                           \
+      for (size_t i = lo; i < hi; i += TOPK_BLOCK) {                                        \
+        const size_t e = hi - i < TOPK_BLOCK ? hi : i + TOPK_BLOCK;                         \
+        int any = 0;                                                                        \
+        _Pragma("omp simd reduction(| : any)")                                              \
+        for (size_t j = i; j < e; j++) any |= hit_##NAME(x[j], (KT)flip, (KT)thr);          \
+        if (!any) continue;                                                                 \
+        for (size_t j = i; j < e && c <= cap; j++) {                                        \
+          const uint64_t key = key_##NAME(x[j], flip);                                      \
+          if (key < thr) continue;                                                          \
+          if (c == cap) {                                                                   \
+            c = cap + 1;                                                                    \
+            break;                                                                          \
+          }                                                                                 \
+          mine[c].key = key;                                                                \
+          mine[c++].idx = j;                                                                \
+        }                                                                                   \
+        if (c > cap) break;                                                                 \
+      }                                                                                     \
+      if (c > cap) {                                                                        \
+        _Pragma("omp atomic write")                                                         \
+        overflow = 1;                                                                       \
+      }                                                                                     \
+      count[p] = c;                                                                         \
+    }                                                                                       \
+    size_t m = 0;                                                                           \
+    if (!overflow)                                                                          \
+      for (int q = 0; q < used; q++) { /* the parts back to back, in index order */         \
+        memmove(cand + m, cand + (size_t)q * cap, count[q] * sizeof *cand);                 \
+        m += count[q];                                                                      \
+      }                                                                                     \
+    const bool taken = !overflow && m >= k;                                                 \
+    if (taken) {                                                                            \
+      uint64_t *keys = m <= TOPK_SAMPLES ? samples : malloc(m * sizeof *keys);              \
+      if (keys) {                                                                           \
+        pairs_select(cand, m, k, KB, keys, pairs);                                          \
+        if (keys != samples) free(keys);                                                    \
+      }                                                                                     \
+      free(samples);                                                                        \
+      free(cand);                                                                           \
+      return keys != NULL;                                                                  \
+    }                                                                                       \
+    free(samples);                                                                          \
+    free(cand);                                                                             \
+    return false;                                                                           \
+  }                                                                                         \
+                                                                                            \
   static void finish_##NAME(const T *x, size_t k, topk_pair *pairs, T *vals,                \
                             uint64_t *idxs) {                                               \
     qsort(pairs, k, sizeof *pairs, pair_cmp);                                               \
@@ -137,7 +290,8 @@ static inline uint64_t image_f64(double x) {
       int parts = cols >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;                       \
       if (parts > TOPK_MAX_PARTS) parts = TOPK_MAX_PARTS;                                   \
       if (parts < 1) parts = 1;                                                             \
-      select_##NAME(x, cols, k, flip, parts, pairs);                                        \
+      if (!fast_##NAME(x, cols, k, flip, parts, pairs))                                     \
+        select_##NAME(x, cols, k, flip, parts, pairs);                                      \
       finish_##NAME(x, k, pairs, vals, indices_out);                                        \
       free(pairs);                                                                          \
       return PP_OK;                                                                         \
@@ -169,13 +323,15 @@ static inline uint64_t image_f64(double x) {
     return PP_OK;                                                                           \
   }
 
-PP_CPU_TOPK(u8, uint8_t, 8)
-PP_CPU_TOPK(i32, int32_t, 32)
-PP_CPU_TOPK(u32, uint32_t, 32)
-PP_CPU_TOPK(i64, int64_t, 64)
-PP_CPU_TOPK(u64, uint64_t, 64)
-PP_CPU_TOPK(f32, float, 32)
-PP_CPU_TOPK(f64, double, 64)
+/* name, element type, key type of its width (the fast path compares in it, which
+ * vectorises where 64-bit compares would not), key bits */
+PP_CPU_TOPK(u8, uint8_t, uint8_t, 8)
+PP_CPU_TOPK(i32, int32_t, uint32_t, 32)
+PP_CPU_TOPK(u32, uint32_t, uint32_t, 32)
+PP_CPU_TOPK(i64, int64_t, uint64_t, 64)
+PP_CPU_TOPK(u64, uint64_t, uint64_t, 64)
+PP_CPU_TOPK(f32, float, uint32_t, 32)
+PP_CPU_TOPK(f64, double, uint64_t, 64)
 
 static pp_status topk_any(pp_context *ctx, const char *fn, pp_dtype t, const void *in,
                           size_t rows, size_t cols, size_t k, bool largest, void *values_out,
