@@ -203,6 +203,14 @@ int bench_run_nbody(bench_env *env, const size_t *sizes, int nsizes) {
                    size_text(c.n, nb, sizeof nb), r.bytes * NB_FLOPS / (r.ms * 1e9),
                    r.peer_ms > 0 ? r.peer_bytes * NB_FLOPS / (r.peer_ms * 1e9) : 0.0, r.peer,
                    NB_FLOPS);
+      if (!r.ours_missing && !env->cuda) { /* the CPU's bound: its FP32 peak */
+        char how[160];
+        double peak = bench_cpu_fp32_peak_gflops(env->dev.multiprocessors, how, sizeof how);
+        if (peak > 0)
+          bench_note(env, "nbody n=%s: ours %.1f GFLOP/s = %.1f%% of the FP32 peak %.0f GFLOP/s = %s",
+                     size_text(c.n, nb, sizeof nb), r.bytes * NB_FLOPS / (r.ms * 1e6),
+                     100.0 * r.bytes * NB_FLOPS / (r.ms * 1e6) / peak, peak, how);
+      }
       if (!c.peer_runs)
         bench_note(env, "nbody n=%zu: the serial peer runs up to n = %zu only", c.n,
                    NB_CPU_PEER_MAX);

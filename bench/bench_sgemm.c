@@ -10,8 +10,11 @@
  * CUDA: the peer is cublasSgemm with CUBLAS_PEDANTIC_MATH (real FP32, no TF32) on the
  * harness's stream, over the same slots. Inputs and outputs rotate over slots like every
  * bench family (at 1024^3 the 4 MB operands would otherwise sit in L2 for both sides).
- * CPU: the peer is the textbook i-j-p triple loop, timed over 3 runs without warm-up
- * (one run takes seconds at 1024^3, so more runs would add minutes and no information).
+ * CPU: the peer is OpenBLAS's cblas_sgemm (bench/peer_cpu_blas.cpp) on the context's
+ * thread count, timed like ours; a note gives both rates against the cores' FP32 peak.
+ * Without OpenBLAS in the build, the textbook i-j-p triple loop, timed over 3 runs
+ * without warm-up (one run takes seconds at 1024^3, so more runs would add minutes and no
+ * information), up to n = 1024.
  *
  * Check: ||ours - peer|| / ||peer|| over the whole C (Frobenius) must be below 1e-5 (plain
  * FP32 lands near 1e-7; TF32 would show near 1e-4), and 64 sampled elements of both must
@@ -62,6 +65,17 @@ static void naive_sgemm(size_t n, pp_trans ta, pp_trans tb, const float *A, cons
         s += A[ta == PP_TRANS ? p * n + i : i * n + p] * B[tb == PP_TRANS ? j * n + p : p * n + j];
       C[i * n + j] = s;
     }
+}
+
+static pp_status call_cblas(bench_env *env, void *arg, size_t slot) {
+  sg_case *c = arg;
+  if (bench_cblas_sgemm(PP_ROW_MAJOR, c->ta, c->tb, c->n, c->n, c->n, 1.0f, ws_slot(&c->a, slot),
+                        c->n, ws_slot(&c->b, slot), c->n, 0.0f, ws_slot(&c->pc, slot), c->n,
+                        env->dev.multiprocessors) != 0) {
+    bench_fail(env, "cblas_sgemm: sizes past its 32-bit integers");
+    return PP_ERR_INVALID_ARGUMENT;
+  }
+  return PP_OK;
 }
 
 #ifdef PP_HAVE_CUDA
@@ -194,7 +208,16 @@ static case_result sg_run_case(bench_env *env, size_t n, pp_trans ta, pp_trans t
     if (bench_time(env, call_cublas, &c, &r.peer_ms) != PP_OK) goto done;
   }
 #endif
-  if (!env->cuda) {
+  if (!env->cuda && bench_cpu_blas_name()) {
+    r.peer = "OpenBLAS";
+    if (bench_time(env, call_cblas, &c, &r.peer_ms) != PP_OK) goto done;
+    char how[160];
+    double peak = bench_cpu_fp32_peak_gflops(env->dev.multiprocessors, how, sizeof how);
+    if (peak > 0)
+      bench_note(env, "  sgemm %s n=%zu: ours %.1f GFLOP/s, %s %.1f GFLOP/s; FP32 peak %.0f GFLOP/s"
+                 " = %s", r.op, n, flops / r.ms / 1e6, bench_cpu_blas_name(),
+                 flops / r.peer_ms / 1e6, peak, how);
+  } else if (!env->cuda) {
     r.peer = "naive loop";
     if (n > 1024) {
       bench_note(env, "sgemm %s n=%zu: ours %.3f ms, %.3f TFLOP/s; no CPU peer above 1024 (the "
@@ -217,6 +240,8 @@ done:
 
 int bench_run_sgemm(bench_env *env, const size_t *sizes, int nsizes) {
   size_t trans_n = 4096;
+  if (!env->cuda && !bench_cpu_blas_name())
+    bench_note(env, "sgemm: OpenBLAS is not in this build; the CPU peer is a naive loop");
   if (!env->cuda) { /* the CPU gets the transposed rows at its largest size */
     trans_n = 0;
     for (int i = 0; i < nsizes; i++)

@@ -10,7 +10,9 @@
  * Peers: CUB has no top-k, so the peer sorts everything (DeviceRadixSort descending for
  * one array, DeviceSegmentedSort descending per row) and its first k are the answer; our
  * values are compared with them bit for bit. On the CPU the peer is a serial binary-heap
- * selection (f32 only). The targets set for the H100 and torch.topk's times there are fixed
+ * selection (f32 only), and for one array a second row against the threaded standard
+ * answer, std::nth_element and std::sort of the first k with std::execution::par (TBB),
+ * when the build has TBB. The targets set for the H100 and torch.topk's times there are fixed
  * numbers, printed as a note under each row: they were not measured here.
  *
  * One array on CUDA also gets a second row against cub::DeviceTopK (CCCL >= 3.3, built in
@@ -249,6 +251,44 @@ static const char *check(bench_env *env, topk_case *c) {
   return verdict;
 }
 
+/* The threaded CPU peer of one array: copy, std::nth_element and std::sort of the first k
+ * with std::execution::par (TBB; bench/peer_cpu_par.cpp), values only. A second row after
+ * ours, with our time from the first; its values are checked against ours. */
+typedef struct par_topk {
+  topk_case *c;
+  void *scratch, *vals;
+} par_topk;
+
+static pp_status call_par_topk(bench_env *env, void *arg, size_t slot) {
+  par_topk *p = arg;
+  if (bench_par_topk(p->c->t, ws_slot(&p->c->in, slot), p->c->cols, p->c->k, true, p->vals,
+                     p->scratch, env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "parallel nth_element peer failed");
+  return PP_ERR_INVALID_ARGUMENT;
+}
+
+static void par_topk_row(bench_env *env, topk_case *c, const bench_row *ours) {
+  par_topk p = {c, malloc(c->cols * c->es), malloc(c->k * c->es)};
+  unsigned char *mine = malloc(c->k * c->es);
+  bench_row r = *ours;
+  r.peer = "std::nth_element+sort par";
+  r.check = "-";
+  if (!p.scratch || !p.vals || !mine) {
+    bench_fail(env, "out of host memory");
+  } else if (bench_time(env, call_par_topk, &p, &r.peer_ms) == PP_OK) {
+    if (!r.ours_missing && call_ours(env, c, last_slot(env)) == PP_OK &&
+        pp_copy(env->ctx, mine, c->vals, c->k * c->es) == PP_OK) {
+      r.check = memcmp(mine, p.vals, c->k * c->es) == 0 ? "ok" : "MISMATCH";
+      if (strcmp(r.check, "ok") != 0) bench_fail(env, "topk: values differ from nth_element's");
+    }
+    print_row(env, &r);
+  }
+  free(p.scratch);
+  free(p.vals);
+  free(mine);
+}
+
 static void run_case(bench_env *env, pp_dtype t, size_t rows, size_t cols, size_t k,
                      double target_ms, double torch_ms) {
   topk_case c = {.t = t, .rows = rows, .cols = cols, .k = k, .es = pp_dtype_size(t)};
@@ -304,6 +344,7 @@ static void run_case(bench_env *env, pp_dtype t, size_t rows, size_t cols, size_
 #ifdef PP_HAVE_CUDA
   if (env->cuda) cub_topk_row(env, &c, &r);
 #endif
+  if (!env->cuda && !rows && bench_cpu_tbb_name()) par_topk_row(env, &c, &r);
 done:
 #ifdef PP_HAVE_CUDA
   if (c.peer_out) pp_ok(env, pp_free(env->ctx, c.peer_out), "pp_free");
