@@ -356,11 +356,7 @@ void pp_bench_usage(FILE *f) {
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fputs("parprim bench: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_bench_usage(stderr);
-  return 2;
+  return cli_usage_error("bench", pp_bench_usage, fmt, arg);
 }
 
 /* Matches "--name V" and "--name=V"; returns 1 and sets *val, 0 on no match, -1 when the

@@ -108,11 +108,7 @@ int pp_bench_dist_wanted(int argc, char **argv) {
 }
 
 static int usage(const char *fmt, const char *arg) {
-  fputs("parprim bench: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_bench_dist_usage(stderr);
-  return 2;
+  return cli_usage_error("bench", pp_bench_dist_usage, fmt, arg);
 }
 
 static int parse(int argc, char **argv, dist_opts *o) {

@@ -12,6 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+int cli_usage_error(const char *cmd, void (*usage)(FILE *f), const char *fmt, const char *arg) {
+  fprintf(stderr, "parprim %s: ", cmd);
+  fprintf(stderr, fmt, arg);
+  fputs("\n\n", stderr);
+  usage(stderr);
+  return 2;
+}
+
 double cli_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

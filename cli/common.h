@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,13 +24,17 @@ extern "C" {
 /* Seed of every generated input, printed in reports so a run can be reproduced. */
 #define CLI_SEED UINT64_C(0x5eed0fa11ab1e5)
 
-/* The sizes --n accepts, for the help texts. */
-#define CLI_SIZE_FORMS "1048576, 0x100000, 2^20, 1<<20 or 1M (K, M, G: powers of 1024)"
+/* The sizes --n accepts, for the help texts (K, M, G are powers of 1024). */
+#define CLI_SIZE_FORMS "1048576, 0x100000, 2^20, 1<<20 or 1M"
 
 /* Milliseconds from CLOCK_MONOTONIC. */
 double cli_now_ms(void);
 /* Median of v[0..n); reorders v. 0 for n == 0. */
 double cli_median(double *v, size_t n);
+
+/* A usage error of `parprim CMD`: prints "parprim CMD: " and fmt (with arg) on stderr, a
+ * blank line and the command's usage, and returns 2, the command's exit code for it. */
+int cli_usage_error(const char *cmd, void (*usage)(FILE *f), const char *fmt, const char *arg);
 
 /* Parsers return 0 on success, -1 (and leave *out alone) on bad text.
  * Sizes: decimal, 0x hex, 2^k, 1<<k, or a number with K, M, G (powers of 1024); no sign,

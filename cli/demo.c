@@ -332,11 +332,7 @@ void pp_cli_demo_usage(FILE *f) {
 }
 
 static int demo_usage_error(const char *fmt, const char *arg) {
-  fputs("parprim demo: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_cli_demo_usage(stderr);
-  return 2;
+  return cli_usage_error("demo", pp_cli_demo_usage, fmt, arg);
 }
 
 /* Returns -1 when parsed, else the exit code (0 after help). */

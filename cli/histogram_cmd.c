@@ -63,11 +63,7 @@ void pp_cli_histogram_usage(FILE *f) {
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fputs("parprim histogram: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_cli_histogram_usage(stderr);
-  return HIST_EXIT_USAGE;
+  return cli_usage_error("histogram", pp_cli_histogram_usage, fmt, arg);
 }
 
 typedef struct hist_opts {

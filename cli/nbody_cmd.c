@@ -86,11 +86,7 @@ void pp_cli_nbody_usage(FILE *f) {
 }
 
 static int nb_usage_error(const char *fmt, const char *arg) {
-  fputs("parprim nbody: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_cli_nbody_usage(stderr);
-  return NBODY_EXIT_USAGE;
+  return cli_usage_error("nbody", pp_cli_nbody_usage, fmt, arg);
 }
 
 /* A number that a float holds: finite, at most FLT_MAX in magnitude. */

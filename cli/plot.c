@@ -84,29 +84,18 @@ static void draw_axes(cairo_t *cr, const cli_hist_plot *p, const frame *f, uint6
   char buf[64];
   cairo_set_line_width(cr, 1);
   /* horizontal grid and count ticks */
-  if (f->log) {
-    for (double c = 1; yval(f, c) <= f->ymax * 1.0001; c *= 10) {
-      double y = ypix(f, c);
-      cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-      cairo_move_to(cr, f->x0, floor(y) + 0.5);
-      cairo_line_to(cr, f->x0 + f->w, floor(y) + 0.5);
-      cairo_stroke(cr);
-      cairo_set_source_rgb(cr, 0, 0, 0);
-      count_label(c, buf, sizeof buf);
-      text_at(cr, f->x0 - PLOT_GAP - 6, y, buf, 1, 0.5);
-    }
-  } else {
-    double step = cli_plot_nice_step(f->ymax, 5);
-    for (double c = 0; c <= f->ymax * 1.0001; c += step) {
-      double y = ypix(f, c);
-      cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-      cairo_move_to(cr, f->x0, floor(y) + 0.5);
-      cairo_line_to(cr, f->x0 + f->w, floor(y) + 0.5);
-      cairo_stroke(cr);
-      cairo_set_source_rgb(cr, 0, 0, 0);
-      count_label(c, buf, sizeof buf);
-      text_at(cr, f->x0 - PLOT_GAP - 6, y, buf, 1, 0.5);
-    }
+  /* log scale: the powers of ten up to the top; linear: multiples of a round step */
+  double ystep = f->log ? 0 : cli_plot_nice_step(f->ymax, 5);
+  for (double c = f->log ? 1 : 0; (f->log ? yval(f, c) : c) <= f->ymax * 1.0001;
+       c = f->log ? c * 10 : c + ystep) {
+    double y = ypix(f, c);
+    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+    cairo_move_to(cr, f->x0, floor(y) + 0.5);
+    cairo_line_to(cr, f->x0 + f->w, floor(y) + 0.5);
+    cairo_stroke(cr);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    count_label(c, buf, sizeof buf);
+    text_at(cr, f->x0 - PLOT_GAP - 6, y, buf, 1, 0.5);
   }
   /* value ticks */
   double range = p->hi - p->lo, step = cli_plot_nice_step(range, 8);

@@ -49,11 +49,7 @@ void pp_cli_sort_usage(FILE *f) {
 }
 
 static int sort_usage_error(const char *fmt, const char *arg) {
-  fputs("parprim sort: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_cli_sort_usage(stderr);
-  return SORT_EXIT_USAGE;
+  return cli_usage_error("sort", pp_cli_sort_usage, fmt, arg);
 }
 
 typedef struct sort_args {

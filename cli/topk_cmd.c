@@ -54,11 +54,7 @@ void pp_cli_topk_usage(FILE *f) {
 }
 
 static int usage_error(const char *fmt, const char *arg) {
-  fputs("parprim topk: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\n\n", stderr);
-  pp_cli_topk_usage(stderr);
-  return TOPK_EXIT_USAGE;
+  return cli_usage_error("topk", pp_cli_topk_usage, fmt, arg);
 }
 
 typedef struct topk_args {

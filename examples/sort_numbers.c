@@ -4,6 +4,8 @@
  *
  * Any whitespace separates the numbers; they are sorted as doubles, ascending.
  */
+#include "numbers.h"
+
 #include <parprim.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +21,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s FILE\n", argv[0]);
     return 2;
   }
-  FILE *f = fopen(argv[1], "r");
-  if (!f) {
-    perror(argv[1]);
-    return 1;
-  }
-  size_t n = 0, cap = 1024;
-  double *v = malloc(cap * sizeof *v), x;
-  while (v && fscanf(f, "%lf", &x) == 1) {
-    if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-    if (v) v[n++] = x;
-  }
-  int bad_input = !feof(f);
-  fclose(f);
-  if (!v || bad_input) {
-    fprintf(stderr, "%s: %s\n", argv[1], v ? "not a list of numbers" : "out of memory");
-    return 1;
-  }
+  size_t n = 0;
+  double *v = read_numbers(argv[1], &n);
+  if (!v) return 1;
 
   double *check = malloc((n + 1) * sizeof *check);
   pp_context *ctx;

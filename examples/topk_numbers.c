@@ -4,6 +4,8 @@
  *
  * One number per line. pp_topk finds them in one pass, without sorting the whole file.
  */
+#include "numbers.h"
+
 #include <parprim.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,18 +17,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   size_t k = (size_t)atol(argv[1]);
-  FILE *f = fopen(argv[2], "r");
-  if (!f) {
-    perror(argv[2]);
-    return 1;
-  }
-  size_t n = 0, cap = 1024;
-  double *v = malloc(cap * sizeof *v), x;
-  while (v && fscanf(f, "%lf", &x) == 1) {
-    if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-    if (v) v[n++] = x;
-  }
-  fclose(f);
+  size_t n = 0;
+  double *v = read_numbers(argv[2], &n);
   if (!v) return 1;
   if (k > n) k = n;
 
