@@ -143,6 +143,17 @@ static bool red_prepare_peer(bench_env *env, red_case *c, bool arg) {
   return gpu_ok(env, rc, "CUB temp storage");
 }
 
+/* The threaded standard answer for reduce SUM (CPU, TBB in the build): std::reduce with
+ * std::execution::par (f32 summed in double, as ours). */
+static pp_status call_par_reduce(bench_env *env, void *arg, size_t slot) {
+  red_case *c = arg;
+  unsigned char out[8];
+  if (bench_par_reduce(c->t, ws_slot(&c->in, slot), c->n, out, env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "std::reduce peer failed");
+  return PP_ERR_INVALID_ARGUMENT;
+}
+
 static case_result red_measure(bench_env *env, red_case *c, const char *prim, bool arg) {
   bench_row r = {.prim = prim, .op = cli_op_string(c->op), .t = c->t, .n = c->n,
                  .bytes_model = "reads n*size", .check = "-"};
@@ -166,6 +177,14 @@ static case_result red_measure(bench_env *env, red_case *c, const char *prim, bo
   else
     r.check = red_check(env, c, prim, arg);
   print_row(env, &r);
+  if (!env->cuda && !arg && c->op == PP_SUM && bench_cpu_tbb_name()) {
+    /* a second row: our time against std::reduce par (its result is not checked) */
+    bench_row par = r;
+    par.peer = "std::reduce par";
+    par.peer_bytes = r.bytes;
+    par.same_work = true;
+    if (bench_time(env, call_par_reduce, c, &par.peer_ms) == PP_OK) print_row(env, &par);
+  }
   return CASE_RAN;
 }
 

@@ -491,11 +491,43 @@ static bench_row pass_row(const bench_env *env, const pass_case *c, const char *
   return r;
 }
 
+/* The threaded standard answers (CPU, TBB in the build; bench/peer_cpu_par.cpp): scan SUM
+ * as std::exclusive_scan / std::inclusive_scan, select as std::copy_if, with
+ * std::execution::par, into the peer's slots. */
+static pp_status call_par_scan(bench_env *env, void *arg, size_t slot) {
+  pass_case *c = arg;
+  if (bench_par_scan(c->t, c->inclusive, ws_slot(&c->in, slot), ws_slot(&c->peer_out, slot), c->n,
+                     env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "parallel std scan peer failed");
+  return PP_ERR_INVALID_ARGUMENT;
+}
+
+static pp_status call_par_select(bench_env *env, void *arg, size_t slot) {
+  pass_case *c = arg;
+  uint64_t count;
+  if (bench_par_select_gt(c->t, c->value, ws_slot(&c->in, slot), c->n, ws_slot(&c->peer_out, slot),
+                          &count, env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "parallel std::copy_if peer failed");
+  return PP_ERR_INVALID_ARGUMENT;
+}
+
+/* par: NULL, or the threaded standard answer, timed after ours and printed as a second row
+ * with our time from the first (its output is not checked; the first row's check is). */
 static case_result pass_case_run(bench_env *env, pass_case *c, bench_row *r, const case_hooks *h,
-                                 bool flagged) {
+                                 bool flagged, bench_call par, const char *par_name) {
   case_result res = pass_setup(env, c, r->prim, flagged);
   if (res == CASE_RAN)
     res = measure_case(env, r, h, c);
+  if (res == CASE_RAN && par && !r->ours_missing) {
+    bench_row row = *r;
+    row.peer = par_name;
+    row.peer_bytes = r->bytes;
+    row.same_work = true;
+    row.check = "-";
+    if (bench_time(env, par, c, &row.peer_ms) == PP_OK) print_row(env, &row);
+  }
   pass_teardown(env, c);
   return res;
 }
@@ -514,7 +546,9 @@ int bench_run_scan(bench_env *env, const size_t *sizes, int nsizes) {
                       .peer_ready = env->cuda ? scan_ready : NULL, .check = scan_check};
       bench_row r = pass_row(env, &c, "scan", names[op][inc], "reads+writes 2*n*size",
                              2.0 * (double)c.n * (double)c.es);
-      pass_case_run(env, &c, &r, &h, false);
+      const bool par = !env->cuda && op == PP_SUM && bench_cpu_tbb_name();
+      pass_case_run(env, &c, &r, &h, false, par ? call_par_scan : NULL,
+                    inc ? "std::inclusive_scan par" : "std::exclusive_scan par");
     }
   return 0;
 }
@@ -536,7 +570,8 @@ static int run_select_like(bench_env *env, const size_t *sizes, int nsizes, bool
                                        2.0 * (double)c.n * (double)c.es)
                             : pass_row(env, &c, "select", op, "reads n*size, writes count*size",
                                        (double)c.n * (double)c.es);
-    pass_case_run(env, &c, &r, &h, false);
+    const bool par = !env->cuda && !partition && bench_cpu_tbb_name();
+    pass_case_run(env, &c, &r, &h, false, par ? call_par_select : NULL, "std::copy_if par");
   }
   return 0;
 }
@@ -562,7 +597,7 @@ int bench_run_select_flagged(bench_env *env, const size_t *sizes, int nsizes) {
     bench_row r = pass_row(env, &c, "select_flagged", "flags",
                            "reads n*size + n flag bytes, writes count*size",
                            (double)c.n * (double)(c.es + 1));
-    pass_case_run(env, &c, &r, &h, true);
+    pass_case_run(env, &c, &r, &h, true, NULL, NULL);
   }
   return 0;
 }

@@ -80,6 +80,18 @@ static pp_status call_std_sort(bench_env *env, void *arg, size_t slot) {
   return PP_ERR_INVALID_ARGUMENT;
 }
 
+/* The threaded standard answer (CPU, TBB in the build): std::sort / std::stable_sort with
+ * std::execution::par into the peer's buffer, as call_std_sort does serially. */
+static pp_status call_par_sort(bench_env *env, void *arg, size_t slot) {
+  sort_case *c = arg;
+  (void)slot;
+  if (bench_par_sort(c->t, c->peer_keys[0], c->vs ? c->peer_vals[0] : NULL, c->vs, c->n, c->desc,
+                     c->scratch, env->dev.multiprocessors) == 0)
+    return PP_OK;
+  bench_fail(env, "parallel std::sort peer failed");
+  return PP_ERR_INVALID_ARGUMENT;
+}
+
 static bool sort_ready(bench_env *env, void *arg) {
   sort_case *c = arg;
   if (c->algo != PP_SORT_AUTO)
@@ -183,6 +195,15 @@ static case_result sort_case_run(bench_env *env, pp_dtype t, size_t vs, size_t n
   case_result res = sort_setup(env, &c);
   if (res == CASE_RAN)
     res = measure_case(env, &r, &h, &c);
+  if (res == CASE_RAN && !env->cuda && radix && bench_cpu_tbb_name()) {
+    /* a second row: our time from the first against the parallel standard sort */
+    bench_row par = r;
+    par.peer = vs ? "std::stable_sort par" : "std::sort par";
+    if (bench_time_prep(env, prep_peer_sort, call_par_sort, &c, &par.peer_ms) == PP_OK) {
+      par.check = sort_check(env, &c, &par);
+      print_row(env, &par);
+    }
+  }
   sort_teardown(env, &c);
   return res;
 }
