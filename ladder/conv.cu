@@ -1,18 +1,19 @@
 /*
- * ladder/conv.cu — the image-convolution ladder of seed 000: a K x K filter (a normalised
- * Gaussian, so the separable step can run on the same data) over a square f32 image with
- * zero borders, from the naive kernel to the production ones.
+ * ladder/conv.cu — the image-convolution ladder of Learn CUDA Programming (Han and Sharma),
+ * ch. 7, "Image convolution": a K x K filter (a normalised Gaussian, so the separable step
+ * can run on the same data) over a square f32 image with zero borders, from the naive
+ * kernel to the production ones.
  *
  *   step 1  CPU reference: direct correlation in double
  *   step 2  v1 naive: one thread per pixel, image and filter read from global memory, a
  *           bounds test per tap for the zero border
  *   step 3  v2 constant memory: the filter in __constant__, read as a broadcast by every
- *           thread of a warp (the seed's point: the weights are the same for all threads)
+ *           thread of a warp (the book's point: the weights are the same for all threads)
  *   step 4  v3 shared-memory tiles: a 16x16 block loads its 16+K-1 square window (halo
  *           included, zeros outside) once, then every tap reads shared memory
  *   step 5  production: pp_conv2d (64-row tiles, float4 window loads, eight outputs per
  *           thread in a register window, kernels stamped per filter size)
- *   step 6  production: pp_conv2d_separable with the Gaussian's row and column (the seed's
+ *   step 6  production: pp_conv2d_separable with the Gaussian's row and column (the book's
  *           "next step": K + K multiply-adds per pixel instead of K * K)
  *   step 7  cudaMemcpyAsync of the image: the floor every step is compared with
  *
@@ -23,6 +24,7 @@
  *                       [--csv]
  * --check runs a small image (default 1000 x 1000) and exits non-zero if any step fails.
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -39,13 +41,6 @@
 
 static __constant__ float c_ladder_filter[LCONV_MAX_K * LCONV_MAX_K];
 
-static bool cuda_ok(cudaError_t e, const char *call, int line) {
-  if (e == cudaSuccess) return true;
-  fprintf(stderr, "ladder conv: %s failed: %s (ladder/conv.cu:%d)\n", call, cudaGetErrorString(e),
-          line);
-  return false;
-}
-#define CK(call) cuda_ok((call), #call, __LINE__)
 
 /* ---- step 2: v1 naive ---------------------------------------------------------------- */
 
@@ -120,17 +115,17 @@ typedef bool (*lconv_fn)(lconv *c);
 static bool run_v1(lconv *c) {
   dim3 b(LCONV_TILE, LCONV_TILE), g((c->w + 15) / 16, (c->h + 15) / 16);
   conv_v1_naive<<<g, b, 0, c->stream>>>(c->d_in, c->d_out, c->w, c->h, c->d_f, c->k);
-  return CK(cudaGetLastError());
+  return LADDER_CUDA_OK(cudaGetLastError());
 }
 static bool run_v2(lconv *c) {
   dim3 b(LCONV_TILE, LCONV_TILE), g((c->w + 15) / 16, (c->h + 15) / 16);
   conv_v2_constant<<<g, b, 0, c->stream>>>(c->d_in, c->d_out, c->w, c->h, c->k);
-  return CK(cudaGetLastError());
+  return LADDER_CUDA_OK(cudaGetLastError());
 }
 static bool run_v3(lconv *c) {
   dim3 b(LCONV_TILE, LCONV_TILE), g((c->w + 15) / 16, (c->h + 15) / 16);
   conv_v3_tiled<<<g, b, 0, c->stream>>>(c->d_in, c->d_out, c->w, c->h, c->k);
-  return CK(cudaGetLastError());
+  return LADDER_CUDA_OK(cudaGetLastError());
 }
 static bool run_prod(lconv *c) {
   pp_status s = pp_conv2d(c->ctx, c->d_in, (size_t)c->w, (size_t)c->h, (size_t)c->w, c->d_f,
@@ -146,7 +141,7 @@ static bool run_sep(lconv *c) {
   return s == PP_OK;
 }
 static bool run_copy(lconv *c) {
-  return CK(cudaMemcpyAsync(c->d_out, c->d_in, (size_t)c->w * c->h * sizeof(float),
+  return LADDER_CUDA_OK(cudaMemcpyAsync(c->d_out, c->d_in, (size_t)c->w * c->h * sizeof(float),
                             cudaMemcpyDeviceToDevice, c->stream));
 }
 
@@ -172,7 +167,7 @@ static void reference(lconv *c) {
 
 static bool validate(lconv *c, bool copy_step, size_t *bad) {
   size_t n = (size_t)c->w * c->h, stride = c->check_all || n <= 65536 ? 1 : n / 65536;
-  if (!CK(cudaMemcpy(c->h_out, c->d_out, n * sizeof(float), cudaMemcpyDeviceToHost))) return false;
+  if (!LADDER_CUDA_OK(cudaMemcpy(c->h_out, c->d_out, n * sizeof(float), cudaMemcpyDeviceToHost))) return false;
   double tol = (double)(c->k * c->k + 16) * FLT_EPSILON;
   *bad = 0;
   for (size_t p = 0; p < n; p += stride) {
@@ -183,31 +178,20 @@ static bool validate(lconv *c, bool copy_step, size_t *bad) {
   return true;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Runs one step: warm-up, reps timed runs (median), then validation. */
 static bool step(lconv *c, int id, const char *name, lconv_fn fn, bool copy_step, bool *all_ok) {
-  CK(cudaMemsetAsync(c->d_out, 0xff, (size_t)c->w * c->h * sizeof(float), c->stream));
-  if (!fn(c) || !CK(cudaStreamSynchronize(c->stream))) return false;
+  LADDER_CUDA_OK(cudaMemsetAsync(c->d_out, 0xff, (size_t)c->w * c->h * sizeof(float), c->stream));
+  if (!fn(c) || !LADDER_CUDA_OK(cudaStreamSynchronize(c->stream))) return false;
   size_t bad = 0;
   if (!validate(c, copy_step, &bad)) return false;
-  double *ms = (double *)malloc((size_t)c->reps * sizeof(double));
+  float *ms = (float *)malloc((size_t)c->reps * sizeof(float));
   if (!ms) return false;
-  for (int i = 0; i < c->reps; i++) {
-    float t = 0;
-    if (!CK(cudaEventRecord(c->ev[0], c->stream)) || !fn(c) ||
-        !CK(cudaEventRecord(c->ev[1], c->stream)) || !CK(cudaEventSynchronize(c->ev[1])) ||
-        !CK(cudaEventElapsedTime(&t, c->ev[0], c->ev[1]))) {
+  for (int i = 0; i < c->reps; i++)
+    if (!ladder_event_ms(c->stream, c->ev[0], c->ev[1], i, [&](int) { return fn(c); }, &ms[i])) {
       free(ms);
       return false;
     }
-    ms[i] = t;
-  }
-  qsort(ms, (size_t)c->reps, sizeof(double), cmp_double);
-  double med = ms[c->reps / 2], px = (double)c->w * c->h;
+  double med = ladder_median_f(ms, (size_t)c->reps), px = (double)c->w * c->h;
   free(ms);
   if (bad) *all_ok = false;
   if (c->csv)
@@ -224,7 +208,7 @@ static bool step(lconv *c, int id, const char *name, lconv_fn fn, bool copy_step
 static void usage(void) {
   fprintf(stderr,
           "usage: parprim ladder conv [--n PIXELS] [--filter K] [--reps R] [--check] [--csv]\n"
-          "  --n       pixels of the square image (default 2^24; --check: 10^6)\n"
+          "  --n       pixels of the square image (default 2^24; --check: 10^6): " CLI_SIZE_FORMS "\n"
           "  --filter  odd K x K Gaussian, 1..%d (default 5)\n"
           "  --reps    timed runs per step, median reported (default 20)\n"
           "  --check   small image, every pixel validated; non-zero exit on a failure\n"
@@ -233,7 +217,7 @@ static void usage(void) {
 }
 
 extern "C" int pp_ladder_conv_main(int argc, char **argv) {
-  int first = argc > 0 && argv[0][0] != '-' ? 1 : 0;
+  int first = ladder_first_arg(argc, argv);
   size_t n = 0;
   int k = 5, reps = 20;
   bool check = false, csv = false;
@@ -244,10 +228,19 @@ extern "C" int pp_ladder_conv_main(int argc, char **argv) {
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       usage();
       return 0;
-    } else if (i + 1 < argc && strcmp(a, "--n") == 0) n = strtoull(argv[++i], NULL, 0);
-    else if (i + 1 < argc && strcmp(a, "--filter") == 0) k = atoi(argv[++i]);
-    else if (i + 1 < argc && strcmp(a, "--reps") == 0) reps = atoi(argv[++i]);
-    else {
+    } else if (i + 1 < argc && strcmp(a, "--n") == 0) {
+      if (!ladder_parse_size("--n", argv[++i], 1, (size_t)46340 * 46340, &n)) {
+        usage();
+        return 2;
+      }
+    } else if (i + 1 < argc && (strcmp(a, "--filter") == 0 || strcmp(a, "--reps") == 0)) {
+      size_t v = 0;
+      if (!ladder_parse_size(a, argv[++i], 1, a[2] == 'f' ? LCONV_MAX_K : 100000, &v)) {
+        usage();
+        return 2;
+      }
+      *(a[2] == 'f' ? &k : &reps) = (int)v;
+    } else {
       usage();
       return 2;
     }
@@ -262,11 +255,7 @@ extern "C" int pp_ladder_conv_main(int argc, char **argv) {
     usage();
     return 2;
   }
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   lconv c;
   memset(&c, 0, sizeof c);
   c.w = c.h = side;
@@ -296,16 +285,16 @@ extern "C" int pp_ladder_conv_main(int argc, char **argv) {
       for (int x = 0; x < k; x++) c.h_f[y * k + x] = c.h_row[y] * c.h_row[x];
     reference(&c);
   }
-  ok = ok && pp_create(&c.ctx, PP_BACKEND_CUDA) == PP_OK && CK(cudaStreamCreate(&c.stream)) &&
-       pp_set_stream(c.ctx, c.stream) == PP_OK && CK(cudaEventCreate(&c.ev[0])) &&
-       CK(cudaEventCreate(&c.ev[1])) && CK(cudaMalloc(&c.d_in, px * sizeof(float))) &&
-       CK(cudaMalloc(&c.d_out, px * sizeof(float))) &&
-       CK(cudaMalloc(&c.d_f, (size_t)k * k * sizeof(float))) &&
-       CK(cudaMalloc(&c.d_row, (size_t)k * sizeof(float))) &&
-       CK(cudaMemcpy(c.d_in, c.h_in, px * sizeof(float), cudaMemcpyHostToDevice)) &&
-       CK(cudaMemcpy(c.d_f, c.h_f, (size_t)k * k * sizeof(float), cudaMemcpyHostToDevice)) &&
-       CK(cudaMemcpy(c.d_row, c.h_row, (size_t)k * sizeof(float), cudaMemcpyHostToDevice)) &&
-       CK(cudaMemcpyToSymbol(c_ladder_filter, c.h_f, (size_t)k * k * sizeof(float)));
+  ok = ok && pp_create(&c.ctx, PP_BACKEND_CUDA) == PP_OK && LADDER_CUDA_OK(cudaStreamCreate(&c.stream)) &&
+       pp_set_stream(c.ctx, c.stream) == PP_OK && LADDER_CUDA_OK(cudaEventCreate(&c.ev[0])) &&
+       LADDER_CUDA_OK(cudaEventCreate(&c.ev[1])) && LADDER_CUDA_OK(cudaMalloc(&c.d_in, px * sizeof(float))) &&
+       LADDER_CUDA_OK(cudaMalloc(&c.d_out, px * sizeof(float))) &&
+       LADDER_CUDA_OK(cudaMalloc(&c.d_f, (size_t)k * k * sizeof(float))) &&
+       LADDER_CUDA_OK(cudaMalloc(&c.d_row, (size_t)k * sizeof(float))) &&
+       LADDER_CUDA_OK(cudaMemcpy(c.d_in, c.h_in, px * sizeof(float), cudaMemcpyHostToDevice)) &&
+       LADDER_CUDA_OK(cudaMemcpy(c.d_f, c.h_f, (size_t)k * k * sizeof(float), cudaMemcpyHostToDevice)) &&
+       LADDER_CUDA_OK(cudaMemcpy(c.d_row, c.h_row, (size_t)k * sizeof(float), cudaMemcpyHostToDevice)) &&
+       LADDER_CUDA_OK(cudaMemcpyToSymbol(c_ladder_filter, c.h_f, (size_t)k * k * sizeof(float)));
   if (ok) {
     bool all = true;
     if (!csv)

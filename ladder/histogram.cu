@@ -5,9 +5,9 @@
  *   step 1   CPU reference: one loop, one increment per byte
  *   step 2   global atomics: one atomicAdd per byte on 256 counters in global memory;
  *            every block fights over the same 256 addresses in L2
- *   step 3   seed 000's shared-memory privatisation: each block counts into its own 256
- *            counters in shared memory and adds them to the global ones once at the end;
- *            the atomics now stay inside the SM
+ *   step 3   shared-memory privatisation (Learn CUDA Programming, Han and Sharma, ch. 7):
+ *            each block counts into its own 256 counters in shared memory and adds them
+ *            to the global ones once at the end; the atomics now stay inside the SM
  *   step 4   step 3 with 16-byte loads (16 bytes per thread per load instead of one)
  *   step 5   production: pp_histogram_image (1 channel), which adds per-lane copies of the
  *            counters and run-length counting (a run of equal bytes is one atomic)
@@ -21,6 +21,7 @@
  * --check runs small sizes (odd ones included) and only validates; exit status 0 when all
  * steps agree with the reference, 1 otherwise, 2 on bad usage, 77 without a GPU.
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -32,24 +33,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define LADDER_THREADS 256
 #define LADDER_BINS 256
 
 static char g_fatal[512];
-
-static bool cuda_report(cudaError_t e, const char *call, const char *file, int line) {
-  snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s failed: %s", file, line, call,
-           cudaGetErrorString(e));
-  return false;
-}
-
-#define CUDA_TRY(call)                                                                     \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) return cuda_report(e_, #call, __FILE__, __LINE__);              \
-  } while (0)
 
 /* ---- step 2: global atomics --------------------------------------------------------- */
 
@@ -59,7 +47,7 @@ static __global__ void hist_global_atomics(const uint8_t *in, size_t n, unsigned
     atomicAdd(counts + in[i], 1u);
 }
 
-/* ---- step 3: shared-memory privatisation (seed 000) --------------------------------- */
+/* ---- step 3: shared-memory privatisation (Learn CUDA Programming, ch. 7) ------------- */
 
 static __global__ void hist_shared_atomics(const uint8_t *in, size_t n, unsigned *counts) {
   __shared__ unsigned sh[LADDER_BINS];
@@ -115,23 +103,23 @@ typedef struct ladder_env {
 typedef bool (*step_fn)(ladder_env *e);
 
 static bool step_global(ladder_env *e) {
-  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
   hist_global_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
 static bool step_shared(ladder_env *e) {
-  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
   hist_shared_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
 static bool step_vec16(ladder_env *e) {
-  CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
+  LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
   hist_shared_vec16<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
@@ -147,7 +135,7 @@ static bool step_production(ladder_env *e) {
 
 static bool step_cub(ladder_env *e) {
   size_t bytes = e->cub_temp_bytes;
-  CUDA_TRY(cub::DeviceHistogram::HistogramEven(e->cub_temp, bytes, e->d_in, e->d_i32,
+  LADDER_CUDA_TRY(cub::DeviceHistogram::HistogramEven(e->cub_temp, bytes, e->d_in, e->d_i32,
                                                LADDER_BINS + 1, 0, LADDER_BINS, (int)e->n,
                                                e->stream));
   return true;
@@ -161,7 +149,7 @@ typedef struct ladder_step {
 
 static const ladder_step kSteps[] = {
     {"2", "global atomics", step_global, 4},
-    {"3", "shared-memory privatisation (seed 000)", step_shared, 4},
+    {"3", "shared-memory privatisation (book)", step_shared, 4},
     {"4", "privatised, 16-byte loads", step_vec16, 4},
     {"5", "production pp_histogram_image", step_production, 8},
     {"6", "CUB DeviceHistogram::HistogramEven", step_cub, 4},
@@ -173,13 +161,13 @@ static bool step_check(const ladder_env *e, const ladder_step *s, const uint64_t
                        bool *pass) {
   uint64_t got[LADDER_BINS];
   if (s->width == 8) {
-    CUDA_TRY(cudaMemcpyAsync(got, e->d_u64, sizeof got, cudaMemcpyDeviceToHost, e->stream));
-    CUDA_TRY(cudaStreamSynchronize(e->stream));
+    LADDER_CUDA_TRY(cudaMemcpyAsync(got, e->d_u64, sizeof got, cudaMemcpyDeviceToHost, e->stream));
+    LADDER_CUDA_TRY(cudaStreamSynchronize(e->stream));
   } else {
     uint32_t g32[LADDER_BINS];
     const void *src = s->run == step_cub ? (const void *)e->d_i32 : (const void *)e->d_u32;
-    CUDA_TRY(cudaMemcpyAsync(g32, src, sizeof g32, cudaMemcpyDeviceToHost, e->stream));
-    CUDA_TRY(cudaStreamSynchronize(e->stream));
+    LADDER_CUDA_TRY(cudaMemcpyAsync(g32, src, sizeof g32, cudaMemcpyDeviceToHost, e->stream));
+    LADDER_CUDA_TRY(cudaStreamSynchronize(e->stream));
     for (int b = 0; b < LADDER_BINS; b++) got[b] = g32[b];
   }
   *pass = memcmp(got, want, sizeof got) == 0;
@@ -192,10 +180,11 @@ static void usage(FILE *f) {
   fputs("usage: parprim ladder histogram [--n N] [--reps R] [--check] [--csv]\n"
         "\n"
         "256-bin histograms of N random bytes and of N equal bytes: CPU loop, global\n"
-        "atomics, shared-memory privatisation (seed 000), with 16-byte loads, production\n"
-        "pp_histogram_image, CUB. Every step is checked against the CPU loop.\n"
+        "atomics, shared-memory privatisation (Learn CUDA Programming, ch. 7), with 16-byte\n"
+        "loads, production pp_histogram_image, CUB. Every step is checked against the CPU\n"
+        "loop.\n"
         "\n"
-        "  --n N      bytes (default 2^28; k, M, G and 2^k accepted)\n"
+        "  --n N      bytes, 1 .. 2^31-1 (default 2^28): " CLI_SIZE_FORMS "\n"
         "  --reps R   timed runs per step, median reported (default 20)\n"
         "  --check    validate at a few small sizes only (for ctest)\n"
         "  --csv      CSV rows instead of the table\n"
@@ -203,43 +192,14 @@ static void usage(FILE *f) {
         f);
 }
 
-static bool parse_size(const char *s, size_t *out) {
-  char *end = NULL;
-  if (s[0] == '2' && s[1] == '^') {
-    unsigned long k = strtoul(s + 2, &end, 10);
-    if (*end || k > 40) return false;
-    *out = (size_t)1 << k;
-    return true;
-  }
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return false;
-  if (*end == 'k' || *end == 'K') v <<= 10, end++;
-  else if (*end == 'M') v <<= 20, end++;
-  else if (*end == 'G') v <<= 30, end++;
-  if (*end) return false;
-  *out = (size_t)v;
-  return true;
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Runs every step on one input; prints rows (unless check_only); *all_pass cleared on a
  * mismatch. */
 static bool run_input(ladder_env *e, const uint8_t *host, const char *data, int reps, bool csv,
                       bool check_only, bool *all_pass) {
   uint64_t want[LADDER_BINS] = {0};
-  double t0 = now_ms();
+  double t0 = cli_now_ms();
   for (size_t i = 0; i < e->n; i++) want[host[i]]++;
-  double cpu_ms = now_ms() - t0;
+  double cpu_ms = cli_now_ms() - t0;
   if (!check_only) {
     if (csv)
       printf("step,name,data,n,ms,gbs,check\n1,CPU reference,%s,%zu,%.4f,%.2f,ref\n", data, e->n,
@@ -249,20 +209,15 @@ static bool run_input(ladder_env *e, const uint8_t *host, const char *data, int 
              e->n / (cpu_ms * 1e6));
   }
   cudaEvent_t a, b;
-  CUDA_TRY(cudaEventCreate(&a));
-  CUDA_TRY(cudaEventCreate(&b));
-  double *ms = (double *)malloc(sizeof(double) * (size_t)(reps > 0 ? reps : 1));
+  LADDER_CUDA_TRY(cudaEventCreate(&a));
+  LADDER_CUDA_TRY(cudaEventCreate(&b));
+  float *ms = (float *)malloc(sizeof(float) * (size_t)(reps > 0 ? reps : 1));
   bool ok = ms != NULL;
   for (size_t s = 0; ok && s < N_STEPS; s++) {
     const ladder_step *st = &kSteps[s];
     ok = st->run(e) && cudaStreamSynchronize(e->stream) == cudaSuccess;
-    for (int r = 0; ok && !check_only && r < reps; r++) {
-      float f = 0;
-      ok = cudaEventRecord(a, e->stream) == cudaSuccess && st->run(e) &&
-           cudaEventRecord(b, e->stream) == cudaSuccess && cudaEventSynchronize(b) == cudaSuccess &&
-           cudaEventElapsedTime(&f, a, b) == cudaSuccess;
-      ms[r] = f;
-    }
+    for (int r = 0; ok && !check_only && r < reps; r++)
+      ok = ladder_event_ms(e->stream, a, b, r, [&](int) { return st->run(e); }, &ms[r]);
     bool pass = false;
     ok = ok && step_check(e, st, want, &pass);
     if (!ok) break;
@@ -271,8 +226,7 @@ static bool run_input(ladder_env *e, const uint8_t *host, const char *data, int 
       printf("step %s %-40s %-7s n=%zu: %s\n", st->id, st->name, data, e->n, pass ? "ok" : "MISMATCH");
       continue;
     }
-    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-    double med = ms[reps / 2];
+    double med = ladder_median_f(ms, (size_t)reps);
     if (csv)
       printf("%s,%s,%s,%zu,%.4f,%.2f,%s\n", st->id, st->name, data, e->n, med, e->n / (med * 1e6),
              pass ? "ok" : "MISMATCH");
@@ -326,7 +280,7 @@ extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
   size_t n = (size_t)1 << 28;
   int reps = 20;
   bool check = false, csv = false;
-  int first = argc > 0 && argv[0][0] != '-' ? 1 : 0;
+  int first = ladder_first_arg(argc, argv);
   for (int i = first; i < argc; i++) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
@@ -336,29 +290,24 @@ extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--csv")) {
       csv = true;
     } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
-      if (!parse_size(argv[++i], &n) || n == 0 || n > (size_t)INT32_MAX) {
-        fprintf(stderr, "ladder histogram: --n must be 1 .. 2^31-1 (CUB's int count)\n");
+      if (!ladder_parse_size("--n", argv[++i], 1, (size_t)INT32_MAX, &n)) { /* CUB's int count */
         usage(stderr);
         return 2;
       }
     } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      reps = atoi(argv[++i]);
-      if (reps < 1) {
+      size_t v = 0;
+      if (!ladder_parse_size("--reps", argv[++i], 1, 100000, &v)) {
         usage(stderr);
         return 2;
       }
+      reps = (int)v;
     } else {
       fprintf(stderr, "ladder histogram: unknown argument '%s'\n", argv[i]);
       usage(stderr);
       return 2;
     }
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   g_fatal[0] = '\0';
   ladder_env e;
   memset(&e, 0, sizeof e);
@@ -384,7 +333,7 @@ extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
       printf("histogram ladder: 256 bins of %zu bytes, median of %d runs (CUDA events)\n", n, reps);
     ok = run_size(&e, n, reps, csv, false, &all_pass);
   }
-  if (!ok) fprintf(stderr, "%s\n", g_fatal);
+  if (!ok && g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
   pp_destroy(e.ctx);
   cudaFree(e.d_u32);
   cudaFree(e.d_u64);

@@ -24,7 +24,7 @@
 extern "C" {
 #endif
 
-/* f32 SUM ladder (plus the seed's atomicMax step for f32 MAX); see ladder/reduce.cu.
+/* f32 SUM ladder (plus the grid-stride atomicMax step for f32 MAX); see ladder/reduce.cu.
  * Options: --n N, --block B, --reps R, --check, --csv, --help. */
 int pp_ladder_reduce_main(int argc, char **argv);
 

@@ -1,11 +1,12 @@
 /*
  * ladder/nbody.cu — the all-pairs N-body ladder: one force evaluation (n^2 interactions)
- * from a plain GPU loop through the seed's shared-memory tiles and GPU Gems 3's kernel to
+ * from a plain GPU loop through Learn CUDA Programming's shared-memory tiles (ch. 7) and
+ * GPU Gems 3's kernel to
  * the production kernel at several bodies per thread, and pp_nbody_accel itself.
  *
  *   step 1  CPU reference: double precision, on a sample of bodies (every k-th)
  *   step 2  naive: one thread per body, every source body read from global memory
- *   step 3  seed 000: tiles of blockDim bodies in shared memory (positions as float3 and
+ *   step 3  Learn CUDA Programming, ch. 7: tiles of blockDim bodies in shared memory (positions as float3 and
  *           masses beside them), one body per thread, 1 / sqrtf
  *   step 4  GPU Gems 3 ch. 31 (bench/peer_nbody.cu, the bench's peer): float4 tiles,
  *           the tile loop unrolled by 4, rsqrtf
@@ -23,10 +24,11 @@
  * Every step is validated against step 1 on the sampled bodies: |a - a_ref| <= tol(n) S_i,
  * S_i the sum of the magnitudes of body i's terms, tol(n) = 1e-5 (1 + sqrt(n) / 16)
  * (tests/test_nbody.c states the same contract). Bodies: a uniform cube [-1, 1)^3, masses
- * 1/n, softening 0.01 (the seed's and GPU Gems' kernels need softening > 0).
+ * 1/n, softening 0.01 (the book's and GPU Gems' kernels need softening > 0).
  *
  * Run through the CLI:  parprim ladder nbody [--n N] [--reps R] [--check]
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 #include "peer_nbody.h"
@@ -34,7 +36,6 @@
 #include "../src/cuda/nbody.cuh"
 
 #include <cuda_runtime.h>
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,20 +43,10 @@
 #include <string.h>
 
 #define LN_SOFT 0.01f
-#define LN_SEED_THREADS 256
+#define LN_TILE_THREADS 256
 #define LN_SAMPLES 256
 
 static char g_err[512];
-
-#define CUDA_TRY(call)                                                                     \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      snprintf(g_err, sizeof g_err, "CUDA error: %s:%d: %s: %s", __FILE__, __LINE__, #call, \
-               cudaGetErrorString(e_));                                                    \
-      return false;                                                                        \
-    }                                                                                      \
-  } while (0)
 
 /* ---- the steps' kernels ------------------------------------------------------------------- */
 
@@ -80,22 +71,22 @@ __global__ void ln_naive(const float4 *pos, float4 *acc, int n, float eps2) {
   acc[i] = make_float4(ax, ay, az, 0);
 }
 
-// Step 3: the seed's kernel. A block stages one tile of blockDim bodies in shared memory
-// (float3 positions, as the seed does, with the masses in a second array), synchronises,
-// and every thread walks the tile; the global loads drop to one per body per block.
-__global__ void ln_seed(const float4 *pos, float4 *acc, int n, float eps2) {
-  __shared__ float3 sh_pos[LN_SEED_THREADS];
-  __shared__ float sh_m[LN_SEED_THREADS];
+// Step 3: the kernel of Learn CUDA Programming, ch. 7. A block stages one tile of blockDim
+// bodies in shared memory (float3 positions, as the book does, with the masses in a second
+// array), synchronises, and every thread walks the tile; the global loads drop to one per body per block.
+__global__ void ln_book_tiles(const float4 *pos, float4 *acc, int n, float eps2) {
+  __shared__ float3 sh_pos[LN_TILE_THREADS];
+  __shared__ float sh_m[LN_TILE_THREADS];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const float4 p = i < n ? pos[i] : make_float4(0, 0, 0, 0);
   float ax = 0, ay = 0, az = 0;
-  for (int tile = 0; tile * LN_SEED_THREADS < n; tile++) {
-    const int j = tile * LN_SEED_THREADS + threadIdx.x;
+  for (int tile = 0; tile * LN_TILE_THREADS < n; tile++) {
+    const int j = tile * LN_TILE_THREADS + threadIdx.x;
     const float4 q = j < n ? pos[j] : make_float4(0, 0, 0, 0);
     sh_pos[threadIdx.x] = make_float3(q.x, q.y, q.z);
     sh_m[threadIdx.x] = q.w;
     __syncthreads();
-    for (int k = 0; k < LN_SEED_THREADS; k++) {
+    for (int k = 0; k < LN_TILE_THREADS; k++) {
       const float dx = sh_pos[k].x - p.x, dy = sh_pos[k].y - p.y, dz = sh_pos[k].z - p.z;
       const float r2 = dx * dx + dy * dy + dz * dz + eps2;
       const float inv = 1.0f / sqrtf(r2);
@@ -147,7 +138,7 @@ static bool launch_production(ln_session *s) {
   const size_t n_pad = (s->n + block_bodies - 1) / block_bodies * block_bodies;
   const size_t tiles = n_pad / NB_THREADS, iblocks = n_pad / block_bodies;
   int per_sm = 1;
-  CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nb_force_kernel<B, false>,
+  LADDER_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, nb_force_kernel<B, false>,
                                                          NB_THREADS, 0));
   const size_t slots = (size_t)s->sms * (size_t)(per_sm > 0 ? per_sm : 1);
   size_t splits = iblocks >= slots ? 1 : slots / iblocks; /* fill one wave */
@@ -156,10 +147,10 @@ static bool launch_production(ln_session *s) {
   if (splits * n_pad > s->partial_floats4) splits = s->partial_floats4 / n_pad;
   nb_force_kernel<B, false><<<dim3((unsigned)iblocks, (unsigned)splits), NB_THREADS, 0, s->stream>>>(
       s->pos, n_pad, tiles, (unsigned)splits, LN_SOFT * LN_SOFT, s->partial);
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   ln_sum_partials<<<(unsigned)((s->n + 255) / 256), 256, 0, s->stream>>>(s->partial, s->n, n_pad,
                                                                         (unsigned)splits, s->acc);
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
@@ -172,11 +163,11 @@ static bool run_step(ln_session *s, int k, bool *unsupported) {
   switch (k) {
   case 2:
     ln_naive<<<g256, 256, 0, s->stream>>>(s->pos, s->acc, n, eps2);
-    CUDA_TRY(cudaGetLastError());
+    LADDER_CUDA_TRY(cudaGetLastError());
     return true;
   case 3:
-    ln_seed<<<g256, LN_SEED_THREADS, 0, s->stream>>>(s->pos, s->acc, n, eps2);
-    CUDA_TRY(cudaGetLastError());
+    ln_book_tiles<<<g256, LN_TILE_THREADS, 0, s->stream>>>(s->pos, s->acc, n, eps2);
+    LADDER_CUDA_TRY(cudaGetLastError());
     return true;
   case 4:
     if (bench_peer_nbody_accel((const float *)s->pos, (float *)s->acc, s->n, LN_SOFT, s->stream)) {
@@ -212,7 +203,7 @@ static const char *step_name(int k) {
   static const char *names[] = {"",
                                 "CPU reference (double, sampled bodies)",
                                 "naive: global memory, 1 body/thread",
-                                "seed: shared tiles (float3 + mass), 1/sqrtf",
+                                "ch. 7 tiles (float3 + mass), 1/sqrtf",
                                 "GPU Gems 3: float4 tiles, unroll 4, rsqrtf",
                                 "production kernel, 1 body/thread",
                                 "production kernel, 2 bodies/thread (shipped)",
@@ -236,9 +227,9 @@ static bool setup(ln_session *s, size_t n) {
       float v = (float)((double)(z >> 40) * 0x1p-23 - 1.0);
       s->h_pos[4 * i + (size_t)c] = c < 3 ? v : 1.0f / (float)n;
     }
-  CUDA_TRY(cudaMemcpy(s->pos, s->h_pos, n * sizeof(float4), cudaMemcpyHostToDevice));
+  LADDER_CUDA_TRY(cudaMemcpy(s->pos, s->h_pos, n * sizeof(float4), cudaMemcpyHostToDevice));
   /* the padding the production steps read: massless bodies */
-  CUDA_TRY(cudaMemset(s->pos + n, 0, (s->n_pad - n) * sizeof(float4)));
+  LADDER_CUDA_TRY(cudaMemset(s->pos + n, 0, (s->n_pad - n) * sizeof(float4)));
   float *h_soa = (float *)malloc(4 * n * sizeof(float));
   if (!h_soa) {
     snprintf(g_err, sizeof g_err, "out of host memory");
@@ -248,7 +239,7 @@ static bool setup(ln_session *s, size_t n) {
     for (int c = 0; c < 4; c++) h_soa[(size_t)c * n + i] = s->h_pos[4 * i + (size_t)c];
   cudaError_t e = cudaMemcpy(s->soa, h_soa, 4 * n * sizeof(float), cudaMemcpyHostToDevice);
   free(h_soa);
-  CUDA_TRY(e);
+  LADDER_CUDA_TRY(e);
   /* step 1 on every stride-th body */
   s->stride = (n + LN_SAMPLES - 1) / LN_SAMPLES; /* at most LN_SAMPLES samples */
   const double eps2 = (double)LN_SOFT * LN_SOFT;
@@ -281,9 +272,9 @@ static bool validate(ln_session *s, int k, size_t *bad) {
     for (size_t i = 0; i < n; i++)
       for (int c = 0; c < 3; c++) s->h_acc[4 * i + (size_t)c] = tmp[(size_t)c * n + i];
     free(tmp);
-    CUDA_TRY(e);
+    LADDER_CUDA_TRY(e);
   } else {
-    CUDA_TRY(cudaMemcpy(s->h_acc, s->acc, n * sizeof(float4), cudaMemcpyDeviceToHost));
+    LADDER_CUDA_TRY(cudaMemcpy(s->h_acc, s->acc, n * sizeof(float4), cudaMemcpyDeviceToHost));
   }
   const double tol = 1e-5 * (1.0 + sqrt((double)n) / 16.0);
   *bad = 0;
@@ -303,12 +294,12 @@ static bool session_alloc(ln_session *s, size_t max_n) {
   s->n_pad = pad;
   s->partial_floats4 = pad * 64; /* up to 64 splits at the largest n, more when smaller */
   if (s->partial_floats4 < ((size_t)1 << 22)) s->partial_floats4 = (size_t)1 << 22;
-  CUDA_TRY(cudaMalloc(&s->pos, pad * sizeof(float4)));
-  CUDA_TRY(cudaMemset(s->pos, 0, pad * sizeof(float4))); /* padding: massless bodies */
-  CUDA_TRY(cudaMalloc(&s->acc, pad * sizeof(float4)));
-  CUDA_TRY(cudaMalloc(&s->partial, s->partial_floats4 * sizeof(float4)));
-  CUDA_TRY(cudaMalloc(&s->soa, 4 * pad * sizeof(float)));
-  CUDA_TRY(cudaMalloc(&s->out3, 3 * pad * sizeof(float)));
+  LADDER_CUDA_TRY(cudaMalloc(&s->pos, pad * sizeof(float4)));
+  LADDER_CUDA_TRY(cudaMemset(s->pos, 0, pad * sizeof(float4))); /* padding: massless bodies */
+  LADDER_CUDA_TRY(cudaMalloc(&s->acc, pad * sizeof(float4)));
+  LADDER_CUDA_TRY(cudaMalloc(&s->partial, s->partial_floats4 * sizeof(float4)));
+  LADDER_CUDA_TRY(cudaMalloc(&s->soa, 4 * pad * sizeof(float)));
+  LADDER_CUDA_TRY(cudaMalloc(&s->out3, 3 * pad * sizeof(float)));
   s->h_pos = (float *)malloc(pad * sizeof(float4));
   s->h_acc = (float *)malloc(pad * sizeof(float4));
   s->ref = (double *)malloc((LN_SAMPLES + 1) * 4 * sizeof(double));
@@ -334,21 +325,17 @@ static void session_free(ln_session *s) {
   free(s->ref);
 }
 
-static int cmp_float(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
 static void usage(FILE *f) {
   fputs("usage: parprim ladder nbody [--n N] [--reps R] [--check] [--help]\n"
         "\n"
         "Runs the all-pairs N-body ladder: one force evaluation (n^2 interactions) by a\n"
-        "naive kernel, the seed's shared-memory tiles, GPU Gems 3's kernel, the production\n"
-        "kernel at 1, 2, 4 and 8 bodies per thread, and pp_nbody_accel. Each step is\n"
-        "validated against a double-precision CPU reference on sampled bodies and timed\n"
-        "with CUDA events (median), in G interactions/s and TFLOP/s (20 flops each).\n"
+        "naive kernel, the shared-memory tiles of Learn CUDA Programming (ch. 7), GPU Gems\n"
+        "3's kernel, the production kernel at 1, 2, 4 and 8 bodies per thread, and\n"
+        "pp_nbody_accel. Each step is validated against a double-precision CPU reference on\n"
+        "sampled bodies and timed with CUDA events (median), in G interactions/s and\n"
+        "TFLOP/s (20 flops each).\n"
         "\n"
-        "  --n N      bodies (default 65536; 1 .. 2^24)\n"
+        "  --n N      bodies, 1 .. 2^24 (default 65536): " CLI_SIZE_FORMS "\n"
         "  --reps R   timed runs per step (default 20, R >= 5)\n"
         "  --check    no timing: validate every step over awkward sizes (or only --n N)\n"
         "  --help     this text\n"
@@ -358,35 +345,18 @@ static void usage(FILE *f) {
 }
 
 static int parse(int argc, char **argv, size_t *n, int *reps, bool *check, bool *n_given) {
-  int i = (argc > 0 && argv[0] && argv[0][0] != '-') ? 1 : 0;
-  for (; i < argc; i++) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 0;
     if (!strcmp(a, "--check")) {
       *check = true;
-    } else if ((!strcmp(a, "--n") || !strcmp(a, "--reps")) && i + 1 < argc) {
-      char *end = NULL;
-      errno = 0;
-      unsigned long long v = strtoull(argv[i + 1], &end, 0);
-      if (errno || end == argv[i + 1] || *end || argv[i + 1][0] == '-') {
-        fprintf(stderr, "%s needs a number (got '%s')\n", a, argv[i + 1]);
-        return 2;
-      }
-      if (!strcmp(a, "--n")) {
-        if (v < 1 || v > (1ull << 24)) {
-          fprintf(stderr, "--n must be in [1, 2^24]\n");
-          return 2;
-        }
-        *n = (size_t)v;
-        *n_given = true;
-      } else {
-        if (v < 5 || v > 10000) {
-          fprintf(stderr, "--reps must be in [5, 10000]\n");
-          return 2;
-        }
-        *reps = (int)v;
-      }
-      i++;
+    } else if (!strcmp(a, "--n") && i + 1 < argc) {
+      if (!ladder_parse_size("--n", argv[++i], 1, (size_t)1 << 24, n)) return 2;
+      *n_given = true;
+    } else if (!strcmp(a, "--reps") && i + 1 < argc) {
+      size_t v = 0;
+      if (!ladder_parse_size("--reps", argv[++i], 5, 10000, &v)) return 2;
+      *reps = (int)v;
     } else {
       fprintf(stderr, "unknown or incomplete argument '%s'\n", a);
       return 2;
@@ -408,12 +378,7 @@ extern "C" int pp_ladder_nbody_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   static const size_t check_sizes[] = {1, 2, 3, 127, 255, 256, 257, 1000, 4099, 16387, 70001};
   const size_t *sizes = check && !n_given ? check_sizes : &n;
   const size_t nsizes = check && !n_given ? sizeof check_sizes / sizeof check_sizes[0] : 1;
@@ -478,17 +443,11 @@ extern "C" int pp_ladder_nbody_main(int argc, char **argv) {
                step_name(k), bad);
       }
       if (check) continue;
-      for (int r = 0; ok && r < reps; r++) {
-        float ms = 0;
-        ok = cudaEventRecord(s.start, s.stream) == cudaSuccess && run_step(&s, k, &unsup) &&
-             cudaEventRecord(s.stop, s.stream) == cudaSuccess &&
-             cudaEventSynchronize(s.stop) == cudaSuccess &&
-             cudaEventElapsedTime(&ms, s.start, s.stop) == cudaSuccess;
-        times[r] = ms;
-      }
+      for (int r = 0; ok && r < reps; r++)
+        ok = ladder_event_ms(s.stream, s.start, s.stop, r,
+                             [&](int) { return run_step(&s, k, &unsup); }, &times[r]);
       if (!ok) break;
-      qsort(times, (size_t)reps, sizeof(float), cmp_float);
-      step_ms[k] = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+      step_ms[k] = ladder_median_f(times, (size_t)reps);
       if (k == 6) prod_ms = step_ms[k];
     }
     if (ok && check) printf("n=%zu: %s\n", sizes[si], failures ? "failures so far" : "ok");

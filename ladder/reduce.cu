@@ -3,40 +3,42 @@
  * the classic GPU optimisation steps to the production kernel and CUB, plus the f32 MAX
  * variant of the grid-stride/atomic step.
  *
- * The steps follow the reduction chapter of the seed texts (seed 004: neighboured pairs,
- * less divergence, interleaved pairs, unrolling, unrolled last warp, complete unrolling)
- * and the training-camp write-up (seed 002: grid-stride loop, shared-memory tree, one
- * atomic per block). The code is our own: any n (tails are handled in every kernel), any
- * power-of-two block size in [64, 1024], 64-bit indices, and warp-level code that is
- * correct under Volta's independent thread scheduling.
+ * The steps follow the reduction chapter of Professional CUDA C Programming (Cheng,
+ * Grossman and McKercher, ch. 3: neighboured pairs, less divergence, interleaved pairs,
+ * unrolling, unrolled last warp, complete unrolling; "Cheng 3" below) and the max/min
+ * exercise of the 2022 CUDA summer camp (grid-stride loop, shared-memory tree, one atomic
+ * per block; "camp" below). The code is our own: any n (tails are handled in every
+ * kernel), any power-of-two block size in [64, 1024], 64-bit indices, and warp-level
+ * code that is correct under Volta's independent thread scheduling.
  *
  *   step 1   CPU reference: recursive pairwise sum in double
- *   step 2   neighboured pairs, divergent           (seed 004)
- *   step 3   neighboured pairs, less divergence     (seed 004)
- *   step 4   interleaved pairs                      (seed 004)
- *   step 5-7 unroll x2 / x4 / x8 data blocks        (seed 004)
- *   step 8   unrolled last warp                     (seed 004, made Volta-safe)
- *   step 9   complete unrolling, template on block  (seed 004)
- *   step 10  grid-stride + shared tree + atomicAdd  (seed 002); 10m: atomicMax for MAX
+ *   step 2   neighboured pairs, divergent           (Cheng 3)
+ *   step 3   neighboured pairs, less divergence     (Cheng 3)
+ *   step 4   interleaved pairs                      (Cheng 3)
+ *   step 5-7 unroll x2 / x4 / x8 data blocks        (Cheng 3)
+ *   step 8   unrolled last warp                     (Cheng 3, made Volta-safe)
+ *   step 9   complete unrolling, template on block  (Cheng 3)
+ *   step 10  grid-stride + shared tree + atomicAdd  (camp); 10m: atomicMax for MAX
  *   step 11  production: pp_reduce on a CUDA context
  *   step 12  cub::DeviceReduce::Sum (12m: ::Max)
  *
- * Steps 2-9 reduce in place in global memory, as the seed does, so each run works on a
+ * Steps 2-9 reduce in place in global memory, as the book does, so each run works on a
  * fresh copy of the input (restored outside the timed region). They leave one partial
- * per block; the seed copies those back and adds them on the host. Here a second small
+ * per block; the book copies those back and adds them on the host. Here a second small
  * kernel (one block) adds them on the GPU and its time is included in the step's time.
  *
  * Run through the CLI:   parprim ladder reduce [--n N] [--block B] [--check] [--csv]
  * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
- *                          -I include ladder/reduce.cu -o ladder_reduce -L<build> -lparprim
+ *                          -I include -I cli ladder/reduce.cu cli/common.c -o ladder_reduce
+ *                          -L<build> -lparprim
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
 #include <cuda_runtime.h>
 #include <cub/device/device_reduce.cuh>
 
-#include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -45,32 +47,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 namespace {
 
 /* ------------------------------------------------------------------------------------ */
 /* Error checking                                                                        */
 /* ------------------------------------------------------------------------------------ */
-
-// A failed CUDA call ends the whole run (exit status 1): after an illegal address or a
-// launch failure the context is unusable, so there is nothing sensible to continue with.
-struct CudaFailure {
-  char what[512];
-};
-
-[[noreturn]] void cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
-  CudaFailure f;
-  snprintf(f.what, sizeof f.what, "%s:%d: %s failed: %s (%s)", file, line, call,
-           cudaGetErrorString(e), cudaGetErrorName(e));
-  throw f;
-}
-
-#define CUDA_CHECK(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) cuda_fail(e_, #call, __FILE__, __LINE__);                       \
-  } while (0)
 
 // A step that cannot produce a result (pp_reduce returned an error): that step fails,
 // the others still run. The text holds a status and pp_last_error (< 512 bytes).
@@ -108,19 +90,12 @@ struct HostBuffer {
 
 // std::max's and std::min's results, NaN cases included: the first when neither is less.
 double max_d(double a, double b) { return a < b ? b : a; }
-size_t min_size(size_t a, size_t b) { return b < a ? b : a; }
-
-double now_ms() {
-  timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);  // what std::chrono::steady_clock reads on Linux
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* Step 1: CPU reference                                                                */
 /* ------------------------------------------------------------------------------------ */
 
-// Recursive pairwise summation in double. The seed halves the array in place
+// Recursive pairwise summation in double. The book halves the array in place
 // (data[i] += data[i + stride]); splitting the index range instead gives the same tree
 // shape without a writable copy of the input. In double, its error (about
 // log2(n) * 2^-53 * sum|x|) is far below anything a float GPU sum can reach, so it
@@ -141,313 +116,7 @@ float cpu_max(const float *x, size_t n) {
   return m;
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* Shared device helpers                                                                 */
-/* ------------------------------------------------------------------------------------ */
-
-// Elements of [start, start + block) that exist. Every launch below sizes its grid so that
-// start < n; only the last block sees fewer than `block`, and the tree steps treat the
-// missing ones as zeros by never reading or writing them (they may lie past the end of
-// the array).
-__device__ __forceinline__ unsigned valid_in_block(size_t start, size_t n, unsigned block) {
-  const size_t left = n - start;
-  return left < block ? (unsigned)left : block;
-}
-
-// Sum over the 32 lanes of a warp; lane 0 gets the total. __shfl_down_sync names the
-// participating lanes and synchronises them itself, which is what makes warp-level code
-// correct since Volta (see step 8).
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-// Steps 5-9 first fold K consecutive data blocks of the block's segment into its first
-// one: thread t adds x[start + t + j*B] for j < K and writes the sum to x[start + t].
-// The K loads are independent, so they are all in flight at once (memory-level
-// parallelism), and the tree that follows runs once per K*B elements instead of per B.
-template <unsigned K>
-__device__ __forceinline__ void fold_segment(float *g, size_t n, size_t start, unsigned tid,
-                                             unsigned block) {
-  const size_t i = start + tid;
-  if (start + (size_t)K * block <= n) {  // whole segment present: no per-element test
-    float v[K];
-#pragma unroll
-    for (unsigned j = 0; j < K; ++j) v[j] = g[i + (size_t)j * block];
-    float s = v[0];
-#pragma unroll
-    for (unsigned j = 1; j < K; ++j) s += v[j];
-    g[i] = s;
-  } else if (i < n) {  // the last segment: add what exists
-    float s = g[i];
-#pragma unroll
-    for (unsigned j = 1; j < K; ++j) {
-      const size_t k = i + (size_t)j * block;
-      if (k < n) s += g[k];
-    }
-    g[i] = s;
-  }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 2: neighboured pairs, divergent (seed 004)                                      */
-/* ------------------------------------------------------------------------------------ */
-
-// The starting point: each block sums its B elements in place in global memory. In round
-// `stride` the thread whose index is a multiple of 2*stride adds its neighbour at +stride.
-// Bottleneck: warp divergence. In round 1 half the lanes of every warp are idle, in
-// round 2 three quarters, ..., yet until the stride reaches 32 every warp still holds an
-// active lane and must issue the round, so each of those rounds costs as much as the
-// first. The `%` by a run-time value is slow too, and the active threads touch
-// addresses 2*stride apart (no coalescing).
-// (The seed returns early from threads past n and then reaches __syncthreads in the
-// loop; here every thread stays for the barriers, and `tid + stride < m` keeps the reads
-// inside the array.)
-__global__ void reduce_neighboured_divergent(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
-    if ((tid % (2 * stride)) == 0 && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();  // the next round reads what this one wrote
-  }
-  if (tid == 0) partials[blockIdx.x] = data[0];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 3: neighboured pairs, less divergence (seed 004)                                */
-/* ------------------------------------------------------------------------------------ */
-
-// Same pairs, different workers: thread t handles the pair starting at 2*stride*t, so the
-// active threads are the lowest-numbered ones and whole warps go idle together. Idle
-// warps issue nothing, which removes the divergence of step 2 (only the last rounds, with
-// fewer than 32 active threads, still diverge) and the `%`.
-// Remaining bottleneck: the active threads still access memory 2*stride elements apart,
-// so each warp's loads and stores scatter over many memory transactions.
-__global__ void reduce_neighboured_less_divergent(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
-    const unsigned index = 2 * stride * tid;  // < 2 * 512 * 1024, no overflow
-    if (index + stride < m) data[index] += data[index + stride];
-    __syncthreads();
-  }
-  if (tid == 0) partials[blockIdx.x] = data[0];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 4: interleaved pairs (seed 004)                                                 */
-/* ------------------------------------------------------------------------------------ */
-
-// Pair element t with element t + stride, stride halving from B/2. The active threads
-// are again the lowest ones, and now a warp reads and writes 32 consecutive floats:
-// every access is coalesced. This removes step 3's scattered accesses.
-// Remaining bottleneck: half the threads idle from the first round on; each thread loads
-// one element from DRAM, so too few loads are in flight to cover memory latency, and
-// the tree costs log2(B) barriers for only B elements.
-__global__ void reduce_interleaved(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) partials[blockIdx.x] = data[0];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Steps 5, 6, 7: unrolling x2, x4, x8 (seed 004)                                       */
-/* ------------------------------------------------------------------------------------ */
-
-// Each block first adds K data blocks (fold_segment), then runs step 4's tree on the
-// result. This removes step 4's latency bound: every thread has K independent loads in
-// flight, the grid is K times smaller, and the barrier-bound tree is amortised over K*B
-// elements. x2 -> x4 -> x8 shows how much more memory parallelism buys.
-template <unsigned K>
-__global__ void reduce_unrolled(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x * K;
-  fold_segment<K>(g, n, start, tid, blockDim.x);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) partials[blockIdx.x] = data[0];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 8: unroll x8 + unrolled last warp (seed 004)                                    */
-/* ------------------------------------------------------------------------------------ */
-
-// Once 64 partial sums are left, one warp can finish them: the last six rounds need no
-// __syncthreads and no loop, and the other warps of the block are free to retire. This
-// removes the barriers and loop overhead of the last six rounds of step 7.
-//
-// The seed does those rounds through a `volatile` pointer with no synchronisation at all
-// ("a warp runs in lock-step"). Since Volta, threads of a warp are scheduled
-// independently, so a lane may read its partner's slot before the partner has written
-// it: that code races. The safe forms are a __syncwarp() between the read and the write
-// of every round, or register shuffles, which synchronise the lanes they name. We use
-// shuffles; they also keep the values in registers instead of memory.
-__global__ void reduce_unrolled_last_warp(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x * 8;
-  fold_segment<8>(g, n, start, tid, blockDim.x);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 32; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
-  if (tid < 32) {  // warp 0, all 32 lanes: blockDim.x >= 64
-    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
-    v = warp_sum(v);
-    if (tid == 0) partials[blockIdx.x] = v;
-  }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 9: complete unrolling, template on the block size (seed 004)                    */
-/* ------------------------------------------------------------------------------------ */
-
-// With the block size a compile-time constant the tree loop disappears: each round is a
-// straight-line statement, the `if (B >= ...)` tests vanish at compile time, and the
-// compiler can schedule across rounds. This removes the loop bookkeeping (counter,
-// shift, compare, branch) that step 8 still pays per round; the host picks the
-// instantiation for the requested block size.
-template <unsigned B>
-__global__ void __launch_bounds__(B) reduce_complete_unroll(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * B * 8;
-  fold_segment<8>(g, n, start, tid, B);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, B);
-  float *data = g + start;
-  // The barriers sit inside conditions that are constant for the whole block.
-  if (B >= 1024) {
-    if (tid < 512 && tid + 512 < m) data[tid] += data[tid + 512];
-    __syncthreads();
-  }
-  if (B >= 512) {
-    if (tid < 256 && tid + 256 < m) data[tid] += data[tid + 256];
-    __syncthreads();
-  }
-  if (B >= 256) {
-    if (tid < 128 && tid + 128 < m) data[tid] += data[tid + 128];
-    __syncthreads();
-  }
-  if (B >= 128) {
-    if (tid < 64 && tid + 64 < m) data[tid] += data[tid + 64];
-    __syncthreads();
-  }
-  if (tid < 32) {  // the same Volta-safe last warp as step 8
-    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
-    v = warp_sum(v);
-    if (tid == 0) partials[blockIdx.x] = v;
-  }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Finishing steps 2-9: one block adds the per-block partials                           */
-/* ------------------------------------------------------------------------------------ */
-
-// The seed copies the partials to the host and adds them there. This kernel does the
-// same work on the GPU (its time is part of every step 2-9): one block of 1024 threads,
-// a strided loop over the partials, then warp sums. One block can use only one SM's
-// bandwidth, which is why fewer partials (steps 5-9) also make this part cheaper.
-constexpr unsigned kFinishThreads = 1024;
-
-__global__ void __launch_bounds__(kFinishThreads)
-    finish_partials(const float *partials, size_t count, float *out) {
-  __shared__ float warp_totals[kFinishThreads / 32];
-  const unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  float s = 0.0f;
-  for (size_t i = tid; i < count; i += kFinishThreads) s += partials[i];
-  s = warp_sum(s);
-  if (lane == 0) warp_totals[warp] = s;
-  __syncthreads();
-  if (warp == 0) {
-    s = warp_sum(warp_totals[lane]);  // kFinishThreads / 32 == 32 slots, one per lane
-    if (lane == 0) *out = s;
-  }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 10: grid-stride loop + shared-memory tree + one atomic per block (seed 002)     */
-/* ------------------------------------------------------------------------------------ */
-
-// A different plan from steps 2-9: launch only as many blocks as the GPU holds at once
-// and let each thread walk the input with a grid-sized stride, adding into a register.
-// The input is read once and never written (steps 2-9 write partial sums back to global
-// memory), the tree runs on shared memory, and one atomicAdd per block replaces the
-// second pass, so no partials array and no second kernel remain.
-// The seed launches ceil(n/B) blocks, which makes the loop run once per thread and puts
-// n/B atomics on one address; we size the grid from the occupancy calculator instead.
-// The seed also puts a second __syncthreads between reading and writing each round; one
-// barrier per round is enough, because round `stride` reads only [stride, 2*stride) and
-// writes only [0, stride).
-// Costs left: one element per load (no vector loads), a full shared-memory tree with a
-// barrier per round, and the float accumulation order depends on the atomics' order, so
-// the result may differ in the last bits from run to run.
-__global__ void reduce_grid_stride_atomic_sum(const float *in, float *out, size_t n) {
-  extern __shared__ float smem_sum[];
-  const unsigned tid = threadIdx.x;
-  float s = 0.0f;
-  const size_t step = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) s += in[i];
-  smem_sum[tid] = s;
-  __syncthreads();
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride) smem_sum[tid] += smem_sum[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) atomicAdd(out, smem_sum[0]);  // *out was zeroed before the launch
-}
-
-// Step 10m, seed 002's MAX. There is no atomicMax for float, and the seed's int version
-// cannot take float bits directly: floats are sign-magnitude, so as two's-complement ints
-// two negative floats compare the wrong way round (-1.0f has a larger int than -2.0f).
-// The int-bit trick, with the sign handled: map each float to an unsigned key whose
-// order is the float order, by setting the sign bit of non-negative floats and
-// inverting all bits of negative ones; then unsigned atomicMax is a float max. Key 0 lies
-// below the key of -inf, so zeroing *out initialises it. (NaN would map above +inf; this
-// teaching step does not ignore NaN as pp_reduce does, and the input has none.)
-__device__ __forceinline__ unsigned float_to_ordered_key(float f) {
-  const unsigned b = __float_as_uint(f);
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-
-float ordered_key_to_float(unsigned key) {  // host-side inverse of float_to_ordered_key
-  const unsigned b = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-__global__ void reduce_grid_stride_atomic_max(const float *in, unsigned *out_key, size_t n) {
-  extern __shared__ float smem_max[];
-  const unsigned tid = threadIdx.x;
-  float v = -INFINITY;
-  const size_t step = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) v = fmaxf(v, in[i]);
-  smem_max[tid] = v;
-  __syncthreads();
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride) smem_max[tid] = fmaxf(smem_max[tid], smem_max[tid + stride]);
-    __syncthreads();
-  }
-  if (tid == 0) atomicMax(out_key, float_to_ordered_key(smem_max[0]));
-}
+#include "reduce_steps.cuh" /* steps 2-10: the kernels */
 
 /* ------------------------------------------------------------------------------------ */
 /* Host side: the steps as launchable units                                             */
@@ -478,27 +147,27 @@ unsigned blocks_for(size_t n, size_t per_block) {
 
 void finish(const Env &e, unsigned grid) {
   finish_partials<<<1, kFinishThreads, 0, e.stream>>>(e.partials, grid, e.out);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
 void run_step2(const Env &e) {
   const unsigned grid = blocks_for(e.n, e.block);
   reduce_neighboured_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
 void run_step3(const Env &e) {
   const unsigned grid = blocks_for(e.n, e.block);
   reduce_neighboured_less_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
 void run_step4(const Env &e) {
   const unsigned grid = blocks_for(e.n, e.block);
   reduce_interleaved<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
@@ -506,14 +175,14 @@ template <unsigned K>
 void run_unrolled(const Env &e) {
   const unsigned grid = blocks_for(e.n, (size_t)e.block * K);
   reduce_unrolled<K><<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
 void run_step8(const Env &e) {
   const unsigned grid = blocks_for(e.n, (size_t)e.block * 8);
   reduce_unrolled_last_warp<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
@@ -527,22 +196,22 @@ void run_step9(const Env &e) {
     case 1024: reduce_complete_unroll<1024><<<grid, 1024, 0, e.stream>>>(e.scratch, e.partials, e.n); break;
     default: step_fail("block size has no instantiation");
   }
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
 void run_step10_sum(const Env &e) {
-  CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(float), e.stream));  // 0.0f: the atomics' start
+  LADDER_CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(float), e.stream));  // 0.0f: the atomics' start
   reduce_grid_stride_atomic_sum<<<e.atomic_grid_sum, e.block, e.block * sizeof(float), e.stream>>>(
       e.in, e.out, e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
 void run_step10_max(const Env &e) {
-  CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(unsigned), e.stream));  // key 0 < key(-inf)
+  LADDER_CUDA_CHECK(cudaMemsetAsync(e.out, 0, sizeof(unsigned), e.stream));  // key 0 < key(-inf)
   reduce_grid_stride_atomic_max<<<e.atomic_grid_max, e.block, e.block * sizeof(float), e.stream>>>(
       e.in, reinterpret_cast<unsigned *>(e.out), e.n);
-  CUDA_CHECK(cudaGetLastError());
+  LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
 void run_production(const Env &e, pp_op op) {
@@ -554,12 +223,12 @@ void run_step11_max(const Env &e) { run_production(e, PP_MAX); }
 
 void run_step12_sum(const Env &e) {
   size_t bytes = e.cub_temp_bytes;
-  CUDA_CHECK(cub::DeviceReduce::Sum(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
+  LADDER_CUDA_CHECK(cub::DeviceReduce::Sum(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
 }
 
 void run_step12_max(const Env &e) {
   size_t bytes = e.cub_temp_bytes;
-  CUDA_CHECK(cub::DeviceReduce::Max(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
+  LADDER_CUDA_CHECK(cub::DeviceReduce::Max(e.cub_temp, bytes, e.in, e.out, (int64_t)e.n, e.stream));
 }
 
 enum class Kind { Kernel, Production, Cub };
@@ -631,9 +300,9 @@ struct Reference {
 
 Reference make_reference(const float *x, size_t n) {
   Reference r;
-  const double t0 = now_ms();
+  const double t0 = cli_now_ms();
   r.sum = cpu_pairwise_sum(x, n);
-  r.cpu_ms = now_ms() - t0;
+  r.cpu_ms = cli_now_ms() - t0;
   double sq = 0.0;
   for (size_t i = 0; i < n; ++i) sq += (double)x[i] * (double)x[i];
   r.l2 = sqrt(sq);
@@ -682,7 +351,7 @@ struct DeviceBuffer {
   void *p = nullptr;
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t bytes) {
-    if (bytes) CUDA_CHECK(cudaMalloc(&p, bytes));
+    if (bytes) LADDER_CUDA_CHECK(cudaMalloc(&p, bytes));
   }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
@@ -754,18 +423,18 @@ struct Options {
 // what an earlier run left behind.
 void prepare(const Step &s, const Env &e) {
   if (s.in_place)
-    CUDA_CHECK(cudaMemcpyAsync(e.scratch, e.in, e.n * sizeof(float), cudaMemcpyDeviceToDevice,
+    LADDER_CUDA_CHECK(cudaMemcpyAsync(e.scratch, e.in, e.n * sizeof(float), cudaMemcpyDeviceToDevice,
                                e.stream));
-  CUDA_CHECK(cudaMemsetAsync(e.out, 0xff, sizeof(float), e.stream));
+  LADDER_CUDA_CHECK(cudaMemsetAsync(e.out, 0xff, sizeof(float), e.stream));
   if (s.kind == Kind::Kernel && s.in_place)
-    CUDA_CHECK(cudaMemsetAsync(e.partials, 0xff, (size_t)blocks_for(e.n, 64) * sizeof(float),
+    LADDER_CUDA_CHECK(cudaMemsetAsync(e.partials, 0xff, (size_t)blocks_for(e.n, 64) * sizeof(float),
                                e.stream));
 }
 
 float read_result(const Step &s, const Env &e) {
-  CUDA_CHECK(cudaStreamSynchronize(e.stream));
+  LADDER_CUDA_CHECK(cudaStreamSynchronize(e.stream));
   uint32_t bits = 0;
-  CUDA_CHECK(cudaMemcpy(&bits, e.out, sizeof bits, cudaMemcpyDeviceToHost));
+  LADDER_CUDA_CHECK(cudaMemcpy(&bits, e.out, sizeof bits, cudaMemcpyDeviceToHost));
   if (s.result_key) return ordered_key_to_float(bits);
   float f;
   memcpy(&f, &bits, sizeof f);
@@ -796,8 +465,8 @@ void run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
   DeviceBuffer out(sizeof(double));
   // On the ladder's stream, and waited for: a plain cudaMemcpy from pageable memory may
   // return before its DMA lands, and the non-blocking stream is not ordered after it.
-  CUDA_CHECK(cudaMemcpyAsync(in.p, h, n * sizeof(float), cudaMemcpyHostToDevice, ss.stream));
-  CUDA_CHECK(cudaStreamSynchronize(ss.stream));
+  LADDER_CUDA_CHECK(cudaMemcpyAsync(in.p, h, n * sizeof(float), cudaMemcpyHostToDevice, ss.stream));
+  LADDER_CUDA_CHECK(cudaStreamSynchronize(ss.stream));
 
   Env e;
   e.n = n;
@@ -811,17 +480,17 @@ void run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
 
   // CUB's temporary storage: sized and allocated here, outside every timed region.
   size_t sum_bytes = 0, max_bytes = 0;
-  CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, sum_bytes, e.in, e.out, (int64_t)n, ss.stream));
-  CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, e.in, e.out, (int64_t)n, ss.stream));
+  LADDER_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, sum_bytes, e.in, e.out, (int64_t)n, ss.stream));
+  LADDER_CUDA_CHECK(cub::DeviceReduce::Max(nullptr, max_bytes, e.in, e.out, (int64_t)n, ss.stream));
   e.cub_temp_bytes = sum_bytes < max_bytes ? max_bytes : sum_bytes;
   DeviceBuffer cub_temp(e.cub_temp_bytes);
   e.cub_temp = cub_temp.p;
 
   // Step 10: as many blocks as are resident at once, but no block without data.
   int per_sm_sum = 0, per_sm_max = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+  LADDER_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm_sum, reduce_grid_stride_atomic_sum, (int)block, block * sizeof(float)));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+  LADDER_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &per_sm_max, reduce_grid_stride_atomic_max, (int)block, block * sizeof(float)));
   const size_t data_blocks = blocks_for(n, block);
   const size_t sms = (size_t)ss.prop.multiProcessorCount;
@@ -874,13 +543,13 @@ void run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
           // Evict the input from L2 (50-60 MB on an H100/H200) so that every step reads
           // it from DRAM, as the first reduction of freshly produced data would.
           if (ss.l2_flush)
-            CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
-          CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+            LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
+          LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
           s.run(e);
-          CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
-          CUDA_CHECK(cudaEventSynchronize(ss.stop));
+          LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+          LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
           float ms = 0.0f;
-          CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+          LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
           times[k] = ms;
         }
         add_verdict(check_result(s, read_result(s, e), ref, n, d), pass, worst);
@@ -891,7 +560,7 @@ void run_config(Session &ss, const Options &o, size_t n, unsigned block, Data d,
       r.status = pass ? "PASS" : "FAIL";
       r.rel_err = worst;
     } catch (const StepFailure &f) {
-      CUDA_CHECK(cudaStreamSynchronize(ss.stream));
+      LADDER_CUDA_CHECK(cudaStreamSynchronize(ss.stream));
       r.status = "FAIL";
       snprintf(r.note, sizeof r.note, "%s", f.what);
     }
@@ -910,37 +579,6 @@ const Row *find_row(const Rows &rows, Op op, Kind kind) {
   return nullptr;
 }
 
-// CSV field: quoted, since step names and notes contain commas; quotes doubled. Returned
-// by value (a struct holding the text) so that several fit in one printf.
-struct CsvText {
-  char s[2 * sizeof(Row::note) + 3];
-};
-
-CsvText csv_text(const char *t) {
-  CsvText q;
-  size_t k = 0;
-  q.s[k++] = '"';
-  for (; *t && k + 3 < sizeof q.s; ++t) {
-    if (*t == '"') q.s[k++] = '"';
-    q.s[k++] = *t;
-  }
-  q.s[k++] = '"';
-  q.s[k] = '\0';
-  return q;
-}
-
-struct NumText {
-  char s[64];
-};
-
-NumText fmt(const char *f, double v) {
-  NumText t;
-  if (isnan(v))
-    snprintf(t.s, sizeof t.s, "-");
-  else
-    snprintf(t.s, sizeof t.s, f, v);
-  return t;
-}
 
 void print_timing(const Rows &rows, const Options &o, const Session &ss) {
   const double bytes = 4.0 * (double)o.n;
@@ -974,13 +612,13 @@ void print_timing(const Rows &rows, const Options &o, const Session &ss) {
     const double xp = prod && !isnan(r.ms) ? r.ms / prod->ms : NAN;
     const double xc = cub && !isnan(r.ms) ? r.ms / cub->ms : NAN;
     if (o.csv) {
-      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id, csv_text(r.name).s, r.status,
-             fmt("%.3e", r.rel_err).s, fmt("%.5f", r.ms).s, fmt("%.1f", gbs).s,
-             fmt("%.3f", xp).s, fmt("%.3f", xc).s, csv_text(r.note).s);
+      printf("%s,%s,%s,%s,%s,%s,%s,%s,%s\n", r.id, ladder_csv(r.name).s, r.status,
+             ladder_num("%.3e", r.rel_err).s, ladder_num("%.5f", r.ms).s, ladder_num("%.1f", gbs).s,
+             ladder_num("%.3f", xp).s, ladder_num("%.3f", xc).s, ladder_csv(r.note).s);
     } else {
       printf("%-4s %-38s %-5s %9s %10s %9s %7s %7s%s%s\n", r.id, r.name, r.status,
-             fmt("%.2e", r.rel_err).s, fmt("%.4f", r.ms).s, fmt("%.1f", gbs).s,
-             fmt("%.2f", xp).s, fmt("%.2f", xc).s, r.note[0] ? "  " : "", r.note);
+             ladder_num("%.2e", r.rel_err).s, ladder_num("%.4f", r.ms).s, ladder_num("%.1f", gbs).s,
+             ladder_num("%.2f", xp).s, ladder_num("%.2f", xc).s, r.note[0] ? "  " : "", r.note);
     }
   }
 }
@@ -994,10 +632,10 @@ void usage(FILE *f) {
           "usage: parprim ladder reduce [--n N] [--block B] [--reps R] [--check] [--csv] [--help]\n"
           "\n"
           "Runs the parallel-reduction ladder for f32 SUM (and the atomicMax step for f32 MAX):\n"
-          "a CPU reference, the seed's GPU optimisation steps, the production pp_reduce and\n"
+          "a CPU reference, the textbook GPU optimisation steps, the production pp_reduce and\n"
           "CUB. Every step is validated against the reference and timed with CUDA events.\n"
           "\n"
-          "  --n N      number of elements, N >= 1 (default 16777216); also 1<<K, or hex\n"
+          "  --n N      number of elements, N >= 1 (default 16777216): " CLI_SIZE_FORMS "\n"
           "  --block B  threads per block for steps 2-10: a power of two in [64, 1024]\n"
           "             (default 256)\n"
           "  --reps R   timed runs per step, the median is reported (default 25, R >= 20)\n"
@@ -1010,64 +648,25 @@ void usage(FILE *f) {
           "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
 }
 
-// Accepts decimal, 0x hex, and A<<B.
-bool parse_size(const char *s, size_t &out) {
-  if (!s || !*s || *s == '-' || *s == '+') return false;
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (errno || end == s) return false;
-  if (end[0] == '<' && end[1] == '<') {
-    const char *p = end + 2;
-    if (*p < '0' || *p > '9') return false;
-    const unsigned long long sh = strtoull(p, &end, 10);
-    if (errno || end == p || sh >= 64) return false;
-    if (sh > 0 && (v >> (64 - sh)) != 0) return false;  // would overflow
-    v <<= sh;
-  }
-  if (*end != '\0') return false;
-  out = (size_t)v;
-  return true;
-}
-
 enum ParseResult { kParseOk, kParseHelp, kParseBad };
 
-// arg (its first len characters, before any '=') is the option `name`.
-bool is_opt(const char *arg, size_t len, const char *name) {
-  return strlen(name) == len && strncmp(arg, name, len) == 0;
-}
-
-// The option's value: after its '=' (eq), else the next argument. *v stays "" if none.
-bool take_value(int argc, char **argv, int &i, const char *eq, const char *&v) {
-  if (eq) {
-    v = eq + 1;
-    return true;
-  }
-  if (i + 1 >= argc || !argv[i + 1]) return false;
-  v = argv[++i];
-  return true;
-}
-
 ParseResult parse_args(int argc, char **argv, Options &o) {
-  int i = 0;
-  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;  // the command's own name
-  for (; i < argc; ++i) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
     const char *a = argv[i] ? argv[i] : "";
-    // --name=value: the name is the part before the first '='.
-    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : nullptr;
-    const size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    const char *eq = nullptr;
+    const size_t len = ladder_opt_len(a, &eq);
     const char *v = "";
-    if (is_opt(a, len, "--help") || is_opt(a, len, "-h")) {
+    if (ladder_is_opt(a, len, "--help") || ladder_is_opt(a, len, "-h")) {
       return kParseHelp;
-    } else if (is_opt(a, len, "--check") || is_opt(a, len, "--csv")) {
+    } else if (ladder_is_opt(a, len, "--check") || ladder_is_opt(a, len, "--csv")) {
       if (eq) {
         fprintf(stderr, "%.*s takes no value\n", (int)len, a);
         return kParseBad;
       }
-      (is_opt(a, len, "--check") ? o.check : o.csv) = true;
-    } else if (is_opt(a, len, "--n")) {
+      (ladder_is_opt(a, len, "--check") ? o.check : o.csv) = true;
+    } else if (ladder_is_opt(a, len, "--n")) {
       size_t n = 0;
-      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, n) || n == 0) {
+      if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &n) != 0 || n == 0) {
         fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v);
         return kParseBad;
       }
@@ -1077,18 +676,18 @@ ParseResult parse_args(int argc, char **argv, Options &o) {
       }
       o.n = n;
       o.n_given = true;
-    } else if (is_opt(a, len, "--block")) {
+    } else if (ladder_is_opt(a, len, "--block")) {
       size_t b = 0;
-      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, b) || b < 64 || b > 1024 ||
-          (b & (b - 1))) {
+      if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &b) != 0 || b < 64 ||
+          b > 1024 || (b & (b - 1))) {
         fprintf(stderr, "--block needs a power of two in [64, 1024] (got '%s')\n", v);
         return kParseBad;
       }
       o.block = (unsigned)b;
       o.block_given = true;
-    } else if (is_opt(a, len, "--reps")) {
+    } else if (ladder_is_opt(a, len, "--reps")) {
       size_t r = 0;
-      if (!take_value(argc, argv, i, eq, v) || !parse_size(v, r) || r < 20 || r > 100000) {
+      if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &r) != 0 || r < 20 || r > 100000) {
         fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", v);
         return kParseBad;
       }
@@ -1158,8 +757,8 @@ int run_check(Session &ss, const Options &o) {
               r.kind == Kind::Kernel)
             worst_uniform = max_d(worst_uniform, r.rel_err);
           if (o.csv && !status_is(r.status, "ref"))
-            printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id, csv_text(r.name).s,
-                   r.status, fmt("%.3e", r.rel_err).s, csv_text(r.note).s);
+            printf("%u,%zu,%s,%s,%s,%s,%s,%s\n", b, n, data_name(d), r.id, ladder_csv(r.name).s,
+                   r.status, ladder_num("%.3e", r.rel_err).s, ladder_csv(r.note).s);
         }
         if (!o.csv && failed[0])
           printf("FAIL block=%u n=%zu data=%s: steps%s\n", b, n, data_name(d), failed);
@@ -1185,16 +784,11 @@ int ladder_main(int argc, char **argv) {
     case kParseOk: break;
   }
 
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear it
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
 
   Session ss;
-  CUDA_CHECK(cudaGetDevice(&ss.device));
-  CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
+  LADDER_CUDA_CHECK(cudaGetDevice(&ss.device));
+  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
   if (ss.prop.maxThreadsPerBlock < (int)o.block) {
     fprintf(stderr, "--block %u exceeds this device's limit of %d threads\n", o.block,
             ss.prop.maxThreadsPerBlock);
@@ -1202,9 +796,9 @@ int ladder_main(int argc, char **argv) {
   }
   /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
      return before the data is on the device */
-  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
-  CUDA_CHECK(cudaEventCreate(&ss.start));
-  CUDA_CHECK(cudaEventCreate(&ss.stop));
+  LADDER_CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
+  LADDER_CUDA_CHECK(cudaEventCreate(&ss.start));
+  LADDER_CUDA_CHECK(cudaEventCreate(&ss.stop));
 
   if (!pp_has_cuda_backend()) {
     snprintf(ss.ctx_skip, sizeof ss.ctx_skip, "library built without the CUDA backend");
@@ -1230,7 +824,7 @@ int ladder_main(int argc, char **argv) {
 
   if (ss.prop.l2CacheSize > 0) {
     ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
-    CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
+    LADDER_CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
   }
   Rows rows;
   run_config(ss, o, o.n, o.block, Data::Uniform, true, rows);
@@ -1245,8 +839,8 @@ int ladder_main(int argc, char **argv) {
 extern "C" int pp_ladder_reduce_main(int argc, char **argv) {
   try {
     return ladder_main(argc, argv);
-  } catch (const CudaFailure &f) {
-    fprintf(stderr, "CUDA error: %s\n", f.what);
+  } catch (const LadderCudaFailure &) {
+    // reported where it happened
   } catch (const StepFailure &f) {
     fprintf(stderr, "error: %s\n", f.what);
   } catch (const OutOfHostMemory &) {

@@ -1,18 +1,19 @@
 /*
  * ladder/scan.cu — the prefix-sum ladder: exclusive SUM of u32 from a serial CPU scan
  * through the classic GPU scans to the production kernel and CUB, then the two
- * applications the seed builds on a scan, pack (compaction) and split (stable
+ * applications the book builds on a scan, pack (compaction) and split (stable
  * partition), against pp_select / pp_partition and CUB.
  *
- * The steps follow the prefix-sum section of seed 000 (naive scan with double buffering,
- * Blelloch's work-efficient scan in one block of 2048 elements, the block-wise extension
- * with a scan of the block sums, GPU Gems 3 ch. 39's bank-conflict avoidance, and
+ * The steps follow the prefix-sum section of Learn CUDA Programming (Han and Sharma,
+ * ch. 7; "the book" below): naive scan with double buffering, Blelloch's work-efficient
+ * scan in one block of 2048 elements, the block-wise extension with a scan of the block
+ * sums, GPU Gems 3 ch. 39's bank-conflict avoidance, and
  * pack/split as predicate -> scan -> scatter). The code is our own: any n (tails are
  * padded with the identity 0), 64-bit indices, every step validated exactly.
  *
  *   step 1    CPU reference: serial exclusive scan (1p: serial pack, 1s: serial split)
  *   step 2    Hillis-Steele within a block of 1024, double-buffered, any n
- *   step 3    Blelloch up-sweep/down-sweep in ONE block: 2048 elements (seed's limit)
+ *   step 3    Blelloch up-sweep/down-sweep in ONE block: 2048 elements (the book's limit)
  *   step 4    Blelloch per block of 2048 + scan of the block sums + add offsets
  *   step 5    step 4 with padded shared-memory indices (no bank conflicts)
  *   step 6    production: pp_scan(PP_SUM, PP_U32, exclusive) on a CUDA context
@@ -36,8 +37,10 @@
  *
  * Run through the CLI:   parprim ladder scan [--n N] [--reps R] [--check] [--csv]
  * or standalone:         nvcc -std=c++17 -arch=sm_90 -O3 -DPP_LADDER_STANDALONE
- *                          -I include ladder/scan.cu -o ladder_scan -L<build> -lparprim
+ *                          -I include -I cli ladder/scan.cu cli/common.c -o ladder_scan
+ *                          -L<build> -lparprim
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -46,35 +49,22 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ------------------------------------------------------------------------------------ */
 /* Error handling                                                                        */
 /* ------------------------------------------------------------------------------------ */
 
 // A failed CUDA call ends the whole run (exit status 1): after an illegal address or a
-// launch failure the context is unusable. The first failure's text, with file:line, is
-// kept here and printed once by the command; every function on the way up returns false.
+// launch failure the context is unusable. LADDER_CUDA_TRY (common.cuh) reports it with
+// file:line; every function on the way up returns false. Other fatal errors (no host
+// memory) leave their text here, printed once by the command.
 static char g_fatal[640];
-
-static bool cuda_report(cudaError_t e, const char *call, const char *file, int line) {
-  snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s failed: %s (%s)", file, line, call,
-           cudaGetErrorString(e), cudaGetErrorName(e));
-  return false;
-}
-
-#define CUDA_TRY(call)                                                                     \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) return cuda_report(e_, #call, __FILE__, __LINE__);              \
-  } while (0)
 
 static void *host_alloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
@@ -82,516 +72,8 @@ static void *host_alloc(size_t bytes) {
   return p;
 }
 
-static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
-static size_t min_size(size_t a, size_t b) { return b < a ? b : a; }
 
-/* ------------------------------------------------------------------------------------ */
-/* Step 2: Hillis-Steele within a block, double-buffered                                 */
-/* ------------------------------------------------------------------------------------ */
-
-constexpr unsigned kHsTile = 1024;  // one element per thread
-
-// The naive parallel scan: in round k every element adds the one 2^k places to its
-// left, so after log2(B) rounds each holds the sum of everything up to it. It does about
-// B*log2(B) additions where a serial scan does B: work-inefficient, and every round
-// costs a barrier. (The seed's scan_v1 is cruder still: each thread adds all elements
-// before its own, from global memory.) Within a round thread t reads slot t - 2^k while
-// thread t - 2^k writes its own slot; on one buffer that is a race, so each round reads
-// one buffer and writes the other (the seed's "double buffer"), which costs twice the
-// shared memory.
-// The kernel scans each block of B elements independently and leaves the block's total
-// in tile_sums; scan_any_n below turns those into offsets.
-// In place (in == out) is safe: a thread writes only the element it read.
-static __global__ void __launch_bounds__(kHsTile)
-    scan_hillis_steele_tile(const uint32_t *in, uint32_t *out, size_t n, uint32_t *tile_sums) {
-  __shared__ uint32_t buf[2][kHsTile];
-  const unsigned tid = threadIdx.x;
-  const size_t i = (size_t)blockIdx.x * kHsTile + tid;
-  const uint32_t x = i < n ? in[i] : 0u;  // 0, the identity, pads the last block
-  buf[0][tid] = x;
-  __syncthreads();
-  unsigned src = 0;
-  for (unsigned offset = 1; offset < kHsTile; offset *= 2) {
-    const uint32_t v = buf[src][tid];
-    buf[src ^ 1][tid] = tid >= offset ? v + buf[src][tid - offset] : v;
-    src ^= 1;
-    __syncthreads();  // the next round reads what this one wrote
-  }
-  const uint32_t inclusive = buf[src][tid];
-  // Exclusive from inclusive by subtracting the element itself: exact, since u32
-  // addition wraps and so has an inverse.
-  if (i < n) out[i] = inclusive - x;
-  if (tile_sums && tid == kHsTile - 1) tile_sums[blockIdx.x] = inclusive;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Steps 3, 4, 5: Blelloch's work-efficient scan, plain and padded                       */
-/* ------------------------------------------------------------------------------------ */
-
-constexpr unsigned kBlThreads = 1024;
-constexpr unsigned kBlTile = 2 * kBlThreads;  // two elements per thread, as in the seed
-
-// Step 5's padding (GPU Gems 3, 39.2.3). In the sweeps, thread t touches slot
-// stride*(2t+1)-1, so a warp's 32 addresses are 2*stride apart and fall into 32/(2*stride)
-// banks at best: a 2-, 4-, ... 32-way bank conflict that serialises the access. One extra
-// slot after every 32 (i >> 5) and another after every 1024 (i >> 10) shifts those
-// addresses into different banks; for this tile that removes every conflict of both
-// sweeps and of the loads. (The book's macro writes `n >> NUM_BANKS + n >> (2 *
-// LOG_NUM_BANKS)`, which C parses as a shift by a sum; the intent is the two terms.)
-template <bool PADDED>
-static __device__ __forceinline__ unsigned bl_slot(unsigned i) {
-  return PADDED ? i + (i >> 5) + (i >> 10) : i;
-}
-
-// Blelloch (1990): the up-sweep builds a tree of partial sums in place (B-1 additions),
-// the root is replaced by the identity, and the down-sweep pushes prefixes back down the
-// tree (B-1 additions and B-1 swaps), leaving the exclusive scan. 2(B-1) additions
-// instead of step 2's B*log2(B), and two elements per thread, so one block covers 2048.
-// (The seed's down-sweep keeps the root and adds left to right, giving the inclusive
-// scan; the swap form gives the exclusive one directly.)
-// Step 3 runs this once, on one block, which is all the seed's version can do; steps 4
-// and 5 run it per block and leave each block's total in tile_sums.
-// Remaining cost: 2*log2(2048) barriers per block, half the threads idle from the first
-// round on, and (without PADDED) bank conflicts that grow with the stride.
-template <bool PADDED>
-static __global__ void __launch_bounds__(kBlThreads)
-    scan_blelloch_tile(const uint32_t *in, uint32_t *out, size_t n, uint32_t *tile_sums) {
-  constexpr unsigned kSlots = PADDED ? kBlTile + (kBlTile >> 5) + (kBlTile >> 10) : kBlTile;
-  __shared__ uint32_t s[kSlots];
-  const unsigned tid = threadIdx.x;
-  const size_t base = (size_t)blockIdx.x * kBlTile;
-  // Threads load t and t + 1024, so each warp reads 128 consecutive bytes twice.
-  const unsigned a = tid, b = tid + kBlThreads;
-  s[bl_slot<PADDED>(a)] = base + a < n ? in[base + a] : 0u;
-  s[bl_slot<PADDED>(b)] = base + b < n ? in[base + b] : 0u;
-
-  unsigned stride = 1;
-  for (unsigned active = kBlTile / 2; active > 0; active >>= 1) {  // up-sweep
-    __syncthreads();
-    if (tid < active) {
-      const unsigned left = stride * (2 * tid + 1) - 1, right = stride * (2 * tid + 2) - 1;
-      s[bl_slot<PADDED>(right)] += s[bl_slot<PADDED>(left)];
-    }
-    stride *= 2;
-  }
-  // Only thread 0 wrote the root in the last round, so it may read it without a barrier.
-  if (tid == 0) {
-    const unsigned root = bl_slot<PADDED>(kBlTile - 1);
-    if (tile_sums) tile_sums[blockIdx.x] = s[root];
-    s[root] = 0u;
-  }
-  for (unsigned active = 1; active < kBlTile; active *= 2) {  // down-sweep
-    stride >>= 1;
-    __syncthreads();
-    if (tid < active) {
-      const unsigned left = bl_slot<PADDED>(stride * (2 * tid + 1) - 1);
-      const unsigned right = bl_slot<PADDED>(stride * (2 * tid + 2) - 1);
-      const uint32_t t = s[left];
-      s[left] = s[right];
-      s[right] += t;
-    }
-  }
-  __syncthreads();
-  // Every block read its whole tile before this point, so in == out is safe.
-  if (base + a < n) out[base + a] = s[bl_slot<PADDED>(a)];
-  if (base + b < n) out[base + b] = s[bl_slot<PADDED>(b)];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Any n: scan the block sums, add them back                                             */
-/* ------------------------------------------------------------------------------------ */
-
-constexpr unsigned kAddThreads = 256;
-
-// Block b + 1 adds the (already scanned) total of all tiles before tile b + 1 to each of
-// its elements; tile 0's offset is 0, so it gets no block. This pass reads and writes
-// the output once more: the block-wise scan moves 16n bytes, not the 8n of one pass.
-static __global__ void __launch_bounds__(kAddThreads)
-    add_tile_offsets(uint32_t *out, size_t n, const uint32_t *tile_offsets, unsigned tile) {
-  const size_t t = (size_t)blockIdx.x + 1;
-  const uint32_t add = tile_offsets[t];
-  const size_t begin = t * tile;
-  const size_t end = begin + tile < n ? begin + tile : n;
-  for (size_t i = begin + threadIdx.x; i < end; i += kAddThreads) out[i] += add;
-}
-
-enum scan_tile_kind { TILE_HILLIS_STEELE, TILE_BLELLOCH, TILE_BLELLOCH_PADDED };
-
-static unsigned tile_elems(scan_tile_kind k) { return k == TILE_HILLIS_STEELE ? kHsTile : kBlTile; }
-
-// Block totals of every level of the recursion, back to back: level 1 has ceil(n/T),
-// level 2 ceil(level1/T), ..., down to the first level that fits in one block (which
-// writes none).
-static size_t level_sums_needed(size_t n, size_t tile) {
-  size_t total = 0;
-  for (size_t blocks = ceil_div(n, tile); blocks > 1; blocks = ceil_div(blocks, tile))
-    total += blocks;
-  return total;
-}
-
-// Exclusive scan of in[0, n) into out (in == out allowed) with one of the tile kernels:
-// scan every tile and keep its total, scan the totals the same way (recursively, in
-// place, using the rest of `sums` for the next level), then add each tile's offset.
-// The grid fits: n <= 2^36 (checked at parsing) gives at most 2^26 blocks.
-static bool scan_any_n(scan_tile_kind k, const uint32_t *in, uint32_t *out, size_t n,
-                       uint32_t *sums, cudaStream_t stream) {
-  if (n == 0) return true;
-  const size_t tile = tile_elems(k);
-  const size_t blocks = ceil_div(n, tile);
-  uint32_t *totals = blocks > 1 ? sums : nullptr;
-  switch (k) {
-    case TILE_HILLIS_STEELE:
-      scan_hillis_steele_tile<<<(unsigned)blocks, kHsTile, 0, stream>>>(in, out, n, totals);
-      break;
-    case TILE_BLELLOCH:
-      scan_blelloch_tile<false><<<(unsigned)blocks, kBlThreads, 0, stream>>>(in, out, n, totals);
-      break;
-    case TILE_BLELLOCH_PADDED:
-      scan_blelloch_tile<true><<<(unsigned)blocks, kBlThreads, 0, stream>>>(in, out, n, totals);
-      break;
-  }
-  CUDA_TRY(cudaGetLastError());
-  if (blocks == 1) return true;
-  if (!scan_any_n(k, sums, sums, blocks, sums + blocks, stream)) return false;
-  add_tile_offsets<<<(unsigned)(blocks - 1), kAddThreads, 0, stream>>>(out, n, sums,
-                                                                       (unsigned)tile);
-  CUDA_TRY(cudaGetLastError());
-  return true;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Steps 8 and 11: pack and split as predicate -> scan -> scatter                        */
-/* ------------------------------------------------------------------------------------ */
-
-constexpr unsigned kMapThreads = 256;
-
-// The predicate of every pack/split step: keep x when x > 0. NaN, -0.0 and +0.0 are not
-// kept; positive subnormals are. pp_select(PP_GT, 0.0f) and the CUB functor below ask the
-// same question.
-static __host__ __device__ __forceinline__ bool keep_f32(float x) { return x > 0.0f; }
-
-// Kernel 1 of 3: one flag per element. The flags go to memory as u32 so that the scan
-// of step 5 can run on them unchanged; 4n bytes written and read back twice is the
-// price of three separate kernels (CUB fuses all three into one pass).
-static __global__ void __launch_bounds__(kMapThreads)
-    flag_kept(const float *x, uint32_t *flags, size_t n) {
-  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
-  if (i < n) flags[i] = keep_f32(x[i]) ? 1u : 0u;
-}
-
-// Kernel 3 of 3 (pack): the exclusive scan of the flags is each kept element's place in
-// the output. The last thread also writes the count: its offset plus its own flag.
-static __global__ void __launch_bounds__(kMapThreads)
-    scatter_kept(const float *x, const uint32_t *flags, const uint32_t *offsets, size_t n,
-                 float *out, uint64_t *count) {
-  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
-  if (i >= n) return;
-  const uint32_t f = flags[i];
-  if (f) out[offsets[i]] = x[i];
-  if (i == n - 1) *count = (uint64_t)offsets[i] + f;
-}
-
-// Kernel 3 of 3 (split): kept elements go to offsets[i], the others after all kept ones,
-// to kept_total + (number of rejected elements before i) = kept_total + i - offsets[i].
-// Both sequences keep their input order: the split is stable (Blelloch's split, the step
-// radix sort is built on). Every thread needs kept_total; it reads the last offset and
-// flag, two addresses the whole grid shares, which the caches serve.
-// (The seed's split_kernel is a different operation: it moves packed elements back to
-// their original places, the inverse of pack.)
-static __global__ void __launch_bounds__(kMapThreads)
-    scatter_split(const float *x, const uint32_t *flags, const uint32_t *offsets, size_t n,
-                  float *out, uint64_t *count) {
-  const size_t i = (size_t)blockIdx.x * kMapThreads + threadIdx.x;
-  if (i >= n) return;
-  const size_t kept_total = (size_t)offsets[n - 1] + flags[n - 1];
-  const size_t o = offsets[i];
-  out[flags[i] ? o : kept_total + (i - o)] = x[i];
-  if (i == n - 1) *count = kept_total;
-}
-
-// CUB takes the predicate as a functor object.
-struct keep_f32_functor {
-  __host__ __device__ bool operator()(const float &x) const { return keep_f32(x); }
-};
-
-/* ------------------------------------------------------------------------------------ */
-/* The steps as launchable units                                                         */
-/* ------------------------------------------------------------------------------------ */
-
-enum scan_op { OP_SCAN, OP_PACK, OP_SPLIT };
-enum scan_kind { KIND_CPU, KIND_KERNEL, KIND_PRODUCTION, KIND_CUB };
-
-// Everything one configuration needs on the device. The pack/split pointers are NULL
-// when n is too large for u32 flag offsets.
-struct scan_env {
-  size_t n;
-  cudaStream_t stream;
-  const uint32_t *scan_in;
-  uint32_t *scan_out;
-  uint32_t *level_sums;  // block totals of every recursion level (steps 2, 4, 5, 8, 11)
-  size_t level_sums_len;
-  const float *x;        // pack/split input
-  float *packed;         // pack/split output
-  uint32_t *flags;
-  uint32_t *flag_offsets;
-  uint64_t *count;       // kept elements (device)
-  void *cub_temp;
-  size_t cub_temp_bytes;
-  pp_context *ctx;
-};
-
-// What one run of a step produced besides its output. A run function returns false only
-// for a CUDA failure (g_fatal says which); a production call that returns an error sets
-// `unsupported` (PP_ERR_UNSUPPORTED) or `failed`, with the library's text in note.
-struct scan_outcome {
-  bool unsupported;
-  bool failed;
-  char note[1024];
-};
-
-static bool run_step2(const scan_env *e, scan_outcome *) {
-  return scan_any_n(TILE_HILLIS_STEELE, e->scan_in, e->scan_out, e->n, e->level_sums, e->stream);
-}
-
-static bool run_step3(const scan_env *e, scan_outcome *) {
-  if (e->n == 0) return true;
-  const size_t m = e->n < kBlTile ? e->n : kBlTile;
-  scan_blelloch_tile<false><<<1, kBlThreads, 0, e->stream>>>(e->scan_in, e->scan_out, m, nullptr);
-  CUDA_TRY(cudaGetLastError());
-  return true;
-}
-
-static bool run_step4(const scan_env *e, scan_outcome *) {
-  return scan_any_n(TILE_BLELLOCH, e->scan_in, e->scan_out, e->n, e->level_sums, e->stream);
-}
-
-static bool run_step5(const scan_env *e, scan_outcome *) {
-  return scan_any_n(TILE_BLELLOCH_PADDED, e->scan_in, e->scan_out, e->n, e->level_sums,
-                    e->stream);
-}
-
-static bool production_outcome(const scan_env *e, scan_outcome *o, const char *fn,
-                               pp_status st) {
-  if (st == PP_OK) return true;
-  if (st == PP_ERR_UNSUPPORTED)
-    o->unsupported = true;
-  else
-    o->failed = true;
-  snprintf(o->note, sizeof o->note, "%s: %s: %s", fn, pp_status_string(st),
-           pp_last_error(e->ctx));
-  return true;
-}
-
-static bool run_step6(const scan_env *e, scan_outcome *o) {
-  return production_outcome(e, o, "pp_scan",
-                            pp_scan(e->ctx, PP_SUM, PP_U32, e->scan_in, e->scan_out, e->n, false));
-}
-
-static bool run_step7(const scan_env *e, scan_outcome *) {
-  size_t bytes = e->cub_temp_bytes;
-  CUDA_TRY(cub::DeviceScan::ExclusiveSum(e->cub_temp, bytes, e->scan_in, e->scan_out,
-                                         (int64_t)e->n, e->stream));
-  return true;
-}
-
-// Kernels 1 and 2 of pack and split; the flags are scanned by step 5's scan.
-static bool flag_and_scan(const scan_env *e) {
-  const unsigned grid = (unsigned)ceil_div(e->n, kMapThreads);  // n < 2^32: grid < 2^24
-  flag_kept<<<grid, kMapThreads, 0, e->stream>>>(e->x, e->flags, e->n);
-  CUDA_TRY(cudaGetLastError());
-  return scan_any_n(TILE_BLELLOCH_PADDED, e->flags, e->flag_offsets, e->n, e->level_sums,
-                    e->stream);
-}
-
-static bool run_step8(const scan_env *e, scan_outcome *) {
-  if (e->n == 0) {  // no kernel can run on an empty grid; the count still must be 0
-    CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
-    return true;
-  }
-  if (!flag_and_scan(e)) return false;
-  scatter_kept<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
-      e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
-  CUDA_TRY(cudaGetLastError());
-  return true;
-}
-
-static const float kZero = 0.0f;  // the pp_select / pp_partition threshold: x > 0
-
-static bool run_step9(const scan_env *e, scan_outcome *o) {
-  return production_outcome(
-      e, o, "pp_select", pp_select(e->ctx, PP_F32, e->x, e->n, PP_GT, &kZero, e->packed, e->count));
-}
-
-static bool run_step10(const scan_env *e, scan_outcome *) {
-  size_t bytes = e->cub_temp_bytes;
-  CUDA_TRY(cub::DeviceSelect::If(e->cub_temp, bytes, e->x, e->packed, e->count, (int64_t)e->n,
-                                 keep_f32_functor(), e->stream));
-  return true;
-}
-
-static bool run_step11(const scan_env *e, scan_outcome *) {
-  if (e->n == 0) {
-    CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
-    return true;
-  }
-  if (!flag_and_scan(e)) return false;
-  scatter_split<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
-      e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
-  CUDA_TRY(cudaGetLastError());
-  return true;
-}
-
-static bool run_step12(const scan_env *e, scan_outcome *o) {
-  return production_outcome(e, o, "pp_partition",
-                            pp_partition(e->ctx, PP_F32, e->x, e->n, PP_GT, &kZero, e->packed,
-                                         e->count));
-}
-
-static bool run_step13(const scan_env *e, scan_outcome *) {
-  size_t bytes = e->cub_temp_bytes;
-  CUDA_TRY(cub::DevicePartition::If(e->cub_temp, bytes, e->x, e->packed, e->count,
-                                    (int64_t)e->n, keep_f32_functor(), e->stream));
-  return true;
-}
-
-struct scan_step {
-  const char *id;
-  const char *name;
-  scan_op op;
-  scan_kind kind;
-  bool one_block;      // step 3: only the first kBlTile elements are scanned
-  bool rest_reversed;  // CUB's partition writes the rejected elements in reverse order
-  bool (*run)(const scan_env *, scan_outcome *);
-};
-
-static const scan_step kSteps[] = {
-    {"2", "Hillis-Steele, block of 1024, any n", OP_SCAN, KIND_KERNEL, false, false, run_step2},
-    {"3", "Blelloch, one block of 2048 only", OP_SCAN, KIND_KERNEL, true, false, run_step3},
-    {"4", "Blelloch per 2048 + scan of block sums", OP_SCAN, KIND_KERNEL, false, false, run_step4},
-    {"5", "step 4 + padding, no bank conflicts", OP_SCAN, KIND_KERNEL, false, false, run_step5},
-    {"6", "production pp_scan(SUM, U32, excl.)", OP_SCAN, KIND_PRODUCTION, false, false, run_step6},
-    {"7", "cub::DeviceScan::ExclusiveSum", OP_SCAN, KIND_CUB, false, false, run_step7},
-    {"8", "pack: predicate, scan (5), scatter", OP_PACK, KIND_KERNEL, false, false, run_step8},
-    {"9", "production pp_select(F32, x > 0)", OP_PACK, KIND_PRODUCTION, false, false, run_step9},
-    {"10", "cub::DeviceSelect::If", OP_PACK, KIND_CUB, false, false, run_step10},
-    {"11", "split: predicate, scan (5), scatter", OP_SPLIT, KIND_KERNEL, false, false, run_step11},
-    {"12", "production pp_partition(F32, x > 0)", OP_SPLIT, KIND_PRODUCTION, false, false,
-     run_step12},
-    {"13", "cub::DevicePartition::If", OP_SPLIT, KIND_CUB, false, true, run_step13},
-};
-
-constexpr size_t kNumSteps = sizeof kSteps / sizeof kSteps[0];
-constexpr size_t kMaxRows = kNumSteps + 3;  // plus the three CPU rows
-
-/* ------------------------------------------------------------------------------------ */
-/* Data and CPU references                                                               */
-/* ------------------------------------------------------------------------------------ */
-
-// The f32 data sets. Mixed (the timing set): uniform in [-1, 1), about half kept, with a
-// special value every 997 elements (NaN, +-0.0, +-inf, +-subnormal, FLT_MAX). --check
-// adds AllKept and NoneKept, where the count is n or 0 and one of the two parts of a
-// split is empty. The u32 scan input is the same in all three.
-enum scan_data { DATA_MIXED, DATA_ALL_KEPT, DATA_NONE_KEPT };
-
-static const char *data_name(scan_data d) {
-  return d == DATA_MIXED ? "mixed" : d == DATA_ALL_KEPT ? "all-kept" : "none-kept";
-}
-
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static float f32_from_bits(uint32_t b) {
-  float f;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-static uint32_t bits_of_f32(float f) {
-  uint32_t b;
-  memcpy(&b, &f, sizeof b);
-  return b;
-}
-
-// Full-range u32, so the sums wrap many times: the reference and every GPU step must
-// agree modulo 2^32, which they do exactly whatever the order of the additions.
-static void fill_u32(uint32_t *v, size_t n) {
-  uint64_t state = 0x7363616e6c6164ull;  // fixed seed
-  for (size_t i = 0; i < n; ++i) v[i] = (uint32_t)(splitmix64(&state) >> 32);
-}
-
-static void fill_f32(float *x, size_t n, scan_data d) {
-  static const uint32_t kept_specials[] = {0x7f800000u /* +inf */, 0x00000001u /* subnormal */,
-                                           0x7f7fffffu /* FLT_MAX */, 0x3f800000u /* 1 */};
-  static const uint32_t rejected_specials[] = {0x7fc00000u /* NaN */, 0x80000000u /* -0.0 */,
-                                               0x00000000u /* +0.0 */, 0xff800000u /* -inf */,
-                                               0x80000001u /* -subnormal */,
-                                               0xffc00000u /* -NaN */};
-  uint64_t state = 0x7061636b73706c74ull;  // fixed seed
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t r = splitmix64(&state);
-    const float u = (float)((int64_t)(r >> 40) - (1 << 23)) * (1.0f / (1 << 23));  // [-1, 1)
-    const bool special = i % 997 == 5;
-    const uint64_t k = i / 997;
-    switch (d) {
-      case DATA_MIXED:
-        if (!special)
-          x[i] = u;
-        else if (k % 2)
-          x[i] = f32_from_bits(kept_specials[(k / 2) % 4]);
-        else
-          x[i] = f32_from_bits(rejected_specials[(k / 2) % 6]);
-        break;
-      case DATA_ALL_KEPT:
-        x[i] = special ? f32_from_bits(kept_specials[k % 4]) : fabsf(u) + 0x1p-24f;
-        break;
-      case DATA_NONE_KEPT:
-        x[i] = special ? f32_from_bits(rejected_specials[k % 6]) : -fabsf(u);
-        break;
-    }
-  }
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-struct scan_host {
-  uint32_t *scan_in, *scan_ref, *scan_got;  // n each
-  float *x;
-  float *split_ref;  // the kept elements in order, then the rejected ones in order
-  float *got;        // read-back of the pack/split output
-  size_t kept;
-  double cpu_ms[3];  // OP_SCAN, OP_PACK, OP_SPLIT
-};
-
-static void cpu_exclusive_scan(const uint32_t *in, uint32_t *out, size_t n) {
-  uint32_t sum = 0;
-  for (size_t i = 0; i < n; ++i) {
-    out[i] = sum;
-    sum += in[i];
-  }
-}
-
-static size_t cpu_pack(const float *x, size_t n, float *out) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (keep_f32(x[i])) out[k++] = x[i];
-  return k;
-}
-
-static size_t cpu_split(const float *x, size_t n, float *out) {
-  const size_t kept = cpu_pack(x, n, out);
-  size_t k = kept;
-  for (size_t i = 0; i < n; ++i)
-    if (!keep_f32(x[i])) out[k++] = x[i];
-  return kept;
-}
+#include "scan_steps.cuh" /* the steps, their data and references */
 
 /* ------------------------------------------------------------------------------------ */
 /* Session, options, rows                                                                */
@@ -671,14 +153,14 @@ constexpr uint32_t kPoison = 0xffffffffu;  // what every output holds before a r
 // that skips writing something cannot pass on what an earlier run left behind.
 static bool prepare(const scan_step *s, const scan_env *e) {
   if (s->op == OP_SCAN) {
-    CUDA_TRY(cudaMemsetAsync(e->scan_out, 0xff, e->n * sizeof(uint32_t), e->stream));
+    LADDER_CUDA_TRY(cudaMemsetAsync(e->scan_out, 0xff, e->n * sizeof(uint32_t), e->stream));
   } else {
-    CUDA_TRY(cudaMemsetAsync(e->packed, 0xff, e->n * sizeof(float), e->stream));
-    CUDA_TRY(cudaMemsetAsync(e->count, 0xff, sizeof(uint64_t), e->stream));
-    CUDA_TRY(cudaMemsetAsync(e->flags, 0xff, e->n * sizeof(uint32_t), e->stream));
-    CUDA_TRY(cudaMemsetAsync(e->flag_offsets, 0xff, e->n * sizeof(uint32_t), e->stream));
+    LADDER_CUDA_TRY(cudaMemsetAsync(e->packed, 0xff, e->n * sizeof(float), e->stream));
+    LADDER_CUDA_TRY(cudaMemsetAsync(e->count, 0xff, sizeof(uint64_t), e->stream));
+    LADDER_CUDA_TRY(cudaMemsetAsync(e->flags, 0xff, e->n * sizeof(uint32_t), e->stream));
+    LADDER_CUDA_TRY(cudaMemsetAsync(e->flag_offsets, 0xff, e->n * sizeof(uint32_t), e->stream));
   }
-  CUDA_TRY(cudaMemsetAsync(e->level_sums, 0xff, e->level_sums_len * sizeof(uint32_t), e->stream));
+  LADDER_CUDA_TRY(cudaMemsetAsync(e->level_sums, 0xff, e->level_sums_len * sizeof(uint32_t), e->stream));
   return true;
 }
 
@@ -693,10 +175,10 @@ static size_t step_elems(const scan_step *s, size_t n) {
 static bool validate(const scan_step *s, const scan_env *e, scan_host *h, bool *pass, char *note,
                      size_t note_cap) {
   const size_t n = e->n;
-  CUDA_TRY(cudaStreamSynchronize(e->stream));
+  LADDER_CUDA_TRY(cudaStreamSynchronize(e->stream));
   char msg[256] = "";
   if (s->op == OP_SCAN) {
-    CUDA_TRY(cudaMemcpy(h->scan_got, e->scan_out, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+    LADDER_CUDA_TRY(cudaMemcpy(h->scan_got, e->scan_out, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
     const size_t m = step_elems(s, n);
     for (size_t i = 0; i < n && !msg[0]; ++i) {
       const uint32_t want = i < m ? h->scan_ref[i] : kPoison;  // past m: untouched
@@ -706,8 +188,8 @@ static bool validate(const scan_step *s, const scan_env *e, scan_host *h, bool *
     }
   } else {
     uint64_t count = 0;
-    CUDA_TRY(cudaMemcpy(&count, e->count, sizeof count, cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->got, e->packed, n * sizeof(float), cudaMemcpyDeviceToHost));
+    LADDER_CUDA_TRY(cudaMemcpy(&count, e->count, sizeof count, cudaMemcpyDeviceToHost));
+    LADDER_CUDA_TRY(cudaMemcpy(h->got, e->packed, n * sizeof(float), cudaMemcpyDeviceToHost));
     const size_t kept = h->kept;
     if (count != (uint64_t)kept) {
       snprintf(msg, sizeof msg, "count = %" PRIu64 ", want %zu", count, kept);
@@ -750,14 +232,14 @@ static bool one_run(scan_session *ss, const scan_step *s, const scan_env *e, boo
     // Evict the inputs from L2 (50-60 MB on an H100/H200) so that every step reads
     // them from DRAM, as the first scan of freshly produced data would.
     if (ss->l2_flush)
-      CUDA_TRY(cudaMemsetAsync(ss->l2_flush, k & 0xff, ss->l2_flush_bytes, e->stream));
-    CUDA_TRY(cudaEventRecord(ss->start, e->stream));
+      LADDER_CUDA_TRY(cudaMemsetAsync(ss->l2_flush, k & 0xff, ss->l2_flush_bytes, e->stream));
+    LADDER_CUDA_TRY(cudaEventRecord(ss->start, e->stream));
   }
   if (!s->run(e, out)) return false;
   if (timed && !out->unsupported && !out->failed) {
-    CUDA_TRY(cudaEventRecord(ss->stop, e->stream));
-    CUDA_TRY(cudaEventSynchronize(ss->stop));
-    CUDA_TRY(cudaEventElapsedTime(ms, ss->start, ss->stop));
+    LADDER_CUDA_TRY(cudaEventRecord(ss->stop, e->stream));
+    LADDER_CUDA_TRY(cudaEventSynchronize(ss->stop));
+    LADDER_CUDA_TRY(cudaEventElapsedTime(ms, ss->start, ss->stop));
   }
   return true;
 }
@@ -784,8 +266,7 @@ static bool run_step(scan_session *ss, const scan_options *o, const scan_step *s
   }
   if (ok && (out.unsupported || out.failed)) {
     // The call may have queued work before it failed; a device error surfaces here.
-    const cudaError_t err = cudaStreamSynchronize(e->stream);
-    if (err != cudaSuccess) ok = cuda_report(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+    ok = LADDER_CUDA_OK(cudaStreamSynchronize(e->stream));
     r->status = out.unsupported ? ROW_UNSUPPORTED : ROW_FAIL;
     snprintf(r->note, sizeof r->note, "%s", out.note);
   } else if (ok) {
@@ -828,9 +309,9 @@ static bool make_host(scan_host *h, size_t n, scan_data d, unsigned ops, bool pa
     h->scan_got = (uint32_t *)host_alloc(n * sizeof(uint32_t));
     if (!h->scan_in || !h->scan_ref || !h->scan_got) return false;
     fill_u32(h->scan_in, n);
-    const double t0 = now_ms();
+    const double t0 = cli_now_ms();
     cpu_exclusive_scan(h->scan_in, h->scan_ref, n);
-    h->cpu_ms[OP_SCAN] = now_ms() - t0;
+    h->cpu_ms[OP_SCAN] = cli_now_ms() - t0;
   }
   if ((ops & OPS_PACK_SPLIT) && pack_ok) {
     h->x = (float *)host_alloc(n * sizeof(float));
@@ -839,12 +320,12 @@ static bool make_host(scan_host *h, size_t n, scan_data d, unsigned ops, bool pa
     if (!h->x || !h->split_ref || !h->got) return false;
     fill_f32(h->x, n, d);
     // Timed separately: pack alone, then the whole split (pack + rejected part).
-    const double t0 = now_ms();
+    const double t0 = cli_now_ms();
     h->kept = cpu_pack(h->x, n, h->split_ref);
-    const double t1 = now_ms();
+    const double t1 = cli_now_ms();
     cpu_split(h->x, n, h->split_ref);
     h->cpu_ms[OP_PACK] = t1 - t0;
-    h->cpu_ms[OP_SPLIT] = now_ms() - t1;
+    h->cpu_ms[OP_SPLIT] = cli_now_ms() - t1;
   }
   return true;
 }
@@ -873,7 +354,7 @@ static void free_device(scan_device *d) {
 // At least 16 bytes, so that n = 0 still gets distinct valid pointers.
 template <typename T>
 static bool device_alloc(T **p, size_t bytes) {
-  CUDA_TRY(cudaMalloc((void **)p, bytes < 16 ? 16 : bytes));
+  LADDER_CUDA_TRY(cudaMalloc((void **)p, bytes < 16 ? 16 : bytes));
   return true;
 }
 
@@ -881,8 +362,8 @@ static bool device_alloc(T **p, size_t bytes) {
 // plain cudaMemcpy from pageable memory may return before its DMA lands, and work on a
 // non-blocking stream is not ordered after it.)
 static bool upload(void *dst, const void *src, size_t bytes, cudaStream_t stream) {
-  CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
-  CUDA_TRY(cudaStreamSynchronize(stream));
+  LADDER_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream));
+  LADDER_CUDA_TRY(cudaStreamSynchronize(stream));
   return true;
 }
 
@@ -902,7 +383,7 @@ static bool make_device(scan_device *d, scan_env *e, const scan_host *h, size_t 
       return false;
     e->scan_in = d->scan_in;
     e->scan_out = d->scan_out;
-    CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, e->scan_in, e->scan_out,
+    LADDER_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, e->scan_in, e->scan_out,
                                            (int64_t)n, stream));
   }
   if ((ops & OPS_PACK_SPLIT) && pack_ok) {
@@ -917,9 +398,9 @@ static bool make_device(scan_device *d, scan_env *e, const scan_host *h, size_t 
     e->flags = d->flags;
     e->flag_offsets = d->flag_offsets;
     e->count = d->count;
-    CUDA_TRY(cub::DeviceSelect::If(nullptr, select_bytes, e->x, e->packed, e->count, (int64_t)n,
+    LADDER_CUDA_TRY(cub::DeviceSelect::If(nullptr, select_bytes, e->x, e->packed, e->count, (int64_t)n,
                                    keep_f32_functor(), stream));
-    CUDA_TRY(cub::DevicePartition::If(nullptr, partition_bytes, e->x, e->packed, e->count,
+    LADDER_CUDA_TRY(cub::DevicePartition::If(nullptr, partition_bytes, e->x, e->packed, e->count,
                                       (int64_t)n, keep_f32_functor(), stream));
   }
   // CUB's temporary storage: sized and allocated here, outside every timed region.
@@ -1012,38 +493,6 @@ static const scan_row *find_row(const scan_rows *rows, scan_op op, scan_kind kin
   return nullptr;
 }
 
-// A number as text, "-" for NaN. Returned by value so that several fit in one printf.
-struct num_text {
-  char s[32];
-};
-
-static num_text fmt(const char *f, double v) {
-  num_text t;
-  if (isnan(v))
-    snprintf(t.s, sizeof t.s, "-");
-  else
-    snprintf(t.s, sizeof t.s, f, v);
-  return t;
-}
-
-// CSV field: quoted, since step names and notes contain commas; quotes doubled.
-struct csv_field {
-  char s[2 * 1024 + 3];
-};
-
-static csv_field csv_text(const char *t) {
-  csv_field q;
-  size_t k = 0;
-  q.s[k++] = '"';
-  for (; *t && k + 3 < sizeof q.s; ++t) {
-    if (*t == '"') q.s[k++] = '"';
-    q.s[k++] = *t;
-  }
-  q.s[k++] = '"';
-  q.s[k] = '\0';
-  return q;
-}
-
 // time / time of the comparison row of the same operation, when both cover all n.
 static double ratio(const scan_row *r, const scan_row *peer) {
   if (!peer || !r->full || !peer->full) return NAN;
@@ -1084,12 +533,12 @@ static void print_timing(const scan_rows *rows, const scan_options *o, const sca
     const double xp = ratio(r, find_row(rows, r->op, KIND_PRODUCTION));
     const double xc = ratio(r, find_row(rows, r->op, KIND_CUB));
     if (o->csv) {
-      printf("%s,%s,%s,%s,%s,%s,%s,%s\n", r->id, csv_text(r->name).s, status_text(r->status),
-             fmt("%.5f", r->ms).s, fmt("%.1f", gbs).s, fmt("%.3f", xp).s, fmt("%.3f", xc).s,
-             csv_text(r->note).s);
+      printf("%s,%s,%s,%s,%s,%s,%s,%s\n", r->id, ladder_csv(r->name).s, status_text(r->status),
+             ladder_num("%.5f", r->ms).s, ladder_num("%.1f", gbs).s, ladder_num("%.3f", xp).s, ladder_num("%.3f", xc).s,
+             ladder_csv(r->note).s);
     } else {
       printf("%-4s %-40s %-11s %10s %9s %7s %7s%s%s\n", r->id, r->name, status_text(r->status),
-             fmt("%.4f", r->ms).s, fmt("%.1f", gbs).s, fmt("%.2f", xp).s, fmt("%.2f", xc).s,
+             ladder_num("%.4f", r->ms).s, ladder_num("%.1f", gbs).s, ladder_num("%.2f", xp).s, ladder_num("%.2f", xc).s,
              r->note[0] ? "  " : "", r->note);
     }
   }
@@ -1111,8 +560,8 @@ static void usage(FILE *f) {
           "built as predicate -> scan -> scatter, against pp_select, pp_partition and CUB.\n"
           "Every step is validated exactly against the CPU and timed with CUDA events.\n"
           "\n"
-          "  --n N      number of elements, 0 <= N <= 2^36 (default 16777216); also 1<<K, or\n"
-          "             hex. Pack and split need N < 2^32 (u32 flag offsets).\n"
+          "  --n N      number of elements, 0 <= N <= 2^36 (default 16777216): " CLI_SIZE_FORMS "\n"
+          "             Pack and split need N < 2^32 (u32 flag offsets).\n"
           "  --reps R   timed runs per step, the median is reported (default 25, R >= 20)\n"
           "  --check    no timing: validate every step (two runs each) over awkward sizes\n"
           "             (0 .. 2^22+1, or only --n N) and three f32 data sets; exit 0 unless\n"
@@ -1123,66 +572,38 @@ static void usage(FILE *f) {
           "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
 }
 
-// Accepts decimal, 0x hex, and A<<B.
-static bool parse_size(const char *s, size_t *out) {
-  if (!s || !*s || *s == '-' || *s == '+') return false;
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (errno || end == s) return false;
-  if (end[0] == '<' && end[1] == '<') {
-    const char *p = end + 2;
-    if (*p < '0' || *p > '9') return false;
-    const unsigned long long sh = strtoull(p, &end, 10);
-    if (errno || end == p || sh >= 64) return false;
-    if (sh > 0 && (v >> (64 - sh)) != 0) return false;  // would overflow
-    v <<= sh;
-  }
-  if (*end != '\0') return false;
-  *out = (size_t)v;
-  return true;
-}
-
 enum parse_result { PARSE_OK, PARSE_HELP, PARSE_BAD };
 
-// True when arg (of length len before any '=') is the option `name`.
-static bool is_opt(const char *arg, size_t len, const char *name) {
-  return strlen(name) == len && strncmp(arg, name, len) == 0;
-}
-
 static parse_result parse_args(int argc, char **argv, scan_options *o) {
-  int i = 0;
-  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;  // the command's own name
-  for (; i < argc; ++i) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
     const char *a = argv[i] ? argv[i] : "";
-    // --opt=value or --opt value
-    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : nullptr;
-    const size_t len = eq ? (size_t)(eq - a) : strlen(a);
+    const char *eq = nullptr;  // --opt=value or --opt value
+    const size_t len = ladder_opt_len(a, &eq);
     const char *val = eq ? eq + 1 : nullptr;
-    const bool takes_value = is_opt(a, len, "--n") || is_opt(a, len, "--reps");
+    const bool takes_value = ladder_is_opt(a, len, "--n") || ladder_is_opt(a, len, "--reps");
     if (takes_value && !val && i + 1 < argc && argv[i + 1]) val = argv[++i];
-    if (is_opt(a, len, "--help") || is_opt(a, len, "-h")) {
+    if (ladder_is_opt(a, len, "--help") || ladder_is_opt(a, len, "-h")) {
       return PARSE_HELP;
-    } else if (is_opt(a, len, "--check") || is_opt(a, len, "--csv")) {
+    } else if (ladder_is_opt(a, len, "--check") || ladder_is_opt(a, len, "--csv")) {
       if (eq) {
         fprintf(stderr, "%.*s takes no value\n", (int)len, a);
         return PARSE_BAD;
       }
-      if (is_opt(a, len, "--check"))
+      if (ladder_is_opt(a, len, "--check"))
         o->check = true;
       else
         o->csv = true;
-    } else if (is_opt(a, len, "--n")) {
+    } else if (ladder_is_opt(a, len, "--n")) {
       size_t n = 0;
-      if (!val || !parse_size(val, &n) || n > kMaxN) {
+      if (!val || cli_parse_size(val, &n) != 0 || n > kMaxN) {
         fprintf(stderr, "--n needs a number in [0, 2^36] (got '%s')\n", val ? val : "");
         return PARSE_BAD;
       }
       o->n = n;
       o->n_given = true;
-    } else if (is_opt(a, len, "--reps")) {
+    } else if (ladder_is_opt(a, len, "--reps")) {
       size_t r = 0;
-      if (!val || !parse_size(val, &r) || r < 20 || r > 100000) {
+      if (!val || cli_parse_size(val, &r) != 0 || r < 20 || r > 100000) {
         fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", val ? val : "");
         return PARSE_BAD;
       }
@@ -1198,7 +619,7 @@ static parse_result parse_args(int argc, char **argv, scan_options *o) {
 static bool run_timing(scan_session *ss, const scan_options *o, int *status) {
   if (ss->prop.l2CacheSize > 0) {
     ss->l2_flush_bytes = 2 * (size_t)ss->prop.l2CacheSize;
-    CUDA_TRY(cudaMalloc(&ss->l2_flush, ss->l2_flush_bytes));
+    LADDER_CUDA_TRY(cudaMalloc(&ss->l2_flush, ss->l2_flush_bytes));
   }
   // Rows are large (notes); keep them off the stack.
   scan_rows *rows = (scan_rows *)host_alloc(sizeof(scan_rows));
@@ -1260,8 +681,8 @@ static bool run_check(scan_session *ss, const scan_options *o, int *status) {
           for (size_t k = 0; k < kNumSteps; ++k)
             if (strcmp(kSteps[k].id, r->id) == 0) unsupported[k] = true;
         if (o->csv && r->kind != KIND_CPU)
-          printf("%zu,%s,%s,%s,%s,%s\n", n, data_name(d), r->id, csv_text(r->name).s,
-                 status_text(r->status), csv_text(r->note).s);
+          printf("%zu,%s,%s,%s,%s,%s\n", n, data_name(d), r->id, ladder_csv(r->name).s,
+                 status_text(r->status), ladder_csv(r->note).s);
       }
       if (!o->csv && failed[0])
         printf("FAIL n=%zu data=%s: steps%s\n", n, data_name(d), failed);
@@ -1291,13 +712,13 @@ static void session_close(scan_session *ss) {
 }
 
 static bool session_open(scan_session *ss) {
-  CUDA_TRY(cudaGetDevice(&ss->device));
-  CUDA_TRY(cudaGetDeviceProperties(&ss->prop, ss->device));
+  LADDER_CUDA_TRY(cudaGetDevice(&ss->device));
+  LADDER_CUDA_TRY(cudaGetDeviceProperties(&ss->prop, ss->device));
   /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
      return before the data is on the device */
-  CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamDefault));
-  CUDA_TRY(cudaEventCreate(&ss->start));
-  CUDA_TRY(cudaEventCreate(&ss->stop));
+  LADDER_CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamDefault));
+  LADDER_CUDA_TRY(cudaEventCreate(&ss->start));
+  LADDER_CUDA_TRY(cudaEventCreate(&ss->stop));
   if (!pp_has_cuda_backend()) {
     snprintf(ss->ctx_skip, sizeof ss->ctx_skip, "library built without the CUDA backend");
     return true;
@@ -1332,12 +753,7 @@ extern "C" int pp_ladder_scan_main(int argc, char **argv) {
     case PARSE_OK: break;
   }
 
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear it
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
 
   // The session is large (device properties, messages); keep it off the stack.
   scan_session *ss = (scan_session *)calloc(1, sizeof(scan_session));
@@ -1350,7 +766,7 @@ extern "C" int pp_ladder_scan_main(int argc, char **argv) {
   const bool ok = session_open(ss) &&
                   (o.check ? run_check(ss, &o, &status) : run_timing(ss, &o, &status));
   if (!ok) {
-    fprintf(stderr, "%s\n", g_fatal);
+    if (g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
     status = 1;
   }
   session_close(ss);

@@ -1,12 +1,12 @@
 /*
- * ladder/sgemm.cu — the SGEMM ladder: C = A * B (row-major, square n, FP32) from seed 000's
- * naive kernel through its shared-memory tiles to the production kernel, each step
+ * ladder/sgemm.cu — the SGEMM ladder: C = A * B (row-major, square n, FP32) from the naive
+ * kernel of Learn CUDA Programming (Han and Sharma, ch. 7) through its shared-memory tiles to the production kernel, each step
  * checked against cuBLAS and timed as TFLOP/s and as a fraction of cuBLAS (pedantic FP32:
  * no TF32) in the same process.
  *
- *   step 1   naive: one thread per element of C, A and B read from global memory (seed v1)
- *   step 2   shared-memory tiles 16 x 16 (seed v2, BLOCK_DIM 16)
- *   step 3   shared-memory tiles 32 x 32 (seed v2, BLOCK_DIM 32)
+ *   step 1   naive: one thread per element of C, A and B from global memory (the book's v1)
+ *   step 2   shared-memory tiles 16 x 16 (the book's v2, BLOCK_DIM 16)
+ *   step 3   shared-memory tiles 32 x 32 (the book's v2, BLOCK_DIM 32)
  *   step 4   1-D register blocking: 64 x 64 tiles, each thread 8 results down a column
  *   step 5   2-D register blocking: 128 x 128 tiles, 8 x 8 results per thread, A
  *            stored transposed in shared memory (k-major) so a thread's 8 A values are
@@ -42,6 +42,7 @@
  * Run through the CLI:  parprim ladder sgemm [--n N] [--reps R] [--check] [--csv] [--variants]
  *                                           [--only ID,...]
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 #include "peer_sgemm.h"
@@ -50,7 +51,6 @@
 
 #include <cuda_runtime.h>
 
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -64,22 +64,9 @@
 
 static char g_fatal[640];
 
-static bool cuda_report(cudaError_t e, const char *call, const char *file, int line) {
-  snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s failed: %s", file, line, call,
-           cudaGetErrorString(e));
-  return false;
-}
-
-#define CUDA_TRY(call)                                                                     \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) return cuda_report(e_, #call, __FILE__, __LINE__);              \
-  } while (0)
-
-static unsigned ceil_div_u(size_t a, size_t b) { return (unsigned)((a + b - 1) / b); }
 
 /* ------------------------------------------------------------------------------------ */
-/* Steps 1-3: the seed's kernels                                                          */
+/* Steps 1-3: the book's kernels                                                          */
 /* ------------------------------------------------------------------------------------ */
 
 // Every thread walks a row of A and a column of B in global memory: 2n loads per 2n
@@ -93,7 +80,7 @@ static __global__ void sgemm_naive(const float *A, const float *B, float *C, int
   C[(size_t)row * n + col] = s;
 }
 
-// The seed's tiled kernel: a block stages a TxT tile of A and of B in shared memory and
+// The book's tiled kernel: a block stages a TxT tile of A and of B in shared memory and
 // every element staged is used T times, so global traffic falls by T. The limiter moves
 // to shared memory: two shared loads per FMA.
 template <int T>
@@ -273,21 +260,21 @@ static bool launch_tile(const float *A, const float *B, float *C, size_t n, cuda
   p.alpha = 1.0f;
   p.beta = 0.0f;
   p.kchunk = n;
-  p.tiles_m = ceil_div_u(n, BM);
-  p.tiles_n = ceil_div_u(n, BN);
+  p.tiles_m = (unsigned)ceil_div(n, BM);
+  p.tiles_n = (unsigned)ceil_div(n, BN);
   p.c_vec = n % 4 == 0;
   const bool vec = n % 4 == 0 && (uintptr_t)B % 16 == 0;
   const dim3 grid(p.tiles_m * p.tiles_n, 1, 1);
   if (vec) {
     auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D4, V>;
-    CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
+    LADDER_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   } else {
     auto k = sgemm_tile_kernel<BM, BN, BK, STAGES, TM, TN, SG_LOAD_T, SG_LOAD_D1, V>;
-    CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
+    LADDER_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM));
     k<<<grid, S::THREADS, S::SMEM, st>>>(p);
   }
-  CUDA_TRY(cudaGetLastError());
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
@@ -303,30 +290,30 @@ struct session {
 typedef bool (*step_fn)(session *s, const float *A, const float *B, float *C, size_t n);
 
 static bool run_naive(session *s, const float *A, const float *B, float *C, size_t n) {
-  sgemm_naive<<<dim3(ceil_div_u(n, 16), ceil_div_u(n, 16)), dim3(16, 16), 0, s->stream>>>(A, B, C, (int)n);
-  CUDA_TRY(cudaGetLastError());
+  sgemm_naive<<<dim3((unsigned)ceil_div(n, 16), (unsigned)ceil_div(n, 16)), dim3(16, 16), 0, s->stream>>>(A, B, C, (int)n);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 template <int T>
 static bool run_tile(session *s, const float *A, const float *B, float *C, size_t n) {
-  sgemm_smem_tile<T><<<dim3(ceil_div_u(n, T), ceil_div_u(n, T)), dim3(T, T), 0, s->stream>>>(A, B, C, (int)n);
-  CUDA_TRY(cudaGetLastError());
+  sgemm_smem_tile<T><<<dim3((unsigned)ceil_div(n, T), (unsigned)ceil_div(n, T)), dim3(T, T), 0, s->stream>>>(A, B, C, (int)n);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 static bool run_reg1d(session *s, const float *A, const float *B, float *C, size_t n) {
-  sgemm_reg1d<<<dim3(ceil_div_u(n, 64), ceil_div_u(n, 64)), 512, 0, s->stream>>>(A, B, C, (int)n);
-  CUDA_TRY(cudaGetLastError());
+  sgemm_reg1d<<<dim3((unsigned)ceil_div(n, 64), (unsigned)ceil_div(n, 64)), 512, 0, s->stream>>>(A, B, C, (int)n);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 template <bool VEC>
 static bool run_reg2d(session *s, const float *A, const float *B, float *C, size_t n) {
-  sgemm_reg2d<VEC><<<dim3(ceil_div_u(n, kR), ceil_div_u(n, kR)), kRThreads, 0, s->stream>>>(A, B, C, (int)n);
-  CUDA_TRY(cudaGetLastError());
+  sgemm_reg2d<VEC><<<dim3((unsigned)ceil_div(n, kR), (unsigned)ceil_div(n, kR)), kRThreads, 0, s->stream>>>(A, B, C, (int)n);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 static bool run_reg2d_async(session *s, const float *A, const float *B, float *C, size_t n) {
-  sgemm_reg2d_async<<<dim3(ceil_div_u(n, kR), ceil_div_u(n, kR)), kRThreads, 0, s->stream>>>(A, B, C, (int)n);
-  CUDA_TRY(cudaGetLastError());
+  sgemm_reg2d_async<<<dim3((unsigned)ceil_div(n, kR), (unsigned)ceil_div(n, kR)), kRThreads, 0, s->stream>>>(A, B, C, (int)n);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 template <int BM, int BN, int BK, int STAGES, int TM, int TN, int V = 0>
@@ -359,9 +346,9 @@ struct step {
 };
 
 static const step steps[] = {
-    {"1", "naive, one thread per element (seed v1)", run_naive, 8192, false},
-    {"2", "shared-memory tiles 16x16 (seed v2)", run_tile<16>, 8192, false},
-    {"3", "shared-memory tiles 32x32 (seed v2)", run_tile<32>, 8192, false},
+    {"1", "naive, one thread per element (book v1)", run_naive, 8192, false},
+    {"2", "shared-memory tiles 16x16 (book v2)", run_tile<16>, 8192, false},
+    {"3", "shared-memory tiles 32x32 (book v2)", run_tile<32>, 8192, false},
     {"4", "1-D register blocking, 64x64 tile, 8 per thread", run_reg1d, 0, false},
     {"5", "2-D register blocking, 128x128 tile, 8x8 per thread", run_reg2d<false>, 0, false},
     {"6", "+ 128-bit global loads and shared reads", run_reg2d<true>, 0, false},
@@ -487,12 +474,12 @@ static bool buffers_make(buffers *b, size_t n) {
     h ^= h << 13; h ^= h >> 7; h ^= h << 17;
     b->hB[i] = (float)((double)(h >> 40) * 0x1p-23 - 1.0);
   }
-  CUDA_TRY(cudaMalloc(&b->dA, bytes));
-  CUDA_TRY(cudaMalloc(&b->dB, bytes));
-  CUDA_TRY(cudaMalloc(&b->dC, bytes));
-  CUDA_TRY(cudaMalloc(&b->dRef, bytes));
-  CUDA_TRY(cudaMemcpy(b->dA, b->hA, bytes, cudaMemcpyHostToDevice));
-  CUDA_TRY(cudaMemcpy(b->dB, b->hB, bytes, cudaMemcpyHostToDevice));
+  LADDER_CUDA_TRY(cudaMalloc(&b->dA, bytes));
+  LADDER_CUDA_TRY(cudaMalloc(&b->dB, bytes));
+  LADDER_CUDA_TRY(cudaMalloc(&b->dC, bytes));
+  LADDER_CUDA_TRY(cudaMalloc(&b->dRef, bytes));
+  LADDER_CUDA_TRY(cudaMemcpy(b->dA, b->hA, bytes, cudaMemcpyHostToDevice));
+  LADDER_CUDA_TRY(cudaMemcpy(b->dB, b->hB, bytes, cudaMemcpyHostToDevice));
   return true;
 }
 
@@ -504,33 +491,25 @@ static void buffers_free(buffers *b) {
 
 /* One run of step st with C poisoned first (NaN bytes), result to hC. */
 static bool run_once(session *s, const step *st, buffers *b, size_t n) {
-  CUDA_TRY(cudaMemsetAsync(b->dC, 0xff, n * n * sizeof(float), s->stream));
+  LADDER_CUDA_TRY(cudaMemsetAsync(b->dC, 0xff, n * n * sizeof(float), s->stream));
   if (!st->fn(s, b->dA, b->dB, b->dC, n)) return false;
-  CUDA_TRY(cudaMemcpyAsync(b->hC, b->dC, n * n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-  CUDA_TRY(cudaStreamSynchronize(s->stream));
+  LADDER_CUDA_TRY(cudaMemcpyAsync(b->hC, b->dC, n * n * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+  LADDER_CUDA_TRY(cudaStreamSynchronize(s->stream));
   return true;
-}
-
-static int cmp_float(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
 }
 
 static bool time_step(session *s, const step *st, buffers *b, size_t n, int reps, float *median) {
   cudaEvent_t e0, e1;
-  CUDA_TRY(cudaEventCreate(&e0));
-  CUDA_TRY(cudaEventCreate(&e1));
+  LADDER_CUDA_TRY(cudaEventCreate(&e0));
+  LADDER_CUDA_TRY(cudaEventCreate(&e1));
   float *t = (float *)malloc((size_t)reps * sizeof(float));
   bool ok = t != NULL;
   for (int w = 0; ok && w < 2; w++) ok = st->fn(s, b->dA, b->dB, b->dC, n);
-  for (int r = 0; ok && r < reps; r++) {
-    ok = cudaEventRecord(e0, s->stream) == cudaSuccess && st->fn(s, b->dA, b->dB, b->dC, n) &&
-         cudaEventRecord(e1, s->stream) == cudaSuccess && cudaEventSynchronize(e1) == cudaSuccess &&
-         cudaEventElapsedTime(&t[r], e0, e1) == cudaSuccess;
-  }
+  for (int r = 0; ok && r < reps; r++)
+    ok = ladder_event_ms(s->stream, e0, e1, r,
+                         [&](int) { return st->fn(s, b->dA, b->dB, b->dC, n); }, &t[r]);
   if (ok) {
-    qsort(t, (size_t)reps, sizeof(float), cmp_float);
-    *median = t[reps / 2];
+    *median = ladder_median_f(t, (size_t)reps);
   } else if (!g_fatal[0]) {
     snprintf(g_fatal, sizeof g_fatal, "timing %s failed", st->id);
   }
@@ -543,8 +522,8 @@ static bool time_step(session *s, const step *st, buffers *b, size_t n, int reps
 static bool cublas_reference(session *s, buffers *b, size_t n, char *why, size_t why_len) {
   if (!run_cublas(s, b->dA, b->dB, b->dRef, n)) return false;
   /* the stream is non-blocking: a plain cudaMemcpy would not wait for it */
-  CUDA_TRY(cudaStreamSynchronize(s->stream));
-  CUDA_TRY(cudaMemcpy(b->hRef, b->dRef, n * n * sizeof(float), cudaMemcpyDeviceToHost));
+  LADDER_CUDA_TRY(cudaStreamSynchronize(s->stream));
+  LADDER_CUDA_TRY(cudaMemcpy(b->hRef, b->dRef, n * n * sizeof(float), cudaMemcpyDeviceToHost));
   /* cuBLAS itself against the double samples (against itself the norm test is 0) */
   return validate(b->hA, b->hB, b->hRef, b->hRef, n, why, why_len);
 }
@@ -632,12 +611,13 @@ static void usage(FILE *f) {
           "usage: parprim ladder sgemm [--n N] [--reps R] [--check] [--csv] [--variants]\n"
           "                            [--only ID,ID,...] [--help]\n"
           "\n"
-          "The SGEMM ladder: C = A*B (row-major f32, n = m = k) from the seed's naive and\n"
+          "The SGEMM ladder: C = A*B (row-major f32, n = m = k) from the textbook naive and\n"
           "tiled kernels through register blocking, 128-bit accesses, cp.async double\n"
           "buffering and warp tiling to pp_sgemm and cuBLAS (pedantic FP32). Each step is\n"
           "checked against cuBLAS and double-precision samples, and timed with CUDA events.\n"
           "\n"
-          "  --n N       matrix side (default 4096; steps 1-3 are skipped above 8192)\n"
+          "  --n N       matrix side, 1 .. 2^20 (default 4096; steps 1-3 are skipped above\n"
+          "              8192): " CLI_SIZE_FORMS "\n"
           "  --reps R    timed runs per step, the median is reported (default 20, R >= 1)\n"
           "  --check     no timing: validate every step, variants included, twice, at sizes\n"
           "              1 .. 1000 (or only --n N)\n"
@@ -652,8 +632,7 @@ static void usage(FILE *f) {
 
 extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
   options o = {4096, 20, false, false, false, false, NULL};
-  int i = argc > 0 && argv[0] && argv[0][0] != '-' ? 1 : 0;
-  for (; i < argc; i++) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
     else if (!strcmp(a, "--check")) o.check = true;
@@ -661,28 +640,19 @@ extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
     else if (!strcmp(a, "--variants")) o.variants = true;
     else if (!strcmp(a, "--only") && i + 1 < argc) o.only = argv[++i];
     else if ((!strcmp(a, "--n") || !strcmp(a, "--reps")) && i + 1 < argc) {
-      char *end = NULL;
-      errno = 0;
-      const unsigned long long v = strtoull(argv[i + 1], &end, 0);
-      if (errno || !end || *end || v == 0 || v > (1ull << 20)) {
-        fprintf(stderr, "%s needs a number in [1, 2^20] (got '%s')\n", a, argv[i + 1]);
+      size_t v = 0;
+      if (!ladder_parse_size(a, argv[++i], 1, (size_t)1 << 20, &v)) {
         usage(stderr);
         return 2;
       }
-      if (a[2] == 'n') o.n = (size_t)v, o.n_given = true; else o.reps = (int)v;
-      i++;
+      if (a[2] == 'n') o.n = v, o.n_given = true; else o.reps = (int)v;
     } else {
       fprintf(stderr, "unknown argument '%s'\n", a);
       usage(stderr);
       return 2;
     }
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   session s;
   memset(&s, 0, sizeof s);
   g_fatal[0] = '\0';
@@ -697,7 +667,7 @@ extern "C" int pp_ladder_sgemm_main(int argc, char **argv) {
   if (cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault) == cudaSuccess &&
       pp_set_stream(s.ctx, s.stream) == PP_OK) {
     const int failed = o.check ? run_check(&s, &o) : run_timing(&s, &o);
-    if (failed < 0) fprintf(stderr, "%s\n", g_fatal);
+    if (failed < 0 && g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
     rc = failed == 0 ? 0 : 1;
   } else {
     fprintf(stderr, "stream setup failed\n");

@@ -1,16 +1,17 @@
 /*
- * ladder/sort.cu — the sort ladder: from the seeds' teaching kernels to the production
+ * ladder/sort.cu — the sort ladder: from the textbooks' teaching kernels to the production
  * pp_sort (one-sweep LSD radix sort; stable quicksort with dynamic parallelism) and CUB,
- * plus pp_merge against CUB.
+ * plus pp_merge against CUB. "Han 7" is Learn CUDA Programming (Han and Sharma), ch. 7;
+ * "Cook 6" is CUDA Programming: A Developer's Guide (Cook), ch. 6.
  *
  *   step 1   CPU reference: serial LSD radix sort, 8-bit digits (stable)
- *   step 2   seed 000: a warp sorts 32 keys, one bit per round: __ballot_sync gives the
+ *   step 2   Han 7: a warp sorts 32 keys, one bit per round: __ballot_sync gives the
  *            lanes holding a 1, __popc of the masked ballot is each key's new place
  *            (histogram and prefix sum of one bit); many independent 32-key groups
- *   step 3   seed 001: a block of 32 threads sorts 1024 keys in shared memory: each
+ *   step 3   Cook 6: a block of 32 threads sorts 1024 keys in shared memory: each
  *            thread 1-bit radix-sorts its own interleaved list (radix_sort2: the 0-list
  *            reuses the input's space), then the 32 sorted lists are merged, one output
- *            key per round, in the seed's three ways:
+ *            key per round, in the book's three ways:
  *              3a  one thread scans every list's head (merge_array1)
  *              3b  every thread offers its head to atomicMin (merge_array6)
  *              3c  a tree of pairwise minimums in shared memory (merge_array5)
@@ -18,7 +19,7 @@
  *   step 4   production pp_sort on the whole array
  *   step 4q  production pp_sort with PP_SORT_QUICK (src/cuda/sort_quick.cu)
  *   step 5   cub::DeviceRadixSort on the whole array
- *   step 6   seed 000: quicksort with dynamic parallelism, one thread per partition, a
+ *   step 6   Han 7: quicksort with dynamic parallelism, one thread per partition, a
  *            child grid per side on its own stream, a depth limit, selection sort below
  *            32 keys (ladder/cdp/seed_quicksort.cu); one run, only up to 2^24 keys
  *            (2^20 + 7 under --check)
@@ -27,7 +28,7 @@
  *   4w / 4qw / 5w  u64 keys          4m / 5m        merge of two sorted f32 halves
  *                                                   (pp_merge / cub::DeviceMerge::MergeKeys)
  *
- * Steps 2 and 3 sort groups, not the array: they show what the seeds' ideas cost per key,
+ * Steps 2 and 3 sort groups, not the array: they show what the books' ideas cost per key,
  * and why a device-wide sort needs more (a global histogram, prefix sums across blocks,
  * scattering to global positions: what pp_sort does in one sweep per digit). Each group is
  * checked against the CPU sort of the same group; every whole-array step against step 1.
@@ -35,9 +36,11 @@
  * Run through the CLI:   parprim ladder sort [--n N] [--reps R] [--check] [--csv]
  * (standalone, ladder/cdp/seed_quicksort.cu must be compiled and device-linked with it:
  *  nvcc -std=c++17 -arch=sm_90 -O3 -rdc=true -DPP_LADDER_STANDALONE -I include -I ladder
- *  ladder/sort.cu ladder/cdp/seed_quicksort.cu -o ladder_sort -L<build> -lparprim)
+ *  -I cli ladder/sort.cu ladder/cdp/seed_quicksort.cu cli/common.c -o ladder_sort
+ *  -L<build> -lparprim)
  */
 #include "cdp/seed_quicksort.h"
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -46,7 +49,6 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -64,25 +66,8 @@
 namespace {
 
 /* ------------------------------------------------------------------------------------ */
-/* Error checking (as in ladder/reduce.cu)                                               */
+/* Error checking                                                                        */
 /* ------------------------------------------------------------------------------------ */
-
-struct CudaFailure {
-  std::string what;
-};
-
-[[noreturn]] void cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s:%d: %s failed: %s (%s)", file, line, call, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  throw CudaFailure{buf};
-}
-
-#define CUDA_CHECK(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) cuda_fail(e_, #call, __FILE__, __LINE__);                       \
-  } while (0)
 
 struct StepFailure {
   std::string what;
@@ -93,238 +78,7 @@ void pp_check(pp_context *ctx, pp_status st, const char *what) {
     throw StepFailure{std::string(what) + ": " + pp_status_string(st) + ": " + pp_last_error(ctx)};
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* Key order on the host (API.md): the unsigned image whose order is the sort order      */
-/* ------------------------------------------------------------------------------------ */
-
-// Floats: negatives inverted, positives with the sign bit set; -0.0 takes +0.0's image,
-// every NaN the largest. Signed: sign bit flipped. Descending: the image inverted.
-template <class U> U image_float(U b) {
-  if constexpr (sizeof(U) >= 4) {
-    constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-    constexpr U EXP = sizeof(U) == 8 ? (U)0x7FF0000000000000ull : (U)0x7F800000u;
-    const U mag = b & (U)~SIGN;
-    if (mag > EXP) return (U)~(U)0;
-    if (mag == 0) return SIGN;
-    return (b & SIGN) ? (U)~b : (U)(b | SIGN);
-  }
-  return b;
-}
-
-template <class U> U image_of(U bits, pp_dtype t, pp_order o) {
-  constexpr U SIGN = (U)1 << (sizeof(U) * 8 - 1);
-  U k = bits;
-  if (t == PP_I32 || t == PP_I64) k ^= SIGN;
-  if (t == PP_F32 || t == PP_F64) k = image_float(bits);
-  return o == PP_DESCENDING ? (U)~k : k;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 1: CPU reference — serial LSD radix sort, 8-bit digits                           */
-/* ------------------------------------------------------------------------------------ */
-
-// Stable counting sort per byte of the image, least significant first: the textbook form
-// of what the GPU steps do. perm (optional) is moved along, so a pairs sort and stability
-// can be checked. Passes whose digit is the same for every key are skipped.
-template <class U>
-void cpu_radix_sort(std::vector<U> &keys, std::vector<uint64_t> *perm, pp_dtype t, pp_order o) {
-  const size_t n = keys.size();
-  std::vector<U> img(n), img2(n), k2(n);
-  std::vector<uint64_t> p2(perm ? n : 0);
-  for (size_t i = 0; i < n; i++) img[i] = image_of(keys[i], t, o);
-  for (int pass = 0; pass < (int)sizeof(U); pass++) {
-    const int shift = 8 * pass;
-    size_t count[257] = {0};
-    for (size_t i = 0; i < n; i++) count[((img[i] >> shift) & 255) + 1]++;
-    bool trivial = false;
-    for (int d = 0; d < 256; d++) trivial = trivial || count[d + 1] == n;
-    if (trivial) continue;
-    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
-    for (size_t i = 0; i < n; i++) {
-      const size_t at = count[(img[i] >> shift) & 255]++;
-      img2[at] = img[i];
-      k2[at] = keys[i];
-      if (perm) p2[at] = (*perm)[i];
-    }
-    img.swap(img2);
-    keys.swap(k2);
-    if (perm) perm->swap(p2);
-  }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 2: seed 000 — warp radix sort of 32 keys with __ballot_sync / __popc              */
-/* ------------------------------------------------------------------------------------ */
-
-// Each warp loads 32 keys, one per lane, and makes 32 one-bit passes. In a pass the
-// ballot of the current bit is the "histogram" (popc(~ones) keys go left), and popc of
-// the ballot masked to the lanes below is the "prefix sum": a lane holding a 0 goes to
-// the number of 0s below it, a lane holding a 1 after all 0s plus the number of 1s below
-// it. Keys move through a shared ping-pong buffer, as in the seed. Differences from the
-// seed: any n (lanes past the end carry UINT32_MAX, which sorts last and is never
-// written), the full-warp mask instead of __activemask() (every lane takes part in every
-// ballot), and __syncwarp() between writing and reading the buffer: since Volta the
-// lanes of a warp are not guaranteed to run in lock step.
-constexpr int kWarpSortThreads = 256;
-
-__global__ void __launch_bounds__(kWarpSortThreads)
-warp_ballot_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
-  __shared__ uint32_t buf[kWarpSortThreads / 32][2][32];
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const size_t i = (size_t)blockIdx.x * kWarpSortThreads + threadIdx.x;
-  uint32_t key = i < n ? in[i] : UINT32_MAX;
-  const unsigned below = (1u << lane) - 1u;
-  for (int bit = 0; bit < 32; bit++) {
-    const unsigned b = (key >> bit) & 1u;
-    const unsigned ones = __ballot_sync(0xffffffffu, b);
-    const unsigned zeros = ~ones;
-    const unsigned pos = b ? __popc(zeros) + __popc(ones & below) : __popc(zeros & below);
-    uint32_t *dst = buf[warp][bit & 1];
-    dst[pos] = key;
-    __syncwarp();
-    key = dst[lane];
-    // the next round writes the other half, so no second barrier is needed here
-  }
-  if (i < n) out[i] = key;
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Step 3: seed 001 — per-thread lists, 1-bit radix sort in shared memory, three merges     */
-/* ------------------------------------------------------------------------------------ */
-
-// One block of kLists threads sorts a chunk of kChunk keys. Thread t owns the list of
-// elements t, t + kLists, t + 2*kLists, ... (rows of kLists keys: the loads are coalesced
-// and the list elements of one row sit in different banks). radix_sort2: for each of the
-// 32 bits, a thread walks its list and writes keys with a 0 back into its own list's
-// space, keys with a 1 to a second list, then appends the second list. Then the kLists
-// sorted lists are merged into the output, one output key per round, in one of the
-// seed's three ways (MergeKind). Difference from the seed: the chunk is padded with
-// UINT32_MAX to a whole number of rows (any n); padding never wins a round before the
-// real keys run out, and only `valid` keys are written.
-constexpr int kLists = 32;
-constexpr int kChunk = 1024;
-constexpr unsigned kPerList = kChunk / kLists;
-
-enum class MergeKind {
-  Single,    // merge_array1: thread 0 scans the kLists heads for the smallest, alone
-  AtomicMin, // merge_array6: every thread offers its head to atomicMin, lowest tid wins ties
-  Reduction, // merge_array5: a tree of pairwise minimums over the heads, halving the threads
-};
-
-// merge_array1: the other threads only clear the list indices. Ties go to the later list
-// (`<=`, as in the seed): for keys alone the output is the same.
-__device__ void merge_single(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
-  const unsigned tid = threadIdx.x;
-  list_index[tid] = 0;
-  __syncthreads();
-  if (tid != 0) return;
-  for (unsigned i = 0; i < valid; i++) {
-    uint32_t min_val = UINT32_MAX;
-    unsigned min_list = 0;
-    for (unsigned list = 0; list < kLists; list++)
-      if (list_index[list] < kPerList) {
-        const uint32_t v = sorted[list + list_index[list] * kLists];
-        if (v <= min_val) {
-          min_val = v;
-          min_list = list;
-        }
-      }
-    list_index[min_list]++;
-    out[i] = min_val;
-  }
-}
-
-// merge_array6. Difference from the seed: a third barrier per round: in the seed, thread 0
-// resets min_val for round i+1 while a slower thread may still compare its tid with
-// min_tid of round i.
-__device__ void merge_atomic_min(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
-  __shared__ unsigned min_val, min_tid;
-  const unsigned tid = threadIdx.x;
-  list_index[tid] = 0;
-  __syncthreads();
-  for (unsigned i = 0; i < valid; i++) {
-    const uint32_t data = list_index[tid] < kPerList ? sorted[tid + list_index[tid] * kLists] : UINT32_MAX;
-    if (tid == 0) {
-      min_val = UINT32_MAX;
-      min_tid = UINT32_MAX;
-    }
-    __syncthreads();
-    atomicMin(&min_val, data);
-    __syncthreads();
-    if (data == min_val) atomicMin(&min_tid, tid); /* equal heads: lowest list wins */
-    __syncthreads();
-    if (tid == min_tid) {
-      list_index[tid]++;
-      out[i] = data;
-    }
-    __syncthreads(); /* not in the seed: min_tid must be read before it is reset */
-  }
-}
-
-// merge_array5: each round every thread stores its head and list number, then
-// kLists/2, kLists/4, ... threads keep the smaller of their entry and the one in the other
-// half (the upper half wins only when strictly smaller: ties keep the lower list). No
-// atomics, so it works for any key type, at the price of log2(kLists) barriers a round.
-__device__ void merge_reduction(const uint32_t *sorted, uint32_t *out, unsigned valid, unsigned *list_index) {
-  __shared__ uint32_t red_val[kLists];
-  __shared__ unsigned red_list[kLists];
-  const unsigned tid = threadIdx.x;
-  list_index[tid] = 0;
-  __syncthreads();
-  for (unsigned i = 0; i < valid; i++) {
-    red_val[tid] = list_index[tid] < kPerList ? sorted[tid + list_index[tid] * kLists] : UINT32_MAX;
-    red_list[tid] = tid;
-    __syncthreads();
-    for (unsigned half = kLists / 2; half > 0; half /= 2) {
-      if (tid < half && red_val[tid + half] < red_val[tid]) {
-        red_val[tid] = red_val[tid + half];
-        red_list[tid] = red_list[tid + half];
-      }
-      __syncthreads();
-    }
-    if (tid == 0) {
-      list_index[red_list[0]]++;
-      out[i] = red_val[0];
-    }
-    __syncthreads(); /* the winner's index moves before the next round reads it */
-  }
-}
-
-template <MergeKind K>
-__global__ void __launch_bounds__(kLists)
-block_lists_radix_sort(const uint32_t *in, uint32_t *out, size_t n) {
-  __shared__ uint32_t sort_tmp[kChunk];
-  __shared__ uint32_t sort_tmp_1[kChunk];
-  __shared__ unsigned list_index[kLists];
-  const unsigned tid = threadIdx.x;
-  const size_t base = (size_t)blockIdx.x * kChunk;
-  const unsigned valid = n - base < (size_t)kChunk ? (unsigned)(n - base) : (unsigned)kChunk;
-  for (unsigned i = 0; i < kChunk; i += kLists)
-    sort_tmp[i + tid] = i + tid < valid ? in[base + i + tid] : UINT32_MAX;
-  __syncthreads();
-
-  // radix_sort2: only the thread's own list is touched, so no barrier inside
-  for (int bit = 0; bit < 32; bit++) {
-    const uint32_t mask = 1u << bit;
-    unsigned n0 = 0, n1 = 0;
-    for (unsigned i = 0; i < kChunk; i += kLists) {
-      const uint32_t e = sort_tmp[i + tid];
-      if (e & mask) {
-        sort_tmp_1[n1 + tid] = e;
-        n1 += kLists;
-      } else {
-        sort_tmp[n0 + tid] = e;
-        n0 += kLists;
-      }
-    }
-    for (unsigned i = 0; i < n1; i += kLists) sort_tmp[n0 + i + tid] = sort_tmp_1[i + tid];
-  }
-  __syncthreads(); /* the merges read every thread's list */
-
-  if (K == MergeKind::Single) merge_single(sort_tmp, out + base, valid, list_index);
-  if (K == MergeKind::AtomicMin) merge_atomic_min(sort_tmp, out + base, valid, list_index);
-  if (K == MergeKind::Reduction) merge_reduction(sort_tmp, out + base, valid, list_index);
-}
+#include "sort_steps.cuh" /* key order, step 1, steps 2-3 */
 
 /* ------------------------------------------------------------------------------------ */
 /* Device resources                                                                      */
@@ -335,7 +89,7 @@ struct DeviceBuffer {
   size_t bytes = 0;
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t b) : bytes(b) {
-    if (b) CUDA_CHECK(cudaMalloc(&p, b));
+    if (b) LADDER_CUDA_CHECK(cudaMalloc(&p, b));
   }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
@@ -445,7 +199,7 @@ template <class U> std::vector<U> make_keys(size_t n, Data d, bool finite_float,
 
 template <class T> std::vector<T> download(const void *d, size_t n) {
   std::vector<T> h(n);
-  if (n) CUDA_CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (n) LADDER_CUDA_CHECK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -515,21 +269,21 @@ K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix,
   K *work = (K *)c.add(n * sizeof(K));
   K *cub_out = (K *)c.add(n * sizeof(K));
   V *vals_pristine = nullptr, *vals_work = nullptr, *vals_out = nullptr;
-  CUDA_CHECK(cudaMemcpy(pristine, h.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+  LADDER_CUDA_CHECK(cudaMemcpy(pristine, h.data(), n * sizeof(K), cudaMemcpyHostToDevice));
   if (PAIRS) {
     std::vector<V> hv(n);
     for (size_t i = 0; i < n; i++) hv[i] = (V)i;
     vals_pristine = (V *)c.add(n * sizeof(V));
     vals_work = (V *)c.add(n * sizeof(V));
     vals_out = (V *)c.add(n * sizeof(V));
-    CUDA_CHECK(cudaMemcpy(vals_pristine, hv.data(), n * sizeof(V), cudaMemcpyHostToDevice));
+    LADDER_CUDA_CHECK(cudaMemcpy(vals_pristine, hv.data(), n * sizeof(V), cudaMemcpyHostToDevice));
   }
   size_t cub_bytes = 0;
   if (PAIRS)
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine,
+    LADDER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine,
                                                vals_out, (int64_t)n, 0, (int)sizeof(K) * 8, ss.stream));
   else
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
+    LADDER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
                                               (int)sizeof(K) * 8, ss.stream));
   void *cub_temp = c.add(cub_bytes);
   cudaStream_t stream = ss.stream;
@@ -541,16 +295,16 @@ K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix,
   prod.group = group;
   prod.kind = Kind::Production;
   prod.prepare = [=]() {
-    CUDA_CHECK(cudaMemcpyAsync(work, pristine, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
+    LADDER_CUDA_CHECK(cudaMemcpyAsync(work, pristine, n * sizeof(K), cudaMemcpyDeviceToDevice, stream));
     if (PAIRS)
-      CUDA_CHECK(cudaMemcpyAsync(vals_work, vals_pristine, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
+      LADDER_CUDA_CHECK(cudaMemcpyAsync(vals_work, vals_pristine, n * sizeof(V), cudaMemcpyDeviceToDevice, stream));
   };
   prod.run = [=]() {
     pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
     pp_check(ctx, pp_sort(ctx, t, work, PAIRS ? vals_work : nullptr, PAIRS ? sizeof(V) : 0, n, &o), "pp_sort");
   };
   prod.verify = [=]() {
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::string e = compare(download<K>(work, n), *want_keys, "keys");
     if (e.empty() && PAIRS) e = compare(download<V>(vals_work, n), *want_vals, "values (stability)");
     return e;
@@ -578,18 +332,18 @@ K *add_sort_group(Session &ss, Config &c, const char *group, const char *suffix,
   cub.name = std::string(PAIRS ? "cub::DeviceRadixSort::SortPairs, " : "cub::DeviceRadixSort::SortKeys, ") + label;
   cub.group = group;
   cub.kind = Kind::Cub;
-  cub.prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(cub_out, 0xff, n * sizeof(K), stream)); };
+  cub.prepare = [=]() { LADDER_CUDA_CHECK(cudaMemsetAsync(cub_out, 0xff, n * sizeof(K), stream)); };
   cub.run = [=]() {
     size_t bytes = cub_bytes;
     if (PAIRS)
-      CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine, vals_out,
+      LADDER_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, vals_pristine, vals_out,
                                                  (int64_t)n, 0, (int)sizeof(K) * 8, stream));
     else
-      CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
+      LADDER_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(cub_temp, bytes, (const CK *)pristine, (CK *)cub_out, (int64_t)n, 0,
                                                 (int)sizeof(K) * 8, stream));
   };
   cub.verify = [=]() {
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
     std::string e = compare(download<K>(cub_out, n), *want_keys, "keys");
     if (e.empty() && PAIRS) e = compare(download<V>(vals_out, n), *want_vals, "values");
     return e;
@@ -627,17 +381,17 @@ void add_merge_group(Session &ss, Config &c) {
     c.rows.push_back(r);
   }
   float *da = (float *)c.add(na * 4), *db = (float *)c.add(nb * 4), *out = (float *)c.add(n * 4);
-  CUDA_CHECK(cudaMemcpy(da, a.data(), na * 4, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(db, b.data(), nb * 4, cudaMemcpyHostToDevice));
+  LADDER_CUDA_CHECK(cudaMemcpy(da, a.data(), na * 4, cudaMemcpyHostToDevice));
+  LADDER_CUDA_CHECK(cudaMemcpy(db, b.data(), nb * 4, cudaMemcpyHostToDevice));
   size_t cub_bytes = 0;
-  CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, cub_bytes, da, (int64_t)na, db, (int64_t)nb, out, FloatLess{},
+  LADDER_CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, cub_bytes, da, (int64_t)na, db, (int64_t)nb, out, FloatLess{},
                                          ss.stream));
   void *cub_temp = c.add(cub_bytes);
   cudaStream_t stream = ss.stream;
   pp_context *ctx = ss.ctx;
-  auto prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
+  auto prepare = [=]() { LADDER_CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
   auto verify = [=]() {
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
     return compare(download<uint32_t>(out, n), *want, "merged keys");
   };
   Step prod{"4m", "production pp_merge, f32 halves", "merge f32", Kind::Production, prepare,
@@ -648,7 +402,7 @@ void add_merge_group(Session &ss, Config &c) {
   Step cub{"5m", "cub::DeviceMerge::MergeKeys, f32 halves", "merge f32", Kind::Cub, prepare,
            [=]() {
              size_t bytes = cub_bytes;
-             CUDA_CHECK(cub::DeviceMerge::MergeKeys(cub_temp, bytes, da, (int64_t)na, db, (int64_t)nb, out,
+             LADDER_CUDA_CHECK(cub::DeviceMerge::MergeKeys(cub_temp, bytes, da, (int64_t)na, db, (int64_t)nb, out,
                                                     FloatLess{}, stream));
            },
            verify};
@@ -656,7 +410,7 @@ void add_merge_group(Session &ss, Config &c) {
 }
 
 // Steps 2 and 3 on u32 keys: independent groups, each checked against its CPU sort.
-// The seed's quicksort partitions the whole array in one thread at level 0 (tens of seconds
+// The book's quicksort partitions the whole array in one thread at level 0 (tens of seconds
 // at 2^24 keys), so it is timed only up to 2^24 keys, and --check, which runs it on five
 // data sets per size, stops at 2^20 + 7.
 constexpr size_t kSeedQuicksortMax = (size_t)1 << 24;
@@ -673,58 +427,58 @@ void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint
     return want;
   };
   auto want32 = groups_sorted(32), want1024 = groups_sorted(kChunk);
-  auto prepare = [=]() { CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
+  auto prepare = [=]() { LADDER_CUDA_CHECK(cudaMemsetAsync(out, 0xff, n * 4, stream)); };
   const size_t blocks2 = (n + kWarpSortThreads - 1) / kWarpSortThreads;
   const size_t blocks3 = (n + kChunk - 1) / kChunk;
   if (blocks2 > 0x7fffffffu) throw StepFailure{"n too large for step 2's grid"};
-  c.steps.push_back(Step{"2", "seed 000: warp ballot radix sort, 32-key groups", "u32 keys", Kind::Kernel, prepare,
+  c.steps.push_back(Step{"2", "Han 7: warp ballot radix sort, 32-key groups", "u32 keys", Kind::Kernel, prepare,
                          [=]() {
                            warp_ballot_radix_sort<<<(unsigned)blocks2, kWarpSortThreads, 0, stream>>>(pristine, out, n);
-                           CUDA_CHECK(cudaGetLastError());
+                           LADDER_CUDA_CHECK(cudaGetLastError());
                          },
                          [=]() {
-                           CUDA_CHECK(cudaStreamSynchronize(stream));
+                           LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
                            return compare(download<uint32_t>(out, n), *want32, "32-key groups");
                          }});
   auto verify1024 = [=]() {
-    CUDA_CHECK(cudaStreamSynchronize(stream));
+    LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
     return compare(download<uint32_t>(out, n), *want1024, "1024-key chunks");
   };
-  c.steps.push_back(Step{"3a", "seed 001: 32 lists + single-thread merge, 1024-key chunks", "u32 keys",
+  c.steps.push_back(Step{"3a", "Cook 6: 32 lists + single-thread merge, 1024-key chunks", "u32 keys",
                          Kind::Kernel, prepare,
                          [=]() {
                            block_lists_radix_sort<MergeKind::Single>
                                <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           CUDA_CHECK(cudaGetLastError());
+                           LADDER_CUDA_CHECK(cudaGetLastError());
                          },
                          verify1024});
-  c.steps.push_back(Step{"3b", "seed 001: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
+  c.steps.push_back(Step{"3b", "Cook 6: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
                          prepare,
                          [=]() {
                            block_lists_radix_sort<MergeKind::AtomicMin>
                                <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           CUDA_CHECK(cudaGetLastError());
+                           LADDER_CUDA_CHECK(cudaGetLastError());
                          },
                          verify1024});
-  c.steps.push_back(Step{"3c", "seed 001: 32 lists + reduction merge, 1024-key chunks", "u32 keys", Kind::Kernel,
+  c.steps.push_back(Step{"3c", "Cook 6: 32 lists + reduction merge, 1024-key chunks", "u32 keys", Kind::Kernel,
                          prepare,
                          [=]() {
                            block_lists_radix_sort<MergeKind::Reduction>
                                <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           CUDA_CHECK(cudaGetLastError());
+                           LADDER_CUDA_CHECK(cudaGetLastError());
                          },
                          verify1024});
 
-  // seed 000's quicksort with dynamic parallelism, on the whole array: one thread per
+  // Han 7's quicksort with dynamic parallelism, on the whole array: one thread per
   // partition, so each level costs a serial pass over its longest segment
-  Step seed{"6", "seed 000: CDP quicksort, one thread per partition", "u32 keys", Kind::Kernel,
+  Step seed{"6", "Han 7: CDP quicksort, one thread per partition", "u32 keys", Kind::Kernel,
             [=]() {
-              CUDA_CHECK(pp_ladder_seed_quicksort_limits());
-              CUDA_CHECK(cudaMemcpyAsync(out, pristine, n * 4, cudaMemcpyDeviceToDevice, stream));
+              LADDER_CUDA_CHECK(pp_ladder_seed_quicksort_limits());
+              LADDER_CUDA_CHECK(cudaMemcpyAsync(out, pristine, n * 4, cudaMemcpyDeviceToDevice, stream));
             },
-            [=]() { CUDA_CHECK(pp_ladder_seed_quicksort(out, n, stream)); },
+            [=]() { LADDER_CUDA_CHECK(pp_ladder_seed_quicksort(out, n, stream)); },
             [=]() {
-              CUDA_CHECK(cudaStreamSynchronize(stream));
+              LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
               return compare(download<uint32_t>(out, n), *want, "keys");
             }};
   seed.slow = true;
@@ -771,13 +525,13 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
     std::string err;
     if (s.slow) { /* one run, timed when timing, and checked */
       s.prepare();
-      if (timing && ss.l2_flush) CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, 0, ss.l2_flush_bytes, ss.stream));
-      CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+      if (timing && ss.l2_flush) LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, 0, ss.l2_flush_bytes, ss.stream));
+      LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
       s.run();
-      CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
-      CUDA_CHECK(cudaEventSynchronize(ss.stop));
+      LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+      LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
       float ms = 0.0f;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+      LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
       if (timing) r.ms = ms;
       err = s.verify();
       r.status = err.empty() ? "PASS" : "FAIL";
@@ -801,13 +555,13 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
         for (int k = 0; k < o.reps; ++k) {
           s.prepare();
           // evict the input from L2 so every run starts from DRAM
-          if (ss.l2_flush) CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
-          CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+          if (ss.l2_flush) LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
+          LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
           s.run();
-          CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
-          CUDA_CHECK(cudaEventSynchronize(ss.stop));
+          LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+          LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
           float ms = 0.0f;
-          CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+          LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
           times.push_back(ms);
         }
         err = s.verify();
@@ -819,7 +573,7 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
     r.status = err.empty() ? "PASS" : "FAIL";
     r.note = err;
   } catch (const StepFailure &f) {
-    CUDA_CHECK(cudaStreamSynchronize(ss.stream));
+    LADDER_CUDA_CHECK(cudaStreamSynchronize(ss.stream));
     r.status = "FAIL";
     r.note = f.what;
   }
@@ -845,141 +599,7 @@ std::vector<Row> run_config(Session &ss, const Options &o, size_t n, Data d, boo
   return rows;
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* --check: the production sort and merge over every dtype, order and value size        */
-/* ------------------------------------------------------------------------------------ */
-
-// Keys that exercise API.md's rules: random bits (NaNs with payloads, infinities,
-// denormals, both zeros for floats), a mix of the special values, and few distinct keys
-// (long runs of ties: stability).
-template <class U> std::vector<U> semantic_keys(size_t n, int kind, uint64_t seed) {
-  std::vector<U> k(n);
-  uint64_t s = seed;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t r = splitmix64(s);
-    if (kind == 1) {
-      static const uint64_t f32[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
-                                     0x3f800000u, 0xbf800000u, 1, 0x80000001u, 0x7fffffffu, 0x80000000u};
-      static const uint64_t f64[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
-                                     0x7ff8000000000000ull, 0xfff8000000000123ull, 0x3ff0000000000000ull,
-                                     0xbff0000000000000ull, 1, 0x8000000000000001ull, 0x7fffffffffffffffull,
-                                     0x8000000000000000ull};
-      r = sizeof(U) == 8 ? f64[r % 12] : f32[r % 12];
-    } else if (kind == 2) {
-      r = (r % 5) * 0x0101010101010101ull;
-    }
-    k[i] = (U)r;
-  }
-  return k;
-}
-
-template <class U>
-std::string check_sort_case(Session &ss, pp_dtype t, size_t n, int kind, pp_order order, size_t vs, uint64_t seed) {
-  std::vector<U> keys = semantic_keys<U>(n, kind, seed);
-  std::vector<uint64_t> perm(n);
-  for (size_t i = 0; i < n; i++) perm[i] = i;
-  std::vector<U> want = keys;
-  cpu_radix_sort(want, &perm, t, order);
-  // stability and the float rules are also checked independently of the radix reference
-  for (size_t i = 1; i < n; i++) {
-    const U a = image_of(want[i - 1], t, order), b = image_of(want[i], t, order);
-    if (a > b || (a == b && perm[i - 1] > perm[i])) return "reference sort is wrong";
-  }
-  // one element of slack on each side: the sort must not touch it
-  DeviceBuffer dk((n + 2) * sizeof(U)), dv((n + 2) * 8);
-  std::vector<U> hk(n + 2, (U)0x5a5a5a5a5a5a5a5aull);
-  std::copy(keys.begin(), keys.end(), hk.begin() + 1);
-  CUDA_CHECK(cudaMemcpy(dk.p, hk.data(), (n + 2) * sizeof(U), cudaMemcpyHostToDevice));
-  std::vector<unsigned char> hv((n + 2) * 8, 0x5a);
-  for (size_t i = 0; vs && i < n; i++) {
-    const uint64_t v = i | (i << 40);
-    memcpy(&hv[(i + 1) * vs], &v, vs);
-  }
-  if (vs) CUDA_CHECK(cudaMemcpy(dv.p, hv.data(), (n + 2) * vs, cudaMemcpyHostToDevice));
-  pp_sort_opts o = {order, PP_SORT_RADIX};
-  const pp_status st = pp_sort(ss.ctx, t, dk.as<U>() + 1, vs ? (void *)(dv.as<unsigned char>() + vs) : nullptr, vs, n, &o);
-  if (st != PP_OK) return std::string("pp_sort: ") + pp_status_string(st) + ": " + pp_last_error(ss.ctx);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<U> gk = download<U>(dk.p, n + 2);
-  if (memcmp(&gk[0], &hk[0], sizeof(U)) || memcmp(&gk[n + 1], &hk[n + 1], sizeof(U))) return "wrote outside the keys";
-  std::vector<U> got(gk.begin() + 1, gk.begin() + 1 + n);
-  std::string e = compare(got, want, "keys");
-  if (!e.empty() || !vs) return e;
-  std::vector<unsigned char> gv = download<unsigned char>(dv.p, (n + 2) * vs);
-  if (memcmp(&gv[0], &hv[0], vs) || memcmp(&gv[(n + 1) * vs], &hv[(n + 1) * vs], vs)) return "wrote outside the values";
-  for (size_t i = 0; i < n; i++) {
-    uint64_t v = 0, w = perm[i] | (perm[i] << 40);
-    memcpy(&v, &gv[(i + 1) * vs], vs);
-    if (vs == 4) w &= 0xffffffffu;
-    if (v != w) {
-      char b[128];
-      snprintf(b, sizeof b, "values differ first at %zu of %zu (stability)", i, n);
-      return b;
-    }
-  }
-  return "";
-}
-
-template <class U>
-std::string check_merge_case(Session &ss, pp_dtype t, size_t na, size_t nb, int kind, pp_order order, uint64_t seed) {
-  std::vector<U> a = semantic_keys<U>(na, kind, seed), b = semantic_keys<U>(nb, kind, seed + 1);
-  cpu_radix_sort(a, nullptr, t, order);
-  cpu_radix_sort(b, nullptr, t, order);
-  std::vector<U> want(na + nb);
-  size_t i = 0, j = 0, k = 0;
-  while (i < na || j < nb)
-    want[k++] = (j >= nb || (i < na && image_of(a[i], t, order) <= image_of(b[j], t, order))) ? a[i++] : b[j++];
-  DeviceBuffer da(na * sizeof(U) + 1), db(nb * sizeof(U) + 1), dout((na + nb) * sizeof(U) + 1);
-  if (na) CUDA_CHECK(cudaMemcpy(da.p, a.data(), na * sizeof(U), cudaMemcpyHostToDevice));
-  if (nb) CUDA_CHECK(cudaMemcpy(db.p, b.data(), nb * sizeof(U), cudaMemcpyHostToDevice));
-  const pp_status st = pp_merge(ss.ctx, t, da.p, na, db.p, nb, dout.p, order);
-  if (st != PP_OK) return std::string("pp_merge: ") + pp_status_string(st) + ": " + pp_last_error(ss.ctx);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return compare(download<U>(dout.p, na + nb), want, "merged keys");
-}
-
-int run_semantics(Session &ss, const Options &o, int &cases) {
-  if (!ss.ctx) return 0;
-  const pp_dtype types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-  std::vector<size_t> sizes = {0, 1, 2, 33, 4096, 4097, 6913, 100003, ((size_t)1 << 20) + 7};
-  if (o.n_given) sizes = {o.n};
-  int failures = 0;
-  uint64_t seed = 1;
-  for (pp_dtype t : types)
-    for (size_t n : sizes)
-      for (int kind = 0; kind < 3; kind++)
-        for (int ord = 0; ord < 2; ord++)
-          for (size_t vs : {(size_t)0, (size_t)4, (size_t)8}) {
-            if (n > 100003 && (kind != 0 || vs == 8)) continue; /* keep the sweep short */
-            const pp_order order = (pp_order)ord;
-            std::string e = pp_dtype_size(t) == 1   ? check_sort_case<uint8_t>(ss, t, n, kind, order, vs, seed++)
-                            : pp_dtype_size(t) == 4 ? check_sort_case<uint32_t>(ss, t, n, kind, order, vs, seed++)
-                                                    : check_sort_case<uint64_t>(ss, t, n, kind, order, vs, seed++);
-            cases++;
-            if (!e.empty()) {
-              failures++;
-              printf("FAIL pp_sort dtype=%d n=%zu keys=%d order=%d value_size=%zu: %s\n", (int)t, n, kind, ord, vs,
-                     e.c_str());
-            }
-          }
-  const size_t msizes[][2] = {{0, 1}, {1, 0}, {1, 1}, {7, 3000}, {3000, 7}, {3840, 3840}, {100003, 65536}};
-  for (pp_dtype t : types)
-    for (auto &m : msizes)
-      for (int kind = 0; kind < 3; kind++)
-        for (int ord = 0; ord < 2; ord++) {
-          const pp_order order = (pp_order)ord;
-          std::string e = pp_dtype_size(t) == 1   ? check_merge_case<uint8_t>(ss, t, m[0], m[1], kind, order, seed++)
-                          : pp_dtype_size(t) == 4 ? check_merge_case<uint32_t>(ss, t, m[0], m[1], kind, order, seed++)
-                                                  : check_merge_case<uint64_t>(ss, t, m[0], m[1], kind, order, seed++);
-          cases++;
-          if (!e.empty()) {
-            failures++;
-            printf("FAIL pp_merge dtype=%d na=%zu nb=%zu keys=%d order=%d: %s\n", (int)t, m[0], m[1], kind, ord,
-                   e.c_str());
-          }
-        }
-  return failures;
-}
+#include "sort_check.cuh" /* --check over every dtype, order and value size */
 
 /* ------------------------------------------------------------------------------------ */
 /* Output                                                                                */
@@ -1041,14 +661,14 @@ void usage(FILE *f) {
   fprintf(f,
           "usage: parprim ladder sort [--n N] [--reps R] [--check] [--csv] [--help]\n"
           "\n"
-          "Runs the sort ladder: a CPU LSD radix sort, the seeds' warp (ballot/popc) and\n"
+          "Runs the sort ladder: a CPU LSD radix sort, the textbooks' warp (ballot/popc) and\n"
           "block (per-thread lists + single-thread, atomicMin or reduction merge) radix sorts,\n"
-          "the production pp_sort (radix and PP_SORT_QUICK), CUB, and the seed's quicksort with\n"
+          "the production pp_sort (radix and PP_SORT_QUICK), CUB, and the textbook quicksort with\n"
           "dynamic parallelism (n <= 2^24) on u32 keys; then production vs CUB on f32 keys,\n"
           "u32/u32 pairs, u64 keys, and pp_merge vs cub::DeviceMerge on two sorted f32 halves.\n"
           "Every step is validated against the CPU reference and timed with CUDA events.\n"
           "\n"
-          "  --n N      number of keys, N >= 1 (default 16777216); also 1<<K, or hex\n"
+          "  --n N      number of keys, 1 .. 2^34 (default 16777216): " CLI_SIZE_FORMS "\n"
           "  --reps R   timed runs per step, the median is reported (default 25)\n"
           "  --check    no timing: validate every step (two runs each) over awkward sizes and\n"
           "             five data sets (or only --n N), then pp_sort and pp_merge over every\n"
@@ -1060,31 +680,10 @@ void usage(FILE *f) {
           "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
 }
 
-bool parse_size(const char *s, size_t &out) {
-  if (!s || !*s || *s == '-' || *s == '+') return false;
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 0);
-  if (errno || end == s) return false;
-  if (end[0] == '<' && end[1] == '<') {
-    const char *p = end + 2;
-    if (*p < '0' || *p > '9') return false;
-    const unsigned long long sh = strtoull(p, &end, 10);
-    if (errno || end == p || sh >= 64) return false;
-    if (sh > 0 && (v >> (64 - sh)) != 0) return false;
-    v <<= sh;
-  }
-  if (*end != '\0') return false;
-  out = (size_t)v;
-  return true;
-}
-
 enum ParseResult { kParseOk, kParseHelp, kParseBad };
 
 ParseResult parse_args(int argc, char **argv, Options &o) {
-  int i = 0;
-  if (argc > 0 && argv[0] && argv[0][0] != '-') i = 1;
-  for (; i < argc; ++i) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
     std::string a = argv[i] ? argv[i] : "";
     std::string val;
     bool has_val = false;
@@ -1114,7 +713,7 @@ ParseResult parse_args(int argc, char **argv, Options &o) {
     } else if (a == "--n") {
       std::string v;
       size_t n = 0;
-      if (!take(v) || !parse_size(v.c_str(), n) || n == 0) {
+      if (!take(v) || cli_parse_size(v.c_str(), &n) != 0 || n == 0) {
         fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
         return kParseBad;
       }
@@ -1127,7 +726,7 @@ ParseResult parse_args(int argc, char **argv, Options &o) {
     } else if (a == "--reps") {
       std::string v;
       size_t r = 0;
-      if (!take(v) || !parse_size(v.c_str(), r) || r < 1 || r > 100000) {
+      if (!take(v) || cli_parse_size(v.c_str(), &r) != 0 || r < 1 || r > 100000) {
         fprintf(stderr, "--reps needs a number in [1, 100000] (got '%s')\n", v.c_str());
         return kParseBad;
       }
@@ -1188,20 +787,15 @@ int ladder_main(int argc, char **argv) {
     case kParseBad: usage(stderr); return 2;
     case kParseOk: break;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   Session ss;
-  CUDA_CHECK(cudaGetDevice(&ss.device));
-  CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
+  LADDER_CUDA_CHECK(cudaGetDevice(&ss.device));
+  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
   /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
      return before the data is on the device */
-  CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
-  CUDA_CHECK(cudaEventCreate(&ss.start));
-  CUDA_CHECK(cudaEventCreate(&ss.stop));
+  LADDER_CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
+  LADDER_CUDA_CHECK(cudaEventCreate(&ss.start));
+  LADDER_CUDA_CHECK(cudaEventCreate(&ss.stop));
   if (!pp_has_cuda_backend()) {
     ss.ctx_skip = "library built without the CUDA backend";
   } else {
@@ -1221,7 +815,7 @@ int ladder_main(int argc, char **argv) {
   if (o.check) return run_check(ss, o);
   if (ss.prop.l2CacheSize > 0) {
     ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
-    CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
+    LADDER_CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
   }
   const std::vector<Row> rows = run_config(ss, o, o.n, Data::Uniform, true);
   print_timing(rows, o, ss);
@@ -1235,8 +829,8 @@ int ladder_main(int argc, char **argv) {
 extern "C" int pp_ladder_sort_main(int argc, char **argv) {
   try {
     return ladder_main(argc, argv);
-  } catch (const CudaFailure &f) {
-    fprintf(stderr, "CUDA error: %s\n", f.what.c_str());
+  } catch (const LadderCudaFailure &) {
+    // reported where it happened
   } catch (const StepFailure &f) {
     fprintf(stderr, "error: %s\n", f.what.c_str());
   } catch (const std::bad_alloc &) {

@@ -1,13 +1,14 @@
 /*
- * ladder/topk.cu — the top-k ladder: seed 002's method against the production radix
- * selection, on i32 values (the seed's type), k largest.
+ * ladder/topk.cu — the top-k ladder: the per-thread insert and block tree of the 2022 CUDA
+ * summer camp's top-k exercise against the production radix selection, on i32 values (the
+ * exercise's type), k largest.
  *
  *   step 1   CPU reference: a stable sort of the indices, the first k values
- *   step 2   seed 002: each thread keeps its k largest in a sorted array in registers /
+ *   step 2   the exercise's method: each thread keeps its k largest in a sorted array in registers /
  *            local memory (insertion), the block merges those arrays pairwise down a
  *            shared-memory tree (BLOCK x k ints: 48 KB caps k at 48 for 256 threads),
  *            and a second launch of the same kernel with one block merges the blocks'
- *            lists. Our version keeps duplicates (the seed's insert drops a value equal
+ *            lists. Our version keeps duplicates (the exercise's insert drops a value equal
  *            to one already held, which is wrong for top-k with ties) and any n.
  *   step 3   production: pp_topk(PP_I32, largest) on a CUDA context (radix selection,
  *            src/cuda/topk.cu), any k.
@@ -16,6 +17,7 @@
  * the tree merges k-long lists log2(BLOCK) times; step 3 reads the data a few times
  * whatever k is. Run: parprim ladder topk [--n N] [--reps R] [--check]
  */
+#include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
 
@@ -27,19 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SEED_BLOCK 256
-#define SEED_BLOCKS 1024
+#define TREE_BLOCK 256
+#define TREE_BLOCKS 1024
 
 static char g_fatal[512];
-#define CUDA_TRY(call)                                                                     \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
-      snprintf(g_fatal, sizeof g_fatal, "CUDA error: %s:%d: %s: %s", __FILE__, __LINE__,  \
-               #call, cudaGetErrorString(e_));                                             \
-      return false;                                                                        \
-    }                                                                                      \
-  } while (0)
 
 /* ---- step 1: CPU reference ------------------------------------------------------------- */
 
@@ -54,7 +47,7 @@ static void cpu_sorted(const int32_t *x, size_t n, int32_t *out) {
   qsort(out, n, sizeof *out, cmp_desc_i32);
 }
 
-/* ---- step 2: seed 002 ------------------------------------------------------------------- */
+/* ---- step 2: per-thread insert, block tree ---------------------------------------------- */
 
 /* Inserts v into the descending list a[0..K) if it beats the last entry (duplicates kept). */
 template <int K>
@@ -71,17 +64,17 @@ __device__ __forceinline__ void insert_value(int32_t *a, int32_t v) {
 /* One pass: grid-stride over in[0..n), per-thread lists, shared-memory tree, block list to
  * out[blockIdx.x * K ...]. Called twice: blocks, then one block over the blocks' lists. */
 template <int K>
-__global__ void __launch_bounds__(SEED_BLOCK) seed_topk_kernel(const int32_t *in, size_t n,
+__global__ void __launch_bounds__(TREE_BLOCK) insert_tree_kernel(const int32_t *in, size_t n,
                                                                 int32_t *out) {
-  __shared__ int32_t lists[SEED_BLOCK * K];
+  __shared__ int32_t lists[TREE_BLOCK * K];
   int32_t mine[K];
   for (int i = 0; i < K; i++) mine[i] = INT_MIN;
-  for (size_t i = blockIdx.x * (size_t)SEED_BLOCK + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * SEED_BLOCK)
+  for (size_t i = blockIdx.x * (size_t)TREE_BLOCK + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * TREE_BLOCK)
     insert_value<K>(mine, in[i]);
   for (int i = 0; i < K; i++) lists[threadIdx.x * K + i] = mine[i];
   __syncthreads();
-  for (int len = SEED_BLOCK / 2; len >= 1; len /= 2) {
+  for (int len = TREE_BLOCK / 2; len >= 1; len /= 2) {
     if ((int)threadIdx.x < len)
       for (int i = 0; i < K; i++) insert_value<K>(mine, lists[(threadIdx.x + len) * K + i]);
     __syncthreads();
@@ -93,21 +86,21 @@ __global__ void __launch_bounds__(SEED_BLOCK) seed_topk_kernel(const int32_t *in
 }
 
 template <int K>
-static bool seed_topk(const int32_t *d_in, size_t n, int32_t *d_partial, int32_t *d_out) {
-  seed_topk_kernel<K><<<SEED_BLOCKS, SEED_BLOCK>>>(d_in, n, d_partial);
-  CUDA_TRY(cudaGetLastError());
-  seed_topk_kernel<K><<<1, SEED_BLOCK>>>(d_partial, (size_t)SEED_BLOCKS * K, d_out);
-  CUDA_TRY(cudaGetLastError());
+static bool insert_tree_topk(const int32_t *d_in, size_t n, int32_t *d_partial, int32_t *d_out) {
+  insert_tree_kernel<K><<<TREE_BLOCKS, TREE_BLOCK>>>(d_in, n, d_partial);
+  LADDER_CUDA_TRY(cudaGetLastError());
+  insert_tree_kernel<K><<<1, TREE_BLOCK>>>(d_partial, (size_t)TREE_BLOCKS * K, d_out);
+  LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
-static bool seed_dispatch(int k, const int32_t *d_in, size_t n, int32_t *d_partial,
+static bool insert_tree_dispatch(int k, const int32_t *d_in, size_t n, int32_t *d_partial,
                           int32_t *d_out) {
   switch (k) {
-  case 1: return seed_topk<1>(d_in, n, d_partial, d_out);
-  case 10: return seed_topk<10>(d_in, n, d_partial, d_out);
-  case 32: return seed_topk<32>(d_in, n, d_partial, d_out);
-  case 48: return seed_topk<48>(d_in, n, d_partial, d_out);
+  case 1: return insert_tree_topk<1>(d_in, n, d_partial, d_out);
+  case 10: return insert_tree_topk<10>(d_in, n, d_partial, d_out);
+  case 32: return insert_tree_topk<32>(d_in, n, d_partial, d_out);
+  case 48: return insert_tree_topk<48>(d_in, n, d_partial, d_out);
   }
   return false;
 }
@@ -122,9 +115,10 @@ typedef struct opts {
 
 static void usage(FILE *f) {
   fputs("usage: parprim ladder topk [--n N] [--reps R] [--check]\n"
-        "  seed 002's per-thread insert + block tree (k = 1, 10, 32, 48) against pp_topk\n"
+        "  a per-thread insert + block tree (k = 1, 10, 32, 48) against pp_topk\n"
         "  (radix selection, also k = 1000 and 100000), i32 k largest; --check validates\n"
-        "  every step against the CPU reference at several sizes and exits 0 or 1\n",
+        "  every step against the CPU reference at several sizes and exits 0 or 1\n"
+        "  --n N      values (default 2^24): " CLI_SIZE_FORMS "\n",
         f);
 }
 
@@ -145,12 +139,12 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
     return false;
   }
   uint64_t s = 42 + n;
-  /* the seed's data: random ints, every other one negative, with repeats */
+  /* the exercise's data: random ints, every other one negative, with repeats */
   for (size_t i = 0; i < n; i++) h[i] = (int32_t)(splitmix(&s) % 2000003) * (i % 2 ? 1 : -1);
   int32_t *d_in = NULL, *d_part = NULL, *d_out = NULL;
   cudaEvent_t a, b;
   bool ok = cudaMalloc(&d_in, n * 4) == cudaSuccess &&
-            cudaMalloc(&d_part, (size_t)SEED_BLOCKS * 48 * 4) == cudaSuccess &&
+            cudaMalloc(&d_part, (size_t)TREE_BLOCKS * 48 * 4) == cudaSuccess &&
             cudaMalloc(&d_out, 100000 * 4) == cudaSuccess &&
             cudaMemcpy(d_in, h, n * 4, cudaMemcpyHostToDevice) == cudaSuccess &&
             cudaEventCreate(&a) == cudaSuccess && cudaEventCreate(&b) == cudaSuccess;
@@ -161,11 +155,11 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
     const int k = ks[q];
     if ((size_t)k > n) continue;
     for (int step = 2; ok && step <= 3; step++) {
-      if (step == 2 && k > 48) continue; /* the seed's shared-memory limit */
+      if (step == 2 && k > 48) continue; /* the block tree's shared-memory limit */
       float best = 1e30f;
       for (int r = 0; ok && r < (o->check ? 1 : o->reps); r++) {
         ok = cudaEventRecord(a) == cudaSuccess;
-        if (ok && step == 2) ok = seed_dispatch(k, d_in, n, d_part, d_out);
+        if (ok && step == 2) ok = insert_tree_dispatch(k, d_in, n, d_part, d_out);
         if (ok && step == 3) {
           pp_status st = pp_topk(ctx, PP_I32, d_in, n, (size_t)k, true, d_out, NULL);
           if (st != PP_OK) {
@@ -174,8 +168,8 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
           }
         }
         float ms = 0;
-        ok = ok && cudaEventRecord(b) == cudaSuccess && cudaEventSynchronize(b) == cudaSuccess &&
-             cudaEventElapsedTime(&ms, a, b) == cudaSuccess;
+        ok = ok && LADDER_CUDA_OK(cudaEventRecord(b)) && LADDER_CUDA_OK(cudaEventSynchronize(b)) &&
+             LADDER_CUDA_OK(cudaEventElapsedTime(&ms, a, b));
         if (ms < best) best = ms;
       }
       if (!ok) break;
@@ -183,7 +177,7 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
       const bool same = ok && memcmp(got, want, (size_t)k * 4) == 0;
       if (!same) (*mismatches)++;
       printf("step %d  %-34s n=%-11zu k=%-6d %9.4f ms  %s\n", step,
-             step == 2 ? "seed 002: insert + block tree" : "production: pp_topk (radix select)", n,
+             step == 2 ? "per-thread insert + block tree" : "production: pp_topk (radix select)", n,
              k, o->check ? 0.0 : best, same ? "ok" : "MISMATCH");
     }
   }
@@ -199,16 +193,24 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
 
 extern "C" int pp_ladder_topk_main(int argc, char **argv) {
   opts o = {(size_t)1 << 24, 10, false};
-  int i = 1;
-  if (argc > 0 && argv[0][0] != '-') i = 1; else i = 0;
-  for (; i < argc; i++) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; i++) {
     if (!strcmp(argv[i], "--check")) o.check = true;
     else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;
-    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) o.n = strtoull(argv[++i], NULL, 0);
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) o.reps = atoi(argv[++i]);
-    else {
+    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
+      if (!ladder_parse_size("--n", argv[++i], 1, SIZE_MAX / 4, &o.n)) {
+        usage(stderr);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+      size_t v = 0;
+      if (!ladder_parse_size("--reps", argv[++i], 1, 100000, &v)) {
+        usage(stderr);
+        return 2;
+      }
+      o.reps = (int)v;
+    } else {
       usage(stderr);
       return 2;
     }
@@ -217,12 +219,7 @@ extern "C" int pp_ladder_topk_main(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    printf("SKIP: no CUDA device\n");
-    return 77;
-  }
+  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
   pp_context *ctx = NULL;
   if (pp_create(&ctx, PP_BACKEND_CUDA) != PP_OK) {
     fprintf(stderr, "pp_create: %s\n", pp_last_error(NULL));
@@ -240,7 +237,7 @@ extern "C" int pp_ladder_topk_main(int argc, char **argv) {
   }
   pp_destroy(ctx);
   if (!ok) {
-    fprintf(stderr, "%s\n", g_fatal);
+    if (g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
     return 1;
   }
   printf("%s\n", mismatches ? "MISMATCH" : "all steps agree with the CPU reference");

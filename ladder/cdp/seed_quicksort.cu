@@ -1,13 +1,14 @@
-/* seed_quicksort.cu — seed 000's quicksort with dynamic parallelism, written after the
- * seed's description (its cdp_simple_quicksort), as the sort ladder's baseline:
+/* seed_quicksort.cu — the textbook quicksort with dynamic parallelism (Learn CUDA
+ * Programming, Han and Sharma, ch. 7; after the CUDA samples' cdp_simple_quicksort),
+ * written from the book's description, as the sort ladder's baseline:
  *   - a grid of one block of one thread sorts [left, right] of the array;
  *   - past a depth limit, or at 32 keys or fewer, that thread selection-sorts the segment;
  *   - else it partitions around the middle key's value with two pointers (keys below the
  *     pivot stay left, keys above go right, equal keys may go either way: not stable),
  *     then launches one child grid per non-empty side, each on a stream of its own
- *     (created and destroyed around the launch, as the seed does, so that the two sides
+ *     (created and destroyed around the launch, as the book does, so that the two sides
  *     run concurrently instead of serialised in the block's default stream).
- * The seed waited for nothing after launching; with CUDA 12's dynamic parallelism a parent
+ * The book waits for nothing after launching; with CUDA 12's dynamic parallelism a parent
  * grid is complete only when its children are, so the host's stream sees the whole tree.
  * One thread does a whole level's work per segment: level 0 reads all n keys serially,
  * which is what the production PP_SORT_QUICK (src/cuda/sort_quick.cu) does with whole

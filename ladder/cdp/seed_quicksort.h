@@ -1,7 +1,8 @@
-/* seed_quicksort.h — seed 000's quicksort with dynamic parallelism, for the sort ladder
- * (ladder/sort.cu). It lives in its own file because kernels that launch kernels need
- * relocatable device code (CMakeLists.txt: parprim_cli_cdp); the rest of the ladder keeps
- * whole-program compilation. */
+/* seed_quicksort.h — the textbook quicksort with dynamic parallelism (Learn CUDA
+ * Programming, Han and Sharma, ch. 7), for the sort ladder (ladder/sort.cu). It lives in
+ * its own file because kernels that launch kernels need relocatable device code
+ * (CMakeLists.txt: parprim_cli_cdp); the rest of the ladder keeps whole-program
+ * compilation. */
 #ifndef PARPRIM_LADDER_SEED_QUICKSORT_H
 #define PARPRIM_LADDER_SEED_QUICKSORT_H
 
@@ -9,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Depth at which the seed stops recursing and selection-sorts the segment. */
+/* Depth at which the book's quicksort stops recursing and selection-sorts the segment. */
 #define PP_SEED_QUICKSORT_MAX_DEPTH 16
 
-/* Raises the device runtime's pool of pending launches to what the seed can need (one
+/* Raises the device runtime's pool of pending launches to what the quicksort can need (one
  * grid per partition: up to 2^(MAX_DEPTH+1) of them); the default, 2048, would make deep
  * launches fail and leave segments unsorted. Call once before pp_ladder_seed_quicksort. */
 cudaError_t pp_ladder_seed_quicksort_limits(void);
