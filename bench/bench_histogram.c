@@ -95,18 +95,6 @@ static bool cub_ready(bench_env *env, hist_case *c) {
 }
 #endif
 
-static double elem_d(pp_dtype t, const void *p, size_t i) {
-  switch (t) {
-  case PP_U8: return (double)((const uint8_t *)p)[i];
-  case PP_I32: return (double)((const int32_t *)p)[i];
-  case PP_U32: return (double)((const uint32_t *)p)[i];
-  case PP_I64: return (double)((const int64_t *)p)[i];
-  case PP_U64: return (double)((const uint64_t *)p)[i];
-  case PP_F32: return (double)((const float *)p)[i];
-  default: return ((const double *)p)[i];
-  }
-}
-
 /* The CPU peer: the contract's rules, one element after another on one thread. */
 static pp_status call_serial(bench_env *env, void *arg, size_t slot) {
   hist_case *c = arg;
@@ -121,7 +109,7 @@ static pp_status call_serial(bench_env *env, void *arg, size_t slot) {
     return PP_OK;
   }
   for (size_t i = 0; i < c->n; i++) {
-    double v = elem_d(c->t, in, i);
+    double v = cli_value_at(c->t, in, i);
     if (c->kind == 2) {
       const double *e = c->host_levels;
       if (!(v >= e[0] && v < e[c->bins])) continue;

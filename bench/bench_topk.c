@@ -105,19 +105,6 @@ static int (*cmp_of(pp_dtype t))(const void *, const void *) {
   return cmp_double;
 }
 
-static double value_at(pp_dtype t, const void *p, size_t i) {
-  switch (t) {
-  case PP_U8: return ((const uint8_t *)p)[i];
-  case PP_I32: return ((const int32_t *)p)[i];
-  case PP_U32: return ((const uint32_t *)p)[i];
-  case PP_I64: return (double)((const int64_t *)p)[i];
-  case PP_U64: return (double)((const uint64_t *)p)[i];
-  case PP_F32: return ((const float *)p)[i];
-  case PP_F64: return ((const double *)p)[i];
-  }
-  return 0;
-}
-
 /* DeviceTopK's k values, sorted here, against ours sorted the same way, and its indices
  * inside the input. */
 static const char *cub_topk_check(bench_env *env, topk_case *c) {
@@ -140,7 +127,7 @@ static const char *cub_topk_check(bench_env *env, topk_case *c) {
     verdict = "ok";
     if (i < c->k) {
       bench_fail(env, "topk k=%zu: sorted value %zu: ours %.9g, DeviceTopK %.9g", c->k, i,
-                 value_at(c->t, ours, i), value_at(c->t, peer, i));
+                 cli_value_at(c->t, ours, i), cli_value_at(c->t, peer, i));
       verdict = "MISMATCH";
     } else if (j < c->k) {
       bench_fail(env, "topk k=%zu: DeviceTopK index %zu is %llu, beyond n", c->k, j,

@@ -170,6 +170,19 @@ void cli_fill_random(pp_dtype t, void *dst, size_t count, uint64_t seed, uint64_
     store_random(t, dst, i, cli_splitmix64(key + first + i));
 }
 
+double cli_value_at(pp_dtype t, const void *p, size_t i) {
+  switch (t) {
+  case PP_U8: return ((const uint8_t *)p)[i];
+  case PP_I32: return ((const int32_t *)p)[i];
+  case PP_U32: return ((const uint32_t *)p)[i];
+  case PP_I64: return (double)((const int64_t *)p)[i];
+  case PP_U64: return (double)((const uint64_t *)p)[i];
+  case PP_F32: return ((const float *)p)[i];
+  case PP_F64: return ((const double *)p)[i];
+  }
+  return 0;
+}
+
 void cli_format_value(pp_dtype t, const void *p, char *buf, size_t len) {
   union {
     uint8_t u8;

@@ -54,6 +54,8 @@ uint64_t cli_splitmix64(uint64_t x);
  * Floats are uniform in [-1, 1) (never NaN, inf or a denormal), integers cover their
  * whole range. */
 void cli_fill_random(pp_dtype t, void *dst, size_t count, uint64_t seed, uint64_t first);
+/* Element i of an array of t, as a double (64-bit integers rounded). */
+double cli_value_at(pp_dtype t, const void *p, size_t i);
 /* One element of t as text, exact for integers and round-trippable for floats. */
 void cli_format_value(pp_dtype t, const void *p, char *buf, size_t len);
 

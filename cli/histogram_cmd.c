@@ -297,18 +297,6 @@ static int do_image(pp_context *ctx, const hist_opts *o) {
   return rc;
 }
 
-static double value_at(pp_dtype t, const void *p, size_t i) {
-  switch (t) {
-  case PP_U8: return ((const uint8_t *)p)[i];
-  case PP_I32: return ((const int32_t *)p)[i];
-  case PP_U32: return ((const uint32_t *)p)[i];
-  case PP_I64: return (double)((const int64_t *)p)[i];
-  case PP_U64: return (double)((const uint64_t *)p)[i];
-  case PP_F32: return ((const float *)p)[i];
-  default: return ((const double *)p)[i];
-  }
-}
-
 static int do_raw(pp_context *ctx, const hist_opts *o) {
   void *data;
   size_t bytes;
@@ -323,7 +311,7 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
   if (!o->have_lo || !o->have_hi) { /* the finite range of the data */
     double mn = INFINITY, mx = -INFINITY;
     for (size_t i = 0; i < n; i++) {
-      double v = value_at(o->type, data, i);
+      double v = cli_value_at(o->type, data, i);
       if (isfinite(v)) {
         if (v < mn) mn = v;
         if (v > mx) mx = v;

@@ -356,7 +356,7 @@ int cli_image_decode(const uint8_t *data, size_t len, const char *name, cli_imag
               len == 0 ? " (empty)" : "");
 }
 
-static bool ends_with(const char *s, const char *suffix) {
+bool cli_has_suffix(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   if (n < m) return false;
   for (size_t i = 0; i < m; i++)
@@ -365,10 +365,10 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 cli_image_format cli_image_format_of(const char *path) {
-  if (ends_with(path, ".png")) return CLI_IMAGE_PNG;
-  if (ends_with(path, ".pgm")) return CLI_IMAGE_PGM;
-  if (ends_with(path, ".ppm")) return CLI_IMAGE_PPM;
-  if (ends_with(path, ".pnm")) return CLI_IMAGE_PNM;
+  if (cli_has_suffix(path, ".png")) return CLI_IMAGE_PNG;
+  if (cli_has_suffix(path, ".pgm")) return CLI_IMAGE_PGM;
+  if (cli_has_suffix(path, ".ppm")) return CLI_IMAGE_PPM;
+  if (cli_has_suffix(path, ".pnm")) return CLI_IMAGE_PNM;
   return CLI_IMAGE_UNKNOWN;
 }
 

@@ -22,6 +22,7 @@
 #ifndef PP_CLI_IMAGE_IO_H
 #define PP_CLI_IMAGE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +61,8 @@ int cli_image_decode(const uint8_t *data, size_t len, const char *name, cli_imag
 /* The format an output file name asks for, by its extension (case-insensitive): .png,
  * .pgm, .ppm, .pnm; CLI_IMAGE_UNKNOWN for anything else (JPEG is read, not written). */
 cli_image_format cli_image_format_of(const char *path);
+/* Whether s ends with suffix (given in lower case), ignoring the case of s. */
+bool cli_has_suffix(const char *s, const char *suffix);
 /* Writes img to f in fmt (PNG, PGM, PPM or PNM), converting channels as said above.
  * Sets *converted when the file holds fewer channels than img (colour to grey, alpha
  * dropped). */

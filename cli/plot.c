@@ -18,7 +18,6 @@
 
 #include <cairo-svg.h>
 #include <cairo.h>
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,16 +36,8 @@
 #define PLOT_FONT 13.0
 #define PLOT_GAP 6 /* between the vertical axis and the first bin */
 
-static bool ends_with(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  if (n < m) return false;
-  for (size_t i = 0; i < m; i++)
-    if (tolower((unsigned char)s[n - m + i]) != suffix[i]) return false;
-  return true;
-}
-
 bool cli_plot_extension_ok(const char *path) {
-  return ends_with(path, ".svg") || cli_image_format_of(path) != CLI_IMAGE_UNKNOWN;
+  return cli_has_suffix(path, ".svg") || cli_image_format_of(path) != CLI_IMAGE_UNKNOWN;
 }
 
 double cli_plot_nice_step(double range, int target) {
@@ -280,7 +271,7 @@ int cli_plot_histogram(const char *path, const cli_hist_plot *p, char *err, size
     snprintf(err, errlen, "%s: unknown extension (.png, .svg, .ppm, .pgm, .pnm)", path);
     return -1;
   }
-  return ends_with(path, ".svg") ? plot_svg(path, p, err, errlen)
+  return cli_has_suffix(path, ".svg") ? plot_svg(path, p, err, errlen)
                                  : plot_raster(path, p, err, errlen);
 }
 
