@@ -8,7 +8,15 @@
 # threads than the context asked for. The library is linked by its path: the shared library
 # keeps it private, the static one passes it on, and the pkg-config files and the CMake
 # package get it from the link interface (pp_link_flags in CMakeLists.txt) as -lopenblas.
-option(PP_ENABLE_CBLAS "Let the CPU backend's SGEMM call OpenBLAS's cblas_sgemm when found" ON)
+# A Python wheel (scikit-build) must not depend on the build machine's OpenBLAS: there the
+# default is the own kernel.
+if(SKBUILD)
+  set(pp_cblas_default OFF)
+else()
+  set(pp_cblas_default ON)
+endif()
+option(PP_ENABLE_CBLAS "Let the CPU backend's SGEMM call OpenBLAS's cblas_sgemm when found"
+       ${pp_cblas_default})
 
 set(PP_HAVE_CBLAS OFF)
 if(PP_ENABLE_CBLAS)
