@@ -87,26 +87,6 @@ int cli_parse_size(const char *s, size_t *out) {
   return 0;
 }
 
-int cli_parse_backend(const char *s, pp_backend *out) {
-  static const pp_backend all[] = {PP_BACKEND_AUTO, PP_BACKEND_CPU, PP_BACKEND_CUDA};
-  for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
-    if (strcmp(s, pp_backend_string(all[i])) == 0) {
-      *out = all[i];
-      return 0;
-    }
-  return -1;
-}
-
-int cli_parse_dtype(const char *s, pp_dtype *out) {
-  static const pp_dtype all[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-  for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
-    if (strcmp(s, pp_dtype_string(all[i])) == 0) {
-      *out = all[i];
-      return 0;
-    }
-  return -1;
-}
-
 const char *cli_op_string(pp_op op) {
   switch (op) {
   case PP_SUM:
@@ -119,14 +99,37 @@ const char *cli_op_string(pp_op op) {
   return "unknown";
 }
 
-int cli_parse_op(const char *s, pp_op *out) {
-  static const pp_op all[] = {PP_SUM, PP_MIN, PP_MAX};
-  for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
-    if (strcmp(s, cli_op_string(all[i])) == 0) {
-      *out = all[i];
-      return 0;
-    }
+/* The value in [0, count) that name() calls s, or -1: parprim.h numbers the values of
+ * pp_backend, pp_dtype and pp_op from 0 without gaps. */
+static int lookup(const char *s, int count, const char *(*name)(int)) {
+  for (int v = 0; s && v < count; v++)
+    if (strcmp(s, name(v)) == 0)
+      return v;
   return -1;
+}
+static const char *backend_name(int v) { return pp_backend_string((pp_backend)v); }
+static const char *dtype_name(int v) { return pp_dtype_string((pp_dtype)v); }
+static const char *op_name(int v) { return cli_op_string((pp_op)v); }
+
+int cli_parse_backend(const char *s, pp_backend *out) {
+  int v = lookup(s, PP_BACKEND_CUDA + 1, backend_name);
+  if (v >= 0)
+    *out = (pp_backend)v;
+  return v < 0 ? -1 : 0;
+}
+
+int cli_parse_dtype(const char *s, pp_dtype *out) {
+  int v = lookup(s, PP_F64 + 1, dtype_name);
+  if (v >= 0)
+    *out = (pp_dtype)v;
+  return v < 0 ? -1 : 0;
+}
+
+int cli_parse_op(const char *s, pp_op *out) {
+  int v = lookup(s, PP_MAX + 1, op_name);
+  if (v >= 0)
+    *out = (pp_op)v;
+  return v < 0 ? -1 : 0;
 }
 
 uint64_t cli_splitmix64(uint64_t x) {
