@@ -11,64 +11,11 @@
  * usable context afterwards.
  */
 #include "harness.h"
+#include "th_values.h"
 
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
-
-/* ---- values of any dtype ------------------------------------------------------------ */
-
-typedef union val {
-  uint8_t u8;
-  int32_t i32;
-  uint32_t u32;
-  int64_t i64;
-  uint64_t u64;
-  float f32;
-  double f64;
-  unsigned char b[8];
-} val;
-
-static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-#define N_TYPES (sizeof all_types / sizeof all_types[0])
-
-static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
-static int is_signed_int(pp_dtype t) { return t == PP_I32 || t == PP_I64; }
-
-static const char *opname(pp_op op) {
-  return op == PP_SUM ? "SUM" : op == PP_MIN ? "MIN" : op == PP_MAX ? "MAX" : "bad-op";
-}
-
-static val load(pp_dtype t, const void *p, size_t i) {
-  val v;
-  memset(&v, 0, sizeof v);
-  memcpy(v.b, (const unsigned char *)p + i * pp_dtype_size(t), pp_dtype_size(t));
-  return v;
-}
-
-static int val_isnan(pp_dtype t, val v) {
-  return (t == PP_F32 && isnan(v.f32)) || (t == PP_F64 && isnan(v.f64));
-}
-
-/* Same bits, or both NaN (payloads may legitimately differ). */
-static int same_val(pp_dtype t, val a, val b) {
-  if (val_isnan(t, a) || val_isnan(t, b)) return val_isnan(t, a) && val_isnan(t, b);
-  return memcmp(a.b, b.b, pp_dtype_size(t)) == 0;
-}
-
-static const char *fmt_val(pp_dtype t, val v, char *buf, size_t len) {
-  switch (t) {
-  case PP_U8: snprintf(buf, len, "%u", (unsigned)v.u8); break;
-  case PP_I32: snprintf(buf, len, "%" PRId32, v.i32); break;
-  case PP_U32: snprintf(buf, len, "%" PRIu32, v.u32); break;
-  case PP_I64: snprintf(buf, len, "%" PRId64, v.i64); break;
-  case PP_U64: snprintf(buf, len, "%" PRIu64, v.u64); break;
-  case PP_F32: snprintf(buf, len, "%.9g (%a)", (double)v.f32, (double)v.f32); break;
-  case PP_F64: snprintf(buf, len, "%.17g (%a)", v.f64, v.f64); break;
-  default: snprintf(buf, len, "?"); break;
-  }
-  return buf;
-}
 
 /* ---- the reference ------------------------------------------------------------------ */
 
@@ -156,12 +103,6 @@ static void reference(pp_dtype t, const void *h, size_t n, ref_out *r) {
   }
 }
 
-static unsigned ceil_log2(size_t n) {
-  unsigned k = 0;
-  while (k < 64 && ((size_t)1 << k) < n) k++;
-  return k;
-}
-
 /* f32: API.md promises the error of pairwise summation, |err| <= c*log2(n)*eps*sum|x|
  * with c = 2 (the rounding of the final result to float fits inside it for n >= 2).
  * f64: no accuracy is promised, so the bound is the one any summation order meets,
@@ -209,45 +150,11 @@ static int pattern_applies(pp_dtype t, int p) {
   return 1;
 }
 
-/* Integers are generated from a "rank" in [0, 2^64) mapped monotonically onto the type,
- * so rank 0 is the lowest value and UINT64_MAX the highest for every integer type. */
-static void put_rank(pp_dtype t, void *buf, size_t i, uint64_t u) {
-  switch (t) {
-  case PP_U8: ((uint8_t *)buf)[i] = (uint8_t)(u >> 56); break;
-  case PP_U32: ((uint32_t *)buf)[i] = (uint32_t)(u >> 32); break;
-  case PP_U64: ((uint64_t *)buf)[i] = u; break;
-  case PP_I32: {
-    uint32_t b = (uint32_t)(u >> 32) ^ 0x80000000u;
-    memcpy((int32_t *)buf + i, &b, 4);
-    break;
-  }
-  case PP_I64: {
-    uint64_t b = u ^ 0x8000000000000000ull;
-    memcpy((int64_t *)buf + i, &b, 8);
-    break;
-  }
-  default: break;
-  }
-}
-
-static void put_small(pp_dtype t, void *buf, size_t i, int v) {
-  switch (t) {
-  case PP_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-  case PP_U32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-  case PP_U64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-  case PP_I32: ((int32_t *)buf)[i] = v; break;
-  case PP_I64: ((int64_t *)buf)[i] = v; break;
-  case PP_F32: ((float *)buf)[i] = (float)v; break;
-  case PP_F64: ((double *)buf)[i] = v; break;
-  }
-}
-
-static void put_f(pp_dtype t, void *buf, size_t i, double v) {
-  if (t == PP_F32)
-    ((float *)buf)[i] = (float)v;
-  else
-    ((double *)buf)[i] = v;
-}
+/* Integers are generated from a "rank" in [0, 2^64) mapped monotonically onto the type
+ * (vrank), so rank 0 is the lowest value and UINT64_MAX the highest for every integer type. */
+static void put_rank(pp_dtype t, void *buf, size_t i, uint64_t u) { store(t, buf, i, vrank(t, u)); }
+static void put_small(pp_dtype t, void *buf, size_t i, int v) { store(t, buf, i, vsmall(t, v)); }
+static void put_f(pp_dtype t, void *buf, size_t i, double v) { store(t, buf, i, vflt(t, v)); }
 
 static void gen(pp_dtype t, int p, size_t n, void *h, th_rng *r) {
   const int f32 = t == PP_F32;
@@ -266,7 +173,7 @@ static void gen(pp_dtype t, int p, size_t n, void *h, th_rng *r) {
       switch (p) {
       case P_RANDOM: put_rank(t, h, i, th_next(r)); break;
       case P_SMALLINT:
-        put_small(t, h, i, is_signed_int(t) ? (int)th_below(r, 101) - 50 : (int)th_below(r, 51));
+        put_small(t, h, i, is_signed(t) ? (int)th_below(r, 101) - 50 : (int)th_below(r, 51));
         break;
       case P_SORTED: put_rank(t, h, i, (uint64_t)i * step); break;
       case P_REVERSED: put_rank(t, h, i, (uint64_t)(n - 1 - i) * step); break;
@@ -572,14 +479,6 @@ static void expect_arg(pp_context *ctx, pp_op op, pp_dtype t, const void *in, si
           fmt_val(t, want, e, sizeof e), wi, res.overrun ? " (and wrote past the value)" : "");
   }
 }
-
-static val vu8(uint8_t x) { val v; memset(&v, 0, sizeof v); v.u8 = x; return v; }
-static val vi32(int32_t x) { val v; memset(&v, 0, sizeof v); v.i32 = x; return v; }
-static val vu32(uint32_t x) { val v; memset(&v, 0, sizeof v); v.u32 = x; return v; }
-static val vi64(int64_t x) { val v; memset(&v, 0, sizeof v); v.i64 = x; return v; }
-static val vu64(uint64_t x) { val v; memset(&v, 0, sizeof v); v.u64 = x; return v; }
-static val vf32(float x) { val v; memset(&v, 0, sizeof v); v.f32 = x; return v; }
-static val vf64(double x) { val v; memset(&v, 0, sizeof v); v.f64 = x; return v; }
 
 static void test_wraparound(pp_context *ctx) {
   uint8_t u8[1000];
