@@ -20,6 +20,7 @@
  * distributed constructors say so (PP_ERR_UNSUPPORTED naming what is missing) and ends.
  */
 #include "harness.h"
+#include "th_dist.h"
 #include "../src/core/testctl.h"
 
 #include <float.h>
@@ -33,157 +34,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 #endif
-
-static int g_rank = 0, g_p = 1;
-static pp_backend g_backend = PP_BACKEND_CPU;
-
-/* ---- the global data and each rank's slice ------------------------------------------- */
-
-enum { LAYOUT_EVEN, LAYOUT_FIRST, LAYOUT_LAST, LAYOUT_GAPS, LAYOUT_RANDOM, LAYOUTS };
-static const char *layout_name[] = {"even", "all-on-rank-0", "all-on-last", "empty-even-ranks",
-                                    "random"};
-
-/* counts[q] for N elements over g_p ranks (the same on every rank: seeded by N) */
-static void layout_counts(int layout, size_t N, size_t *counts) {
-  th_rng r = th_rng_make(0xC0u + (uint64_t)N);
-  for (int q = 0; q < g_p; q++) counts[q] = 0;
-  switch (layout) {
-  case LAYOUT_EVEN:
-    for (int q = 0; q < g_p; q++) counts[q] = N / (size_t)g_p + ((size_t)q < N % (size_t)g_p);
-    break;
-  case LAYOUT_FIRST: counts[0] = N; break;
-  case LAYOUT_LAST: counts[g_p - 1] = N; break;
-  case LAYOUT_GAPS: {
-    int odd = g_p / 2; /* ranks 1, 3, ... take everything; one rank: rank 0 does */
-    if (odd == 0) {
-      counts[0] = N;
-      break;
-    }
-    for (int q = 1, k = 0; q < g_p; q += 2, k++)
-      counts[q] = N / (size_t)odd + ((size_t)k < N % (size_t)odd);
-    break;
-  }
-  default: {
-    size_t left = N;
-    for (int q = 0; q < g_p - 1; q++) {
-      counts[q] = (size_t)th_below(&r, left + 1);
-      left -= counts[q];
-    }
-    counts[g_p - 1] = left;
-  }
-  }
-}
-
-static size_t my_offset(const size_t *counts) {
-  size_t off = 0;
-  for (int q = 0; q < g_rank; q++) off += counts[q];
-  return off;
-}
-
-/* ---- values --------------------------------------------------------------------------- */
-
-static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-static const char *type_name(pp_dtype t) { return pp_dtype_string(t); }
-static bool is_float_t(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
-
-enum { DATA_RANDOM, DATA_SMALL, DATA_EQUAL, DATA_SPECIAL, DATA_NAN, DATA_KINDS };
-static const char *data_name[] = {"random", "small-range", "all-equal", "special", "all-NaN"};
-
-static double as_d(pp_dtype t, const void *p, size_t i) {
-  switch (t) {
-  case PP_U8: return ((const uint8_t *)p)[i];
-  case PP_I32: return ((const int32_t *)p)[i];
-  case PP_U32: return ((const uint32_t *)p)[i];
-  case PP_I64: return (double)((const int64_t *)p)[i];
-  case PP_U64: return (double)((const uint64_t *)p)[i];
-  case PP_F32: return ((const float *)p)[i];
-  case PP_F64: return ((const double *)p)[i];
-  }
-  return 0;
-}
-
-/* Element i of a data set of kind `kind`: random bits (integers) or signed magnitudes
- * (floats), a small range (many ties), one value, extremes mixed with NaN, -0.0, +0.0 and
- * infinities, or only NaN. */
-static void make_value(pp_dtype t, int kind, th_rng *r, void *dst, size_t i) {
-  uint64_t bits = th_next(r);
-  double d = th_range(r, -1000.0, 1000.0);
-  if (kind == DATA_SMALL) {
-    bits = th_below(r, 5);
-    d = (double)th_below(r, 5) - 2.0;
-  } else if (kind == DATA_EQUAL) {
-    bits = 3;
-    d = 1.5;
-  } else if (kind == DATA_SPECIAL) {
-    static const double fs[] = {NAN, -0.0, 0.0, INFINITY, -INFINITY, 1.0, -1.0, 1e30, -1e30};
-    uint64_t pick = th_below(r, 9);
-    d = fs[pick];
-    static const uint64_t is[] = {0, 1, 0x7f, 0x80, 0xff, 0x7fffffff, 0x80000000u,
-                                  0xffffffffu, 0x7fffffffffffffffull, 0x8000000000000000ull,
-                                  0xffffffffffffffffull};
-    bits = is[th_below(r, 11)];
-  } else if (kind == DATA_NAN) {
-    d = NAN;
-  }
-  switch (t) {
-  case PP_U8: ((uint8_t *)dst)[i] = (uint8_t)bits; break;
-  case PP_I32: ((int32_t *)dst)[i] = (int32_t)(uint32_t)bits; break;
-  case PP_U32: ((uint32_t *)dst)[i] = (uint32_t)bits; break;
-  case PP_I64: ((int64_t *)dst)[i] = (int64_t)bits; break;
-  case PP_U64: ((uint64_t *)dst)[i] = bits; break;
-  case PP_F32: ((float *)dst)[i] = (float)d; break;
-  case PP_F64: ((double *)dst)[i] = d; break;
-  }
-}
-
-static void *make_data(pp_dtype t, int kind, size_t N, uint64_t stream) {
-  size_t es = pp_dtype_size(t);
-  void *h = th_xmalloc(N * es + 16);
-  th_rng r = th_rng_make(stream);
-  for (size_t i = 0; i < N; i++) make_value(t, kind, &r, h, i);
-  return h;
-}
-
-/* Bitwise equality, except that any two NaNs are equal. */
-static bool same_value(pp_dtype t, const void *a, const void *b) {
-  size_t es = pp_dtype_size(t);
-  if (is_float_t(t) && isnan(as_d(t, a, 0)) && isnan(as_d(t, b, 0))) return true;
-  return memcmp(a, b, es) == 0;
-}
-
-/* ---- where the slice lives ----------------------------------------------------------- */
-
-/* Case c's slice is host memory on even c and pp_malloc memory on odd c (on CUDA: device
- * memory, so both the staged and the direct paths run). */
-typedef struct slice {
-  void *host; /* the caller's view on the host */
-  void *arg;  /* what the primitive gets */
-  size_t bytes;
-  bool device;
-} slice;
-
-static slice slice_make(pp_context *ctx, const void *src, size_t bytes, bool device) {
-  slice s = {th_xmalloc(bytes + 16), NULL, bytes, device};
-  if (src && bytes) memcpy(s.host, src, bytes);
-  else memset(s.host, 0xA5, bytes);
-  if (device) {
-    s.arg = th_dev_alloc(ctx, bytes ? bytes : 1);
-    if (bytes) th_copy(ctx, s.arg, s.host, bytes);
-  } else {
-    s.arg = s.host;
-  }
-  return s;
-}
-
-/* Bring an output back to s.host. */
-static void slice_fetch(pp_context *ctx, slice *s) {
-  if (s->device && s->bytes) th_copy(ctx, s->host, s->arg, s->bytes);
-}
-
-static void slice_free(pp_context *ctx, slice *s) {
-  if (s->device) th_dev_free(ctx, s->arg);
-  free(s->host);
-}
 
 /* ---- reduce and argreduce -------------------------------------------------------------- */
 
@@ -208,11 +58,9 @@ static bool sums_close(pp_dtype t, double got, double want, double scale) {
 static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                               size_t N, int c) {
   if (!th_sampled()) return;
-  const size_t es = pp_dtype_size(t);
-  size_t counts[64];
-  layout_counts(layout, N, counts);
-  const size_t off = my_offset(counts), n = counts[g_rank];
-  void *all = make_data(t, kind, N, 100 + (uint64_t)N * 7 + (uint64_t)kind);
+  const part d = part_make(t, kind, layout, N, 100 + (uint64_t)N * 7 + (uint64_t)kind);
+  const size_t es = d.es, off = d.off, n = d.n;
+  void *all = d.all;
   slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
   for (int op = PP_SUM; op <= PP_MAX; op++) {
     unsigned char got[8] = {0}, want[8] = {0};
@@ -220,7 +68,7 @@ static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int 
     CHECK_STATUS(st, PP_OK, "pp_reduce op %d %s %s %s N=%zu: %s", op, type_name(t),
                  data_name[kind], layout_name[layout], N, pp_last_error(ctx));
     CHECK_STATUS(pp_reduce(ref, (pp_op)op, t, all, N, want), PP_OK, "reference reduce");
-    bool ok = op == PP_SUM && is_float_t(t)
+    bool ok = op == PP_SUM && is_float(t)
                   ? sums_close(t, as_d(t, got, 0), as_d(t, want, 0), abs_sum(t, all, 0, N))
                   : same_value(t, got, want);
     CHECK(ok, "pp_reduce op %d %s %s %s N=%zu: got %.17g want %.17g", op, type_name(t),
@@ -246,11 +94,9 @@ static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int 
 static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                             size_t N, int c) {
   if (!th_sampled()) return;
-  const size_t es = pp_dtype_size(t);
-  size_t counts[64];
-  layout_counts(layout, N, counts);
-  const size_t off = my_offset(counts), n = counts[g_rank];
-  void *all = make_data(t, kind, N, 300 + (uint64_t)N * 5 + (uint64_t)kind);
+  const part d = part_make(t, kind, layout, N, 300 + (uint64_t)N * 5 + (uint64_t)kind);
+  const size_t es = d.es, off = d.off, n = d.n;
+  void *all = d.all;
   void *want = th_xmalloc(N * es + 16);
   double *prefix_abs = th_xmalloc((N + 1) * sizeof(double));
   prefix_abs[0] = 0;
@@ -270,7 +116,7 @@ static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
       size_t bad = 0, first_bad = 0;
       for (size_t i = 0; i < n; i++) {
         const char *g = (const char *)out.host + i * es, *w = (const char *)want + (off + i) * es;
-        bool ok = op == PP_SUM && is_float_t(t)
+        bool ok = op == PP_SUM && is_float(t)
                       ? sums_close(t, as_d(t, g, 0), as_d(t, w, 0), prefix_abs[off + i + 1])
                       : same_value(t, g, w);
         if (!ok && bad++ == 0) first_bad = i;
@@ -296,11 +142,9 @@ static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
 static void check_histogram_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind,
                                  int layout, size_t N, int c) {
   if (!th_sampled()) return;
-  const size_t es = pp_dtype_size(t), bins = 1 + (size_t)(N % 37);
-  size_t counts[64];
-  layout_counts(layout, N, counts);
-  const size_t off = my_offset(counts), n = counts[g_rank];
-  void *all = make_data(t, kind, N, 500 + (uint64_t)N * 3 + (uint64_t)kind);
+  const part d = part_make(t, kind, layout, N, 500 + (uint64_t)N * 3 + (uint64_t)kind);
+  const size_t es = d.es, off = d.off, n = d.n, bins = 1 + (size_t)(N % 37);
+  void *all = d.all;
   slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
   double lo = t == PP_U8 ? 0 : -700, hi = t == PP_U8 ? 256 : 900;
   if (kind == DATA_SMALL) {
@@ -351,11 +195,9 @@ static void check_histogram_image(pp_context *ctx, pp_context *ref, int layout, 
 static void check_topk_case(pp_context *ctx, pp_context *ref, pp_dtype t, int kind, int layout,
                             size_t N, size_t k, bool largest, int c) {
   if (!th_sampled()) return;
-  const size_t es = pp_dtype_size(t);
-  size_t counts[64];
-  layout_counts(layout, N, counts);
-  const size_t off = my_offset(counts), n = counts[g_rank];
-  void *all = make_data(t, kind, N, 900 + (uint64_t)N * 11 + (uint64_t)kind);
+  const part d = part_make(t, kind, layout, N, 900 + (uint64_t)N * 11 + (uint64_t)kind);
+  const size_t es = d.es, off = d.off, n = d.n;
+  void *all = d.all;
   slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
   void *gv = th_xmalloc(k * es + 16), *wv = th_xmalloc(k * es + 16);
   uint64_t *gi = th_xmalloc(k * 8 + 8), *wi = th_xmalloc(k * 8 + 8);
@@ -903,7 +745,7 @@ int main(int argc, char **argv) {
       for (size_t ti = 0; ti < sizeof all_types / sizeof *all_types; ti++) {
         pp_dtype t = all_types[ti];
         for (int kind = 0; kind < DATA_KINDS; kind++) {
-          if (kind == DATA_NAN && !is_float_t(t)) continue;
+          if (kind == DATA_NAN && !is_float(t)) continue;
           /* the largest size with every layout and every type, one kind each */
           if (sizes[si] > 1000 && kind != (int)(ti + (size_t)layout) % DATA_KINDS) continue;
           check_reduce_case(ctx, ref, t, kind, layout, sizes[si], c);

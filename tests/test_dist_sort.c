@@ -18,6 +18,7 @@
  * SKIP and exits 77.
  */
 #include "harness.h"
+#include "th_values.h"
 
 #include <math.h>
 
@@ -32,7 +33,6 @@ enum layout { L_EVEN, L_ZERO_ODD, L_ALL_LAST, L_ALL_FIRST, L_RAMP, L_COUNT };
 static const char *layout_name[L_COUNT] = {"even", "n=0 on odd ranks", "all on the last rank",
                                            "all on rank 0", "ramp"};
 
-static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
 static const char *type_name(pp_dtype t) {
   static const char *names[] = {"u8", "i32", "u32", "i64", "u64", "f32", "f64"};
   return (unsigned)t < 7 ? names[t] : "?";

@@ -20,16 +20,14 @@
  * runs under compute-sanitizer), keeping every bin-count path.
  */
 #include "harness.h"
+#include "th_values.h"
 #include "../src/core/testctl.h"
 
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
 
-static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-#define N_TYPES (sizeof all_types / sizeof all_types[0])
 
-static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 
 /* Element i of a typed array as double (the API compares as double). */
 static double get_d(pp_dtype t, const void *a, size_t i) {

@@ -23,14 +23,12 @@
  * above 20000 (for runs under compute-sanitizer).
  */
 #include "harness.h"
+#include "th_values.h"
 
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
 
-static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64};
-#define N_TYPES 7
-static int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 
 /* ---- element access and the reference order ----------------------------------------- */
 
