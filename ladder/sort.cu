@@ -444,30 +444,22 @@ void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint
     LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
     return compare(download<uint32_t>(out, n), *want1024, "1024-key chunks");
   };
-  c.steps.push_back(Step{"3a", "Cook 6: 32 lists + single-thread merge, 1024-key chunks", "u32 keys",
-                         Kind::Kernel, prepare,
-                         [=]() {
-                           block_lists_radix_sort<MergeKind::Single>
-                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           LADDER_CUDA_CHECK(cudaGetLastError());
-                         },
-                         verify1024});
-  c.steps.push_back(Step{"3b", "Cook 6: 32 lists + atomicMin merge, 1024-key chunks", "u32 keys", Kind::Kernel,
-                         prepare,
-                         [=]() {
-                           block_lists_radix_sort<MergeKind::AtomicMin>
-                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           LADDER_CUDA_CHECK(cudaGetLastError());
-                         },
-                         verify1024});
-  c.steps.push_back(Step{"3c", "Cook 6: 32 lists + reduction merge, 1024-key chunks", "u32 keys", Kind::Kernel,
-                         prepare,
-                         [=]() {
-                           block_lists_radix_sort<MergeKind::Reduction>
-                               <<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
-                           LADDER_CUDA_CHECK(cudaGetLastError());
-                         },
-                         verify1024});
+  // step 3: one kernel per merge of the 32 sorted lists
+  auto add_step3 = [&](const char *id, const char *name,
+                       void (*kernel)(const uint32_t *, uint32_t *, size_t)) {
+    c.steps.push_back(Step{id, name, "u32 keys", Kind::Kernel, prepare,
+                           [=]() {
+                             kernel<<<(unsigned)blocks3, kLists, 0, stream>>>(pristine, out, n);
+                             LADDER_CUDA_CHECK(cudaGetLastError());
+                           },
+                           verify1024});
+  };
+  add_step3("3a", "Cook 6: 32 lists + single-thread merge, 1024-key chunks",
+            block_lists_radix_sort<MergeKind::Single>);
+  add_step3("3b", "Cook 6: 32 lists + atomicMin merge, 1024-key chunks",
+            block_lists_radix_sort<MergeKind::AtomicMin>);
+  add_step3("3c", "Cook 6: 32 lists + reduction merge, 1024-key chunks",
+            block_lists_radix_sort<MergeKind::Reduction>);
 
   // Han 7's quicksort with dynamic parallelism, on the whole array: one thread per
   // partition, so each level costs a serial pass over its longest segment
