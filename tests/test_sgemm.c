@@ -59,32 +59,26 @@ typedef struct shape {
 
 static size_t max1(size_t x) { return x ? x : 1; }
 
-static shape shape_a(const gcase *g) {
+/* A rows x cols matrix with leading dimension ld (0: packed): rowish when its lines are
+ * rows (row-major and not transposed, or column-major and transposed). */
+static shape shape_of(int rowish, size_t rows, size_t cols, size_t ld) {
   shape s;
-  s.rowish = (g->lay == PP_ROW_MAJOR) == (g->ta == PP_NO_TRANS);
-  s.lines = s.rowish ? g->m : g->k;
-  s.len = s.rowish ? g->k : g->m;
-  s.ld = g->lda ? g->lda : max1(s.len);
+  s.rowish = rowish;
+  s.lines = rowish ? rows : cols;
+  s.len = rowish ? cols : rows;
+  s.ld = ld ? ld : max1(s.len);
   return s;
+}
+
+static shape shape_a(const gcase *g) {
+  return shape_of((g->lay == PP_ROW_MAJOR) == (g->ta == PP_NO_TRANS), g->m, g->k, g->lda);
 }
 
 static shape shape_b(const gcase *g) {
-  shape s;
-  s.rowish = (g->lay == PP_ROW_MAJOR) == (g->tb == PP_NO_TRANS);
-  s.lines = s.rowish ? g->k : g->n;
-  s.len = s.rowish ? g->n : g->k;
-  s.ld = g->ldb ? g->ldb : max1(s.len);
-  return s;
+  return shape_of((g->lay == PP_ROW_MAJOR) == (g->tb == PP_NO_TRANS), g->k, g->n, g->ldb);
 }
 
-static shape shape_c(const gcase *g) {
-  shape s;
-  s.rowish = g->lay == PP_ROW_MAJOR;
-  s.lines = s.rowish ? g->m : g->n;
-  s.len = s.rowish ? g->n : g->m;
-  s.ld = g->ldc ? g->ldc : max1(s.len);
-  return s;
-}
+static shape shape_c(const gcase *g) { return shape_of(g->lay == PP_ROW_MAJOR, g->m, g->n, g->ldc); }
 
 static size_t at(const shape *s, size_t r, size_t c) { return s->rowish ? r * s->ld + c : c * s->ld + r; }
 /* floats from the matrix's start to the end of its guard */
