@@ -20,10 +20,10 @@ set -euo pipefail
 CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || echo "$(dirname "$(command -v nvcc)")/cuobjdump")}
 [ -x "$CUOBJDUMP" ] || { echo "sass_diff.sh: no cuobjdump (set CUOBJDUMP)" >&2; exit 2; }
 
-# The objects of a build: its CUDA object files, or the file itself.
+# The objects of a build: its CUDA object files (*.cu.o, as CMake names them), or the file.
 objects() {
   if [ -d "$1" ]; then
-    find "$1" -path '*src/cuda/*.o' -type f | sort
+    find "$1" -name '*.cu.o' -type f | sort
   else
     echo "$1"
   fi
@@ -60,7 +60,7 @@ for line in sys.stdin:
     s = re.sub(r"(_GLOBAL__N__|__nv_static_\d+__)[0-9a-f_]+", r"\1H", s)
     s = re.sub(r"c\[0x3\]\[0x[0-9a-f]+\]", "c[0x3][C]", s)
     s = s.strip()
-    if s and not s.startswith(".") and s not in ("}", "{") and not s.startswith("....."):
+    if s.endswith(";"):  # instructions only, not the fatbin headers between functions
         body.append(s)
 flush()
 for k in sorted(out):

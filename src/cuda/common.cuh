@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "tuning.h"
+#include "vec.cuh"
 
 #define PP_WARP 32
 

@@ -3,7 +3,9 @@
  * Semantics are those of src/cpu/conv.c (API.md): correlation, filter centred at
  * (fw/2, fh/2), ZERO / CLAMP / MIRROR borders, any filter size.
  *
- * The production path (seed 000's v3, taken further). A block of 256 threads owns an
+ * The production path: the shared-memory tiles of ladder/conv.cu's step 4, taken further
+ * (Learn CUDA Programming, ch. 7: convolution with constant-memory filters and tiles in
+ * shared memory). A block of 256 threads owns an
  * output tile TW wide (32 or 64) and CONV_TH = 64 rows high:
  *  - it copies the input window of the tile (the tile plus the filter's reach on every
  *    side) into shared memory. The window's left edge is rounded down to a multiple of 4
@@ -125,6 +127,36 @@ __device__ __forceinline__ void conv_tile_origin(const conv_geom &g, int tw, lon
   *y0 = ty * CONV_TH;
 }
 
+/* The window of this block's tile (conv_tile_origin, tile width tw) in the kernel's
+ * dynamic shared memory, after a barrier: every thread may read all of it. */
+__device__ __forceinline__ float *conv_stage_window(const conv_geom &g, int tw, int sx, int sw,
+                                                    int rows, int top, long long *x0,
+                                                    long long *y0) {
+  extern __shared__ float4 conv_smem[];
+  float *tile = reinterpret_cast<float *>(conv_smem);
+  conv_tile_origin(g, tw, x0, y0);
+  conv_load_window(g, tile, *x0, *y0, sx, sw, rows, top);
+  __syncthreads();
+  return tile;
+}
+
+template <int CX>
+__device__ __forceinline__ void conv_zero(float (&acc)[CX][CONV_R]) {
+#pragma unroll
+  for (int c = 0; c < CX; c++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+}
+
+/* The pixel of this thread in the kernels of one pixel per thread (blocks of 32 x 8
+ * pixels, tiles_x of them across); false outside the image. */
+__device__ __forceinline__ bool conv_pixel(const conv_geom &g, long long *x, long long *y) {
+  const long long t = blockIdx.x, ty = t / g.tiles_x;
+  *x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
+  *y = ty * 8 + (threadIdx.x >> 5);
+  return *x < g.width && *y < g.height;
+}
+
 /* acc[c][r] is the output at column x0 + 32c + lane, row y0 + warp * CONV_R + r. Streaming
  * stores: the output is not read again, so it should not push the halo rows out of L2. */
 template <int CX>
@@ -148,19 +180,12 @@ template <int K, int CX>
 __global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) {
   constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
   constexpr int ROWS = CONV_TH + K - 1;
-  extern __shared__ float4 conv_smem[];
-  float *tile = reinterpret_cast<float *>(conv_smem);
   long long x0, y0;
-  conv_tile_origin(g, TW, &x0, &y0);
-  conv_load_window(g, tile, x0, y0, SX, SW, ROWS, H);
-  __syncthreads();
+  float *tile = conv_stage_window(g, TW, SX, SW, ROWS, H, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[CX][CONV_R];
-#pragma unroll
-  for (int c = 0; c < CX; c++)
-#pragma unroll
-    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  conv_zero<CX>(acc);
   /* input row i of this thread's strip feeds outputs r = i - dy for every filter row dy */
 #pragma unroll
   for (int i = 0; i < CONV_R + K - 1; i++) {
@@ -187,12 +212,8 @@ __global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) 
 
 __global__ void __launch_bounds__(CONV_THREADS)
     conv2d_generic_kernel(conv_geom g, const float *__restrict__ f, int fw, int fh) {
-  extern __shared__ float4 conv_smem[];
-  float *tile = reinterpret_cast<float *>(conv_smem);
   long long x0, y0;
-  conv_tile_origin(g, 32, &x0, &y0);
-  conv_load_window(g, tile, x0, y0, g.sx, g.sw, g.rows, (int)g.top);
-  __syncthreads();
+  float *tile = conv_stage_window(g, 32, g.sx, g.sw, g.rows, (int)g.top, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sw = g.sw;
   float acc[1][CONV_R];
@@ -214,10 +235,8 @@ __global__ void __launch_bounds__(CONV_THREADS)
 
 __global__ void __launch_bounds__(CONV_THREADS)
     conv2d_direct_kernel(conv_geom g, const float *__restrict__ f, long long fw, long long fh) {
-  long long t = blockIdx.x, ty = t / g.tiles_x;
-  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
-  long long y = ty * 8 + (threadIdx.x >> 5);
-  if (x >= g.width || y >= g.height) return;
+  long long x, y;
+  if (!conv_pixel(g, &x, &y)) return;
   float acc = 0.0f;
   for (long long dy = 0; dy < fh; dy++) {
     long long yy = conv_remap(y + dy - g.top, g.height, g.border);
@@ -271,10 +290,7 @@ __global__ void __launch_bounds__(CONV_THREADS)
   /* column pass: mid row i feeds the outputs r = i - dy */
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[CX][CONV_R];
-#pragma unroll
-  for (int c = 0; c < CX; c++)
-#pragma unroll
-    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  conv_zero<CX>(acc);
   const float *mcol = mid + warp * CONV_R * TW + lane;
   if (K) {
 #pragma unroll
@@ -318,19 +334,12 @@ template <int K, int CX>
 __global__ void __launch_bounds__(CONV_THREADS) conv_sep_reg_kernel(conv_geom g) {
   constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
   constexpr int ROWS = CONV_TH + K - 1;
-  extern __shared__ float4 conv_smem[];
-  float *tile = reinterpret_cast<float *>(conv_smem);
   long long x0, y0;
-  conv_tile_origin(g, TW, &x0, &y0);
-  conv_load_window(g, tile, x0, y0, SX, SW, ROWS, H);
-  __syncthreads();
+  float *tile = conv_stage_window(g, TW, SX, SW, ROWS, H, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[CX][CONV_R];
-#pragma unroll
-  for (int c = 0; c < CX; c++)
-#pragma unroll
-    for (int r = 0; r < CONV_R; r++) acc[c][r] = 0.0f;
+  conv_zero<CX>(acc);
   /* window row i of this strip: its row sum feeds outputs r = i - dy for every column tap */
 #pragma unroll
   for (int i = 0; i < CONV_R + K - 1; i++) {
@@ -355,10 +364,8 @@ __global__ void __launch_bounds__(CONV_THREADS) conv_sep_reg_kernel(conv_geom g)
 __global__ void __launch_bounds__(CONV_THREADS)
     conv_row_pass_kernel(conv_geom g, const float *__restrict__ rowf, long long kr,
                          float *__restrict__ tmp) {
-  long long t = blockIdx.x, ty = t / g.tiles_x;
-  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
-  long long y = ty * 8 + (threadIdx.x >> 5);
-  if (x >= g.width || y >= g.height) return;
+  long long x, y;
+  if (!conv_pixel(g, &x, &y)) return;
   const float *srow = g.src + (size_t)y * g.src_pitch;
   float a = 0.0f;
   for (long long dx = 0; dx < kr; dx++) {
@@ -371,10 +378,8 @@ __global__ void __launch_bounds__(CONV_THREADS)
 __global__ void __launch_bounds__(CONV_THREADS)
     conv_col_pass_kernel(conv_geom g, const float *__restrict__ colf, long long kc,
                          const float *__restrict__ tmp) {
-  long long t = blockIdx.x, ty = t / g.tiles_x;
-  long long x = (t - ty * g.tiles_x) * 32 + (threadIdx.x & 31);
-  long long y = ty * 8 + (threadIdx.x >> 5);
-  if (x >= g.width || y >= g.height) return;
+  long long x, y;
+  if (!conv_pixel(g, &x, &y)) return;
   float a = 0.0f;
   for (long long dy = 0; dy < kc; dy++) {
     long long yy = conv_remap(y + dy - g.top, g.height, g.border);

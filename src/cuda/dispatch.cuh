@@ -63,4 +63,21 @@ static pp_status pp_by_key_value(pp_context *ctx, const char *fn, pp_dtype key_t
   return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: key_t (%d)", fn, (int)key_t);
 }
 
+/* The entry point of one sort algorithm (cuda_backend.h's pp_cuda_sort_* signature):
+ * makes the device current and calls typed<U, V, HAS_V>(ctx, keys, values, n, order) with
+ * the key and value words of pp_by_key_value and the key order of sort.cuh. */
+#define PP_SORT_ENTRY(name, typed)                                                          \
+  pp_status name(pp_context *ctx, pp_dtype key_t, void *keys, void *values,                 \
+                 size_t value_size, size_t n, pp_order order) {                             \
+    PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));                                             \
+    return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size,                       \
+                           [&](auto u, auto v, auto has_v) {                                \
+                             typedef decltype(u) U;                                         \
+                             typedef decltype(v) V;                                         \
+                             return typed<U, V, decltype(has_v)::value>(                    \
+                                 ctx, (U *)keys, (V *)values, n,                            \
+                                 pp_make_key_order<U>(key_t, order));                       \
+                           });                                                              \
+  }
+
 #endif /* PP_CUDA_DISPATCH_CUH */

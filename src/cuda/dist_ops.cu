@@ -35,8 +35,8 @@ pp_status pp_cuda_scan_from(pp_context *ctx, pp_op op, pp_dtype t, const void *i
 #define SUM_UNROLL 8
 #define SUM_BLOCKS_PER_SM 4
 #define MAP_THREADS 256
-/* bodies per thread of the force kernel, as nbody.cu's production choice */
-#define DNB_BODIES 2
+/* bodies per thread of the force kernel: nbody.cu's (tuning.h) */
+#define DNB_BODIES PP_NBODY_BODIES
 #define DNB_BLOCK_BODIES ((size_t)NB_THREADS * DNB_BODIES)
 #define DNB_MAX_SPLITS 1024u
 
@@ -61,9 +61,8 @@ __global__ void __launch_bounds__(SUM_THREADS, SUM_BLOCKS_PER_SM)
 sum_f32_kernel(const float *__restrict__ in, size_t n, double *__restrict__ partial) {
   double acc = 0.0;
   /* the elements before the first 16-byte boundary, and the tail, element by element */
-  size_t head = ((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / sizeof(float);
-  if (head > n) head = n;
-  const size_t nvec = (n - head) / 4, tail = head + nvec * 4;
+  const pp_vec_split sp = pp_split16(in, n);
+  const size_t head = sp.head, nvec = sp.nvec, tail = sp.tail_begin;
   const size_t tid = (size_t)blockIdx.x * SUM_THREADS + threadIdx.x;
   if (tid < head) acc += (double)in[tid];
   if (tid < n - tail) acc += (double)in[tail + tid];
@@ -140,43 +139,13 @@ __global__ void dnb_pack_kernel(const float *__restrict__ x, const float *__rest
     pos[i] = i < n ? make_float4(x[i], y[i], z[i], m[i]) : make_float4(0.f, 0.f, 0.f, 0.f);
 }
 
-/* Targets blockIdx.x * THREADS * B + threadIdx.x + k * THREADS (k < B) against source tiles
- * [tiles * y / splits, tiles * (y + 1) / splits), y = blockIdx.y; partial accelerations to
- * partial[y * n_tpad + target]. The loop of nbody.cuh's nb_force_kernel with the targets
- * read from their own array. */
+/* The rank's targets against the gathered sources: nbody.cuh's force loop. */
 template <int B, bool GUARD>
 __global__ void __launch_bounds__(NB_THREADS)
 dnb_force_kernel(const float4 *__restrict__ targets, const float4 *__restrict__ sources,
                  size_t n_tpad, size_t tiles, unsigned splits, float eps2,
                  float4 *__restrict__ partial) {
-  __shared__ float4 tile[NB_THREADS];
-  const size_t first = (size_t)blockIdx.x * (NB_THREADS * B) + threadIdx.x;
-  float px[B], py[B], pz[B], ax[B], ay[B], az[B];
-#pragma unroll
-  for (int k = 0; k < B; k++) {
-    const float4 p = targets[first + (size_t)k * NB_THREADS];
-    px[k] = p.x;
-    py[k] = p.y;
-    pz[k] = p.z;
-    ax[k] = ay[k] = az[k] = 0.0f;
-  }
-  const size_t t_begin = tiles * blockIdx.y / splits, t_end = tiles * (blockIdx.y + 1) / splits;
-  float4 next = t_begin < t_end ? sources[t_begin * NB_THREADS + threadIdx.x] : make_float4(0, 0, 0, 0);
-  for (size_t t = t_begin; t < t_end; t++) {
-    __syncthreads();
-    tile[threadIdx.x] = next;
-    __syncthreads();
-    if (t + 1 < t_end) next = sources[(t + 1) * NB_THREADS + threadIdx.x];
-#pragma unroll 16
-    for (int j = 0; j < NB_THREADS; j++) {
-      const float4 q = tile[j];
-#pragma unroll
-      for (int k = 0; k < B; k++) nb_interact<GUARD>(q, px[k], py[k], pz[k], eps2, ax[k], ay[k], az[k]);
-    }
-  }
-  float4 *out = partial + (size_t)blockIdx.y * n_tpad + first;
-#pragma unroll
-  for (int k = 0; k < B; k++) out[(size_t)k * NB_THREADS] = make_float4(ax[k], ay[k], az[k], 0.0f);
+  nb_force_block<B, GUARD>(targets, sources, n_tpad, tiles, splits, eps2, partial);
 }
 
 __global__ void dnb_accel_out_kernel(const float4 *__restrict__ partial, size_t n, size_t n_tpad,
@@ -184,13 +153,7 @@ __global__ void dnb_accel_out_kernel(const float4 *__restrict__ partial, size_t 
                                      float *__restrict__ ay, float *__restrict__ az) {
   const size_t stride = (size_t)gridDim.x * blockDim.x;
   for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    float4 a = partial[i];
-    for (unsigned s = 1; s < splits; s++) {
-      const float4 b = partial[(size_t)s * n_tpad + i];
-      a.x += b.x;
-      a.y += b.y;
-      a.z += b.z;
-    }
+    const float3 a = nb_sum_partials(partial, i, n_tpad, splits);
     ax[i] = a.x;
     ay[i] = a.y;
     az[i] = a.z;
@@ -201,25 +164,6 @@ template <bool GUARD>
 static int force_blocks_per_sm(pp_cuda_state *st) {
   static pp_fit_cache fit;
   return pp_fit_blocks(st, &fit, dnb_force_kernel<DNB_BODIES, GUARD>, NB_THREADS, 0, 1);
-}
-
-/* Splits of the sources: the fewest that keep the waves of target blocks full, judged as
- * useful work / (waves x resident slots x the longest split's tiles). */
-static unsigned choose_splits(size_t iblocks, size_t tiles, size_t slots) {
-  if (iblocks >= 8 * slots) return 1;
-  unsigned best = 1;
-  double best_eff = 0.0;
-  const size_t max_s = tiles < DNB_MAX_SPLITS ? tiles : DNB_MAX_SPLITS;
-  for (size_t s = 1; s <= max_s; s++) {
-    const size_t waves = pp_ceil_div(iblocks * s, slots);
-    const double longest = (double)pp_ceil_div(tiles, s);
-    const double eff = (double)iblocks * (double)tiles / ((double)waves * (double)slots * longest);
-    if (eff > best_eff * 1.01) {
-      best_eff = eff;
-      best = (unsigned)s;
-    }
-  }
-  return best;
 }
 
 static pp_status dist_nbody_accel(pp_context *ctx, const pp_bodies *t, const pp_bodies *s,
@@ -237,7 +181,7 @@ static pp_status dist_nbody_accel(pp_context *ctx, const pp_bodies *t, const pp_
   const float eps2 = softening * softening;
   const bool guard = !(eps2 >= NB_EPS2_UNGUARDED);
   const int per_sm = guard ? force_blocks_per_sm<true>(st) : force_blocks_per_sm<false>(st);
-  const unsigned splits = choose_splits(iblocks, tiles, (size_t)st->sm_count * (size_t)per_sm);
+  const unsigned splits = nb_choose_splits(iblocks, tiles, (size_t)st->sm_count * (size_t)per_sm, DNB_MAX_SPLITS);
   const size_t vec = sizeof(float4);
   if (n_tpad > SIZE_MAX / vec / ((size_t)splits + 2) || n_spad > SIZE_MAX / vec / 2)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for %zu bodies overflows", fn, s->n);
@@ -303,27 +247,12 @@ static pp_status dist_nbody_advance(pp_context *ctx, pp_bodies *b, const float *
   return PP_OK;
 }
 
-struct energy_pair {
-  double kinetic, phi;
-};
-struct energy_sum {
-  typedef energy_pair Acc;
-  static __device__ __forceinline__ energy_pair identity() {
-    energy_pair e = {0.0, 0.0};
-    return e;
-  }
-  static __device__ __forceinline__ energy_pair combine(energy_pair a, energy_pair b) {
-    energy_pair e = {a.kinetic + b.kinetic, a.phi + b.phi};
-    return e;
-  }
-};
-
 /* One target per thread against every source tile, in double; one pair per block. */
 __global__ void __launch_bounds__(NB_THREADS)
 dnb_energy_kernel(const float4 *__restrict__ tpos, size_t n, const float *__restrict__ vx,
                   const float *__restrict__ vy, const float *__restrict__ vz,
                   const float4 *__restrict__ spos, size_t n_spad, size_t self, double eps2,
-                  energy_pair *__restrict__ out) {
+                  nb_energy *__restrict__ out) {
   __shared__ float4 tile[NB_THREADS];
   const size_t i = (size_t)blockIdx.x * NB_THREADS + threadIdx.x;
   const float4 p = tpos[i];
@@ -340,21 +269,21 @@ dnb_energy_kernel(const float4 *__restrict__ tpos, size_t n, const float *__rest
       if (t * NB_THREADS + (size_t)j != self + i && r2 > 0.0) phi += (double)q.w * rsqrt(r2);
     }
   }
-  energy_pair e = {0.0, 0.0};
+  nb_energy e = {0.0, 0.0};
   if (i < n) {
     const double u = vx[i], v = vy[i], w = vz[i];
     e.kinetic = 0.5 * (double)p.w * (u * u + v * v + w * w);
-    e.phi = (double)p.w * phi;
+    e.potential = (double)p.w * phi;
   }
-  e = pp_block_reduce<energy_sum, NB_THREADS>(e);
+  e = pp_block_reduce<nb_energy_sum, NB_THREADS>(e);
   if (threadIdx.x == 0) out[blockIdx.x] = e;
 }
 
-__global__ void dnb_energy_final_kernel(const energy_pair *__restrict__ parts, size_t count,
-                                        energy_pair *out) {
-  energy_pair e = energy_sum::identity();
-  for (size_t i = threadIdx.x; i < count; i += SUM_THREADS) e = energy_sum::combine(e, parts[i]);
-  e = pp_block_reduce<energy_sum, SUM_THREADS>(e);
+__global__ void dnb_energy_final_kernel(const nb_energy *__restrict__ parts, size_t count,
+                                        nb_energy *out) {
+  nb_energy e = nb_energy_sum::identity();
+  for (size_t i = threadIdx.x; i < count; i += SUM_THREADS) e = nb_energy_sum::combine(e, parts[i]);
+  e = pp_block_reduce<nb_energy_sum, SUM_THREADS>(e);
   if (threadIdx.x == 0) *out = e;
 }
 
@@ -375,9 +304,9 @@ static pp_status dist_nbody_energy(pp_context *ctx, const pp_bodies *t, const pp
   if (n_tpad > SIZE_MAX / vec / 4 || n_spad > SIZE_MAX / vec / 4)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: scratch for %zu bodies overflows", fn, s->n);
   void *mem = NULL;
-  PP_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad + n_spad) + (blocks + 1) * sizeof(energy_pair)));
+  PP_TRY(ctx->ops->temp_alloc(ctx, &mem, vec * (n_tpad + n_spad) + (blocks + 1) * sizeof(nb_energy)));
   float4 *tpos = (float4 *)mem, *spos = tpos + n_tpad;
-  energy_pair *parts = (energy_pair *)(spos + n_spad), *total = parts + blocks;
+  nb_energy *parts = (nb_energy *)(spos + n_spad), *total = parts + blocks;
   dnb_pack_kernel<<<grid_cap(st, pp_ceil_div(n_tpad, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(
       t->x, t->y, t->z, t->mass, t->n, n_tpad, tpos);
   dnb_pack_kernel<<<grid_cap(st, pp_ceil_div(n_spad, MAP_THREADS), 16), MAP_THREADS, 0, st->stream>>>(
@@ -387,14 +316,14 @@ static pp_status dist_nbody_energy(pp_context *ctx, const pp_bodies *t, const pp
       tpos, t->n, t->vx, t->vy, t->vz, spos, n_spad, self, (double)softening * (double)softening,
       parts);
   dnb_energy_final_kernel<<<1, SUM_THREADS, 0, st->stream>>>(parts, blocks, total);
-  energy_pair host = {0.0, 0.0};
+  nb_energy host = {0.0, 0.0};
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaMemcpyAsync(&host, total, sizeof host, cudaMemcpyDeviceToHost, st->stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(st->stream);
   ctx->ops->temp_free(ctx, mem);
   if (e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
   *kinetic = host.kinetic;
-  *phi = host.phi;
+  *phi = host.potential;
   return PP_OK;
 }
 

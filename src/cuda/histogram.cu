@@ -273,10 +273,7 @@ template <bool RUNS, typename T, typename Rule, typename Target>
 __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, const Rule &rule,
                                             const Target &tg) {
   constexpr int V = 16 / sizeof(T);
-  union vec {
-    uint4 u;
-    T e[V];
-  };
+  typedef pp_vec16<T> vec;
   run r = {(size_t)-1, 0};
   const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -287,7 +284,7 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
   for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
     vec v[HIST_UNROLL];
 #pragma unroll
-    for (int u = 0; u < HIST_UNROLL; u++) v[u].u = __ldcs(vin + i + u * stride);
+    for (int u = 0; u < HIST_UNROLL; u++) v[u].raw = __ldcs(vin + i + u * stride);
 #pragma unroll
     for (int u = 0; u < HIST_UNROLL; u++)
 #pragma unroll
@@ -295,7 +292,7 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
   }
   for (; i < nvec; i += stride) {
     vec v;
-    v.u = __ldcs(vin + i);
+    v.raw = __ldcs(vin + i);
 #pragma unroll
     for (int k = 0; k < V; k++) count_one<RUNS>(v.e[k], rule, r, tg);
   }
@@ -451,9 +448,7 @@ static pp_status device_limits(pp_context *ctx, const char *fn, hist_device *d) 
 /* Elements before the first 16-byte boundary of in (all of them if n is smaller). */
 template <typename T>
 static size_t head_elems(const T *in, size_t n) {
-  const size_t mis = (size_t)((uintptr_t)in % 16);
-  const size_t h = mis ? (16 - mis) / sizeof(T) : 0;
-  return h < n ? h : n;
+  return pp_split16(in, n).head;
 }
 
 /* What a kernel needs before its launch on one device at one dynamic shared memory size:
@@ -592,9 +587,9 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
     return hist_shared(ctx, fn, in, n, rule, copies, staged, 0, bins, c);
   }
   /* A few passes over the input, each counting one window of the bins in shared memory,
-   * beat any scheme that sends most atomics off the SM: on the H200 a pass over 2^28 f32
-   * values costs ~0.3 ms, while clusters of 4 x 16384 bins took 2.9 ms and global atomics
-   * 2.7 ms (docs/benchmarks/h200-histogram.md). */
+   * beat any scheme that sends most atomics off the SM: a pass costs a read of the input,
+   * while distributed shared memory (clusters) and global atomics cost several times that
+   * (docs/benchmarks/ has the measurements). */
   const size_t window = target / 4;
   if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
     const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
@@ -659,29 +654,26 @@ hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
   const size_t nvec = (n - head) / 16;
   const uint4 *vin = reinterpret_cast<const uint4 *>(pixels + head);
   const unsigned phase0 = (unsigned)(head % C);
-  union vec {
-    uint4 u;
-    uint8_t b[16];
-  };
+  typedef pp_vec16<uint8_t> vec;
   size_t i = tid;
   for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
     vec v[HIST_UNROLL];
 #pragma unroll
-    for (int u = 0; u < HIST_UNROLL; u++) v[u].u = __ldcs(vin + i + u * stride);
+    for (int u = 0; u < HIST_UNROLL; u++) v[u].raw = __ldcs(vin + i + u * stride);
 #pragma unroll
     for (int u = 0; u < HIST_UNROLL; u++) {
       const unsigned ph = C == 3 ? (unsigned)((phase0 + (i + u * stride)) % 3) : phase0;
 #pragma unroll
       for (int k = 0; k < 16; k++)
-        tg.add(C == 1 ? v[u].b[k] : ((ph + k) % C) * 256 + v[u].b[k], 1);
+        tg.add(C == 1 ? v[u].e[k] : ((ph + k) % C) * 256 + v[u].e[k], 1);
     }
   }
   for (; i < nvec; i += stride) {
     vec v;
-    v.u = __ldcs(vin + i);
+    v.raw = __ldcs(vin + i);
     const unsigned ph = C == 3 ? (unsigned)((phase0 + i) % 3) : phase0;
 #pragma unroll
-    for (int k = 0; k < 16; k++) tg.add(C == 1 ? v.b[k] : ((ph + k) % C) * 256 + v.b[k], 1);
+    for (int k = 0; k < 16; k++) tg.add(C == 1 ? v.e[k] : ((ph + k) % C) * 256 + v.e[k], 1);
   }
   const size_t done = head + nvec * 16;
   if (tid < n - done) tg.add(((done + tid) % C) * 256 + pixels[done + tid], 1);
@@ -710,25 +702,22 @@ hist_image_rows_kernel(const uint8_t *pixels, size_t row_bytes, size_t pitch,
     if (a >= end) continue;
     const long long off = (long long)(a - rowp); /* may be negative (-15..-1) */
     const int phase = (int)(((off % C) + C) % C);
-    union {
-      uint4 u;
-      uint8_t b[16];
-    } v;
+    pp_vec16<uint8_t> v;
     unsigned valid = 0xffffu;
     if (a >= rowp && a + 16 <= end) {
-      v.u = __ldcs(reinterpret_cast<const uint4 *>(a));
+      v.raw = __ldcs(reinterpret_cast<const uint4 *>(a));
     } else {
       valid = 0;
 #pragma unroll
       for (int j = 0; j < 16; j++) {
         const bool in = a + j >= rowp && a + j < end;
-        v.b[j] = in ? a[j] : 0;
+        v.e[j] = in ? a[j] : 0;
         valid |= (unsigned)in << j;
       }
     }
 #pragma unroll
     for (int j = 0; j < 16; j++)
-      if (valid >> j & 1u) tg.add((size_t)((phase + j) % C) * 256 + v.b[j], 1);
+      if (valid >> j & 1u) tg.add((size_t)((phase + j) % C) * 256 + v.e[j], 1);
   }
   __syncthreads();
   flush_counters(sh, (size_t)bins, copies, 0, counts, sync);

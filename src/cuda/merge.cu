@@ -104,7 +104,7 @@ merge_sample_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b,
  * first narrows the range to one sample interval: for k a multiple of S, the predicate at
  * m = c * S compares a[c * S] = sa[c] with b[k - 1 - c * S] = sb[k / S - c - 1], both
  * samples, which L2 holds (2n / S words in all), where the plain search's first probes are
- * scattered keys (at 2^28 f32 the plain search took 52 us of pp_merge's 0.78 ms). */
+ * scattered keys, each a DRAM round trip. */
 template <typename U, int KIND, bool DESC>
 __global__ void __launch_bounds__(PARTITION_THREADS)
 merge_partition_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t nb,

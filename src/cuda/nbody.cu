@@ -62,19 +62,6 @@ __global__ void nb_unpack_kernel(const float4 *__restrict__ pos, size_t n, float
   }
 }
 
-/* Sum of the splits' partial accelerations of body i, in split order. */
-__device__ __forceinline__ float3 nb_sum_partials(const float4 *__restrict__ partial, size_t i,
-                                                  size_t n_pad, unsigned splits) {
-  float4 a = partial[i];
-  for (unsigned s = 1; s < splits; s++) {
-    const float4 b = partial[(size_t)s * n_pad + i];
-    a.x += b.x;
-    a.y += b.y;
-    a.z += b.z;
-  }
-  return make_float3(a.x, a.y, a.z);
-}
-
 __global__ void nb_accel_out_kernel(const float4 *__restrict__ partial, size_t n, size_t n_pad,
                                     unsigned splits, float *__restrict__ ax,
                                     float *__restrict__ ay, float *__restrict__ az) {
@@ -119,22 +106,6 @@ __global__ void nb_advance_kernel(const float4 *__restrict__ partial, size_t n, 
 }
 
 /* ---- energy ----------------------------------------------------------------------------- */
-
-struct nb_energy {
-  double kinetic, potential; /* potential: sum_i m_i phi_i, i.e. twice -U */
-};
-
-struct nb_energy_sum {
-  typedef nb_energy Acc;
-  static __device__ __forceinline__ nb_energy identity() {
-    nb_energy e = {0.0, 0.0};
-    return e;
-  }
-  static __device__ __forceinline__ nb_energy combine(nb_energy a, nb_energy b) {
-    nb_energy e = {a.kinetic + b.kinetic, a.potential + b.potential};
-    return e;
-  }
-};
 
 /* One body per thread against every tile, in double; one nb_energy per block. */
 __global__ void __launch_bounds__(NB_THREADS)
@@ -199,25 +170,6 @@ static int force_blocks_per_sm(pp_cuda_state *st) {
   return pp_fit_blocks(st, &fit, nb_force_kernel<NB_BODIES, GUARD>, NB_THREADS, 0, 1);
 }
 
-/* Splits of the source bodies: enough blocks to fill every SM when n is small, chosen to
- * maximise useful work / (waves x resident slots x the longest split's tiles). */
-static unsigned choose_splits(size_t iblocks, size_t tiles, size_t slots) {
-  if (iblocks >= 8 * slots) return 1; /* many waves already: the tail is small */
-  unsigned best = 1;
-  double best_eff = 0.0;
-  const size_t max_s = tiles < NB_MAX_SPLITS ? tiles : NB_MAX_SPLITS;
-  for (size_t s = 1; s <= max_s; s++) {
-    const size_t total = iblocks * s, waves = pp_ceil_div(total, slots);
-    const double longest = (double)pp_ceil_div(tiles, s);
-    const double eff = (double)iblocks * (double)tiles / ((double)waves * (double)slots * longest);
-    if (eff > best_eff * 1.01) { /* a split more must pay for its partial sums */
-      best_eff = eff;
-      best = (unsigned)s;
-    }
-  }
-  return best;
-}
-
 static pp_status make_plan(pp_context *ctx, const char *fn, size_t n, float softening,
                            nb_plan *p) {
   pp_cuda_state *st = pp_cuda(ctx);
@@ -231,7 +183,7 @@ static pp_status make_plan(pp_context *ctx, const char *fn, size_t n, float soft
   const float eps2 = softening * softening;
   p->guard = !(eps2 >= NB_EPS2_UNGUARDED);
   const int per_sm = p->guard ? force_blocks_per_sm<true>(st) : force_blocks_per_sm<false>(st);
-  p->splits = choose_splits(p->iblocks, p->tiles, (size_t)st->sm_count * (size_t)per_sm);
+  p->splits = nb_choose_splits(p->iblocks, p->tiles, (size_t)st->sm_count * (size_t)per_sm, NB_MAX_SPLITS);
   return PP_OK;
 }
 
@@ -272,25 +224,33 @@ static pp_status launch_force(pp_context *ctx, const char *fn, const nb_plan *p,
   return PP_OK;
 }
 
+/* What accel and step begin with: the device, the plan, the scratch (*pos, which the
+ * caller frees once it is set, whatever the status), the packed bodies and their
+ * accelerations. */
+static pp_status nb_begin(pp_context *ctx, const char *fn, const pp_bodies *b, float softening,
+                          nb_plan *p, float4 **pos, float4 **partial) {
+  PP_TRY(pp_cuda_use_device(ctx, fn));
+  PP_TRY(make_plan(ctx, fn, b->n, softening, p));
+  PP_TRY(alloc_scratch(ctx, fn, p, 0, pos, partial));
+  PP_TRY(launch_pack(ctx, fn, b, p, *pos));
+  return launch_force(ctx, fn, p, softening, *pos, *partial);
+}
+
 pp_status pp_cuda_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
                               float *ay, float *az) {
   static const char fn[] = "pp_nbody_accel";
   if (b->n == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_TRY(pp_cuda_use_device(ctx, fn));
   nb_plan p;
-  PP_TRY(make_plan(ctx, fn, b->n, softening, &p));
   float4 *pos = NULL, *partial = NULL;
-  PP_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
-  pp_status s = launch_pack(ctx, fn, b, &p, pos);
-  if (s == PP_OK) s = launch_force(ctx, fn, &p, softening, pos, partial);
+  pp_status s = nb_begin(ctx, fn, b, softening, &p, &pos, &partial);
   if (s == PP_OK) {
     nb_accel_out_kernel<<<map_grid(st, p.n), NB_MAP_THREADS, 0, st->stream>>>(
         partial, p.n, p.n_pad, p.splits, ax, ay, az);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
   }
-  ctx->ops->temp_free(ctx, pos);
+  if (pos) ctx->ops->temp_free(ctx, pos);
   return s;
 }
 
@@ -309,14 +269,10 @@ pp_status pp_cuda_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float soft
   static const char fn[] = "pp_nbody_step";
   if (b->n == 0 || steps == 0) return PP_OK;
   pp_cuda_state *st = pp_cuda(ctx);
-  PP_TRY(pp_cuda_use_device(ctx, fn));
   nb_plan p;
-  PP_TRY(make_plan(ctx, fn, b->n, softening, &p));
   float4 *pos = NULL, *partial = NULL;
-  PP_TRY(alloc_scratch(ctx, fn, &p, 0, &pos, &partial));
   /* nothing waits for the GPU in this loop: all steps are queued on the stream */
-  pp_status s = launch_pack(ctx, fn, b, &p, pos);
-  if (s == PP_OK) s = launch_force(ctx, fn, &p, softening, pos, partial);
+  pp_status s = nb_begin(ctx, fn, b, softening, &p, &pos, &partial);
   for (size_t k = 0; s == PP_OK && k < steps; k++) {
     s = launch_advance(ctx, fn, b, &p, partial, pos, dt, k > 0, true);
     if (s == PP_OK) s = launch_force(ctx, fn, &p, softening, pos, partial);
@@ -328,7 +284,7 @@ pp_status pp_cuda_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float soft
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
   }
-  ctx->ops->temp_free(ctx, pos);
+  if (pos) ctx->ops->temp_free(ctx, pos);
   return s;
 }
 

@@ -6,7 +6,7 @@
  * origin to a multiple of NB_THREADS * B, so no loop needs a bounds check. A block owns
  * NB_THREADS * B bodies (thread t holds bodies t, t + NB_THREADS, ...: coalesced loads and
  * stores) and walks tiles of NB_THREADS bodies staged in shared memory (GPU Gems 3 ch. 31,
- * and the seed's tiled kernel). blockIdx.y splits the source bodies into `splits` ranges
+ * "Fast N-Body Simulation with CUDA"; ladder/nbody.cu's tiled step). blockIdx.y splits the source bodies into `splits` ranges
  * of whole tiles; each split writes its own partial accelerations and a second kernel adds
  * them, so that a small n still fills every SM.
  *
@@ -71,19 +71,22 @@ __device__ __forceinline__ void nb_interact(float4 q, float px, float py, float 
   az = fmaf(dz, s, az);
 }
 
-/* One block: bodies blockIdx.x * NB_THREADS * B + threadIdx.x + k * NB_THREADS (k < B)
- * against tiles [tiles * y / splits, tiles * (y + 1) / splits) of pos, y = blockIdx.y;
- * the partial accelerations go to partial[y * n_pad + body] (w = 0). */
+/* One block: targets blockIdx.x * NB_THREADS * B + threadIdx.x + k * NB_THREADS (k < B)
+ * against source tiles [tiles * y / splits, tiles * (y + 1) / splits), y = blockIdx.y; the
+ * partial accelerations go to partial[y * n_tpad + target] (w = 0). nb_force_kernel runs it
+ * with one array as targets and sources; dist_ops.cu with a rank's targets and the
+ * gathered system. */
 template <int B, bool GUARD>
-__global__ void __launch_bounds__(NB_THREADS)
-    nb_force_kernel(const float4 *__restrict__ pos, size_t n_pad, size_t tiles,
-                    unsigned splits, float eps2, float4 *__restrict__ partial) {
+__device__ __forceinline__ void nb_force_block(const float4 *__restrict__ targets,
+                                               const float4 *__restrict__ sources, size_t n_tpad,
+                                               size_t tiles, unsigned splits, float eps2,
+                                               float4 *__restrict__ partial) {
   __shared__ float4 tile[NB_THREADS];
   const size_t first = (size_t)blockIdx.x * (NB_THREADS * B) + threadIdx.x;
   float px[B], py[B], pz[B], ax[B], ay[B], az[B];
 #pragma unroll
   for (int k = 0; k < B; k++) {
-    const float4 p = pos[first + (size_t)k * NB_THREADS];
+    const float4 p = targets[first + (size_t)k * NB_THREADS];
     px[k] = p.x;
     py[k] = p.y;
     pz[k] = p.z;
@@ -92,12 +95,12 @@ __global__ void __launch_bounds__(NB_THREADS)
   const size_t t_begin = tiles * blockIdx.y / splits, t_end = tiles * (blockIdx.y + 1) / splits;
   /* the next tile is fetched into a register while this one is consumed, so the global
    * load's latency hides behind a whole tile of arithmetic */
-  float4 next = t_begin < t_end ? pos[t_begin * NB_THREADS + threadIdx.x] : make_float4(0, 0, 0, 0);
+  float4 next = t_begin < t_end ? sources[t_begin * NB_THREADS + threadIdx.x] : make_float4(0, 0, 0, 0);
   for (size_t t = t_begin; t < t_end; t++) {
     __syncthreads(); /* everyone is done with the previous tile */
     tile[threadIdx.x] = next;
     __syncthreads();
-    if (t + 1 < t_end) next = pos[(t + 1) * NB_THREADS + threadIdx.x];
+    if (t + 1 < t_end) next = sources[(t + 1) * NB_THREADS + threadIdx.x];
 #pragma unroll 16
     for (int j = 0; j < NB_THREADS; j++) {
       const float4 q = tile[j]; /* same address for the whole warp: a broadcast */
@@ -105,9 +108,69 @@ __global__ void __launch_bounds__(NB_THREADS)
       for (int k = 0; k < B; k++) nb_interact<GUARD>(q, px[k], py[k], pz[k], eps2, ax[k], ay[k], az[k]);
     }
   }
-  float4 *out = partial + (size_t)blockIdx.y * n_pad + first;
+  float4 *out = partial + (size_t)blockIdx.y * n_tpad + first;
 #pragma unroll
   for (int k = 0; k < B; k++) out[(size_t)k * NB_THREADS] = make_float4(ax[k], ay[k], az[k], 0.0f);
+}
+
+/* Sum of the splits' partial accelerations of body i, in split order. */
+__device__ __forceinline__ float3 nb_sum_partials(const float4 *__restrict__ partial, size_t i,
+                                                  size_t n_pad, unsigned splits) {
+  float4 a = partial[i];
+  for (unsigned s = 1; s < splits; s++) {
+    const float4 b = partial[(size_t)s * n_pad + i];
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+  }
+  return make_float3(a.x, a.y, a.z);
+}
+
+/* What the energy kernels sum per block (with pp_block_reduce): kinetic energy and
+ * sum_i m_i phi_i, i.e. twice -U. */
+struct nb_energy {
+  double kinetic, potential;
+};
+
+struct nb_energy_sum {
+  typedef nb_energy Acc;
+  static __device__ __forceinline__ nb_energy identity() {
+    nb_energy e = {0.0, 0.0};
+    return e;
+  }
+  static __device__ __forceinline__ nb_energy combine(nb_energy a, nb_energy b) {
+    nb_energy e = {a.kinetic + b.kinetic, a.potential + b.potential};
+    return e;
+  }
+};
+
+/* The bodies of pos (n_pad of them) against themselves. */
+template <int B, bool GUARD>
+__global__ void __launch_bounds__(NB_THREADS)
+    nb_force_kernel(const float4 *__restrict__ pos, size_t n_pad, size_t tiles,
+                    unsigned splits, float eps2, float4 *__restrict__ partial) {
+  nb_force_block<B, GUARD>(pos, pos, n_pad, tiles, splits, eps2, partial);
+}
+
+/* Splits of the source tiles (at most max_splits): enough blocks to fill every SM when
+ * the targets are few, chosen to maximise useful work / (waves x resident slots x the
+ * longest split's tiles). slots: blocks resident on the whole device. */
+static inline unsigned nb_choose_splits(size_t iblocks, size_t tiles, size_t slots,
+                                        size_t max_splits) {
+  if (iblocks >= 8 * slots) return 1; /* many waves already: the tail is small */
+  unsigned best = 1;
+  double best_eff = 0.0;
+  const size_t max_s = tiles < max_splits ? tiles : max_splits;
+  for (size_t s = 1; s <= max_s; s++) {
+    const size_t waves = (iblocks * s + slots - 1) / slots;
+    const double longest = (double)((tiles + s - 1) / s);
+    const double eff = (double)iblocks * (double)tiles / ((double)waves * (double)slots * longest);
+    if (eff > best_eff * 1.01) { /* a split more must pay for its partial sums */
+      best_eff = eff;
+      best = (unsigned)s;
+    }
+  }
+  return best;
 }
 
 #endif /* PP_CUDA_NBODY_CUH */

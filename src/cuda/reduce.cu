@@ -27,11 +27,11 @@
 
 #include <type_traits>
 
-/* Tuning, measured on an H100 against CUB (docs/benchmarks/h100.md, scripts/reduce_probe.cu).
- * A tile is THREADS x UNROLL 16-byte vectors. BLOCKS_PER_SM caps the grid (4 x 256 threads x
- * 8 loads = 128 KB in flight per SM: 2 or 5 blocks per SM were slower at 2^28) and, given to
- * __launch_bounds__, gives ptxas the registers (up to 64) to keep all 8 loads of a tile in
- * flight: left to itself it kept 32 registers and issued only 3-5 before the first use. */
+/* Tuning, measured against CUB (docs/benchmarks/h100.md). A tile is THREADS x UNROLL
+ * 16-byte vectors. BLOCKS_PER_SM caps the grid (4 x 256 threads x 8 loads = 128 KB in
+ * flight per SM: fewer or more blocks per SM were slower) and, given to __launch_bounds__,
+ * gives ptxas the registers (up to 64) to keep all 8 loads of a tile in flight: left to
+ * itself it kept 32 registers and issued only a few loads before the first use. */
 #define REDUCE_THREADS 256
 #define REDUCE_UNROLL 8
 #define REDUCE_BLOCKS_PER_SM 4
@@ -124,13 +124,10 @@ template <typename T, typename Op>
 __device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, uint4 raw,
                                                         size_t first) {
   constexpr int V = 16 / sizeof(T);
-  union {
-    uint4 raw;
-    T x[V];
-  } u;
+  pp_vec16<T> u;
   u.raw = raw;
   if constexpr (wants_pairwise_f32<Op>::value) {
-    return acc + double((u.x[0] + u.x[1]) + (u.x[2] + u.x[3]));
+    return acc + double((u.e[0] + u.e[1]) + (u.e[2] + u.e[3]));
   } else if constexpr (std::is_same<Op, op_sum<uint8_t, uint32_t>>::value) {
     /* u8 sums: dp4a against 1,1,1,1 adds four bytes into the 32-bit sum in one
      * instruction (few registers, so all of a tile's loads stay in flight) */
@@ -138,15 +135,15 @@ __device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, ui
                   __dp4a(raw.z, 0x01010101u, __dp4a(raw.y, 0x01010101u, __dp4a(raw.x, 0x01010101u, acc))));
   } else {
 #pragma unroll
-    for (int j = 0; j < V; j++) acc = Op::combine(acc, Op::from(u.x[j], first + j));
+    for (int j = 0; j < V; j++) acc = Op::combine(acc, Op::from(u.e[j], first + j));
     return acc;
   }
 }
 
 /* Each thread's share of in[0, n): the unaligned head and the tail (fewer than V
  * elements each) go to the first threads of the grid; the 16-byte body is walked in tiles
- * of THREADS*UNROLL vectors, block b taking tiles b, b + grid, b + 2*grid, ... (on the H100
- * this grid-stride order read 1-1.5% faster at 2^28 than one contiguous range per block).
+ * of THREADS*UNROLL vectors, block b taking tiles b, b + grid, b + 2*grid, ... (this
+ * grid-stride order read faster than one contiguous range per block).
  * In every tile, the last one included, all of a thread's loads are issued before the
  * first is folded. */
 template <typename T, typename Op, int THREADS, int UNROLL>
@@ -154,10 +151,8 @@ __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ i
   typedef typename Op::Acc A;
   constexpr int V = 16 / sizeof(T);
   A acc = Op::identity();
-  size_t head = ((16 - (reinterpret_cast<uintptr_t>(in) & 15)) & 15) / sizeof(T);
-  if (head > n) head = n;
-  const size_t nvec = (n - head) / V;
-  const size_t tail_begin = head + nvec * V;
+  const pp_vec_split sp = pp_split16(in, n);
+  const size_t head = sp.head, nvec = sp.nvec, tail_begin = sp.tail_begin;
   const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
   if (tid < head) acc = Op::combine(acc, Op::from(in[tid], tid));
   if (tid < n - tail_begin) acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));

@@ -39,6 +39,7 @@
 #include "cuda_backend.h"
 #include "dispatch.cuh"
 #include "launch.cuh"
+#include "lookback.cuh"
 
 #include <string.h>
 #include <type_traits>
@@ -54,149 +55,6 @@
 #define SCAN_WARPS (SCAN_THREADS / PP_WARP)
 /* bytes of one tile of V vectors per thread */
 #define TILE_BYTES(V) (SCAN_THREADS * (V) * 16)
-
-/* The look-back buffer: the tile counter, then one descriptor slot per tile. */
-#define LOOKBACK_HEADER 256
-/* Bytes from one tile's descriptor to the next: PP_LOOKBACK_STRIDE (tuning.h). */
-#define NARROW_SLOT (PP_LOOKBACK_STRIDE > 8 ? PP_LOOKBACK_STRIDE : 8)
-#define WIDE_SLOT (PP_LOOKBACK_STRIDE > 16 ? PP_LOOKBACK_STRIDE : 16)
-/* Narrow status words hold the epoch in 30 bits; after that many calls they are cleared. */
-#define EPOCH_LIMIT (1u << 30)
-
-enum { ST_INVALID = 0, ST_AGGREGATE = 1, ST_PREFIX = 2 };
-
-/* ---- descriptors ------------------------------------------------------------------------
- * One status word and one value, published together by a single store so that a reader
- * never sees a status with another tile's value. 4-byte values share an 8-byte word with
- * (epoch << 2 | status); 8-byte values use a 16-byte pair {status word, value}. */
-template <typename C, bool WIDE = (sizeof(C) == 8)>
-struct desc;
-
-template <typename C>
-struct desc<C, false> {
-  static_assert(sizeof(C) == 4, "narrow descriptors hold 4-byte values");
-  static __device__ __forceinline__ void publish(void *base, size_t tile, uint32_t epoch,
-                                                 int status, C v) {
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    unsigned long long w = ((unsigned long long)((epoch << 2) | (uint32_t)status) << 32) | bits;
-    unsigned long long *p = (unsigned long long *)((char *)base + tile * NARROW_SLOT);
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-  }
-  /* true when tile's descriptor belongs to this call; then *status and *v are set */
-  static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
-                                              int *status, C *v) {
-    const unsigned long long *p =
-        (const unsigned long long *)((const char *)base + tile * NARROW_SLOT);
-    unsigned long long w;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-    uint32_t tag = (uint32_t)(w >> 32), bits = (uint32_t)w;
-    memcpy(v, &bits, 4);
-    *status = (int)(tag & 3u);
-    return (tag >> 2) == epoch && (tag & 3u) != ST_INVALID;
-  }
-};
-
-template <typename C>
-struct desc<C, true> {
-  static __device__ __forceinline__ void publish(void *base, size_t tile, uint32_t epoch,
-                                                 int status, C v) {
-    unsigned long long tag = ((unsigned long long)epoch << 2) | (unsigned)status, bits;
-    memcpy(&bits, &v, 8);
-    unsigned long long *p = (unsigned long long *)((char *)base + tile * WIDE_SLOT);
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(tag), "l"(bits)
-                 : "memory");
-  }
-  static __device__ __forceinline__ bool poll(const void *base, size_t tile, uint32_t epoch,
-                                              int *status, C *v) {
-    const unsigned long long *p =
-        (const unsigned long long *)((const char *)base + tile * WIDE_SLOT);
-    unsigned long long tag, bits;
-    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-                 : "=l"(tag), "=l"(bits)
-                 : "l"(p)
-                 : "memory");
-    memcpy(v, &bits, 8);
-    *status = (int)(tag & 3u);
-    return (tag >> 2) == epoch && (tag & 3u) != ST_INVALID;
-  }
-};
-
-/* Descriptors per lane and round, and the sleeps between polls: PP_LOOKBACK_* (tuning.h). */
-
-/* One thread: publish this tile's aggregate (tile 0: its inclusive prefix). */
-template <typename CombC>
-__device__ __forceinline__ void look_back_publish(void *descs, size_t tile, uint32_t epoch,
-                                                  typename CombC::Acc aggregate) {
-  typedef desc<typename CombC::Acc> D;
-  D::publish(descs, tile, epoch, tile == 0 ? ST_PREFIX : ST_AGGREGATE, aggregate);
-}
-
-/* Called by all lanes of one warp once the aggregate is published: wait for and combine
- * the preceding tiles' values, publish the inclusive prefix. Returns the exclusive prefix
- * (the identity for tile 0) in every lane. CombC: identity() and combine() of the carry. */
-template <typename CombC>
-__device__ __forceinline__ typename CombC::Acc
-look_back_wait(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
-  typedef typename CombC::Acc C;
-  typedef desc<C> D;
-  constexpr int K = PP_LOOKBACK_PER_LANE;
-  const int lane = threadIdx.x % PP_WARP;
-  if (tile == 0) return CombC::identity();
-  if (PP_LOOKBACK_FIRST_SLEEP > 0) __nanosleep(PP_LOOKBACK_FIRST_SLEEP);
-  C acc = CombC::identity();
-  long long newest = (long long)tile - 1;
-  for (;;) {
-    /* lane l reads tiles newest - l*K - k, k < K: nearest first */
-    int status[K];
-    C v[K];
-    bool ok[K];
-#pragma unroll
-    for (int k = 0; k < K; k++) {
-      const long long t = newest - lane * K - k;
-      status[k] = ST_PREFIX; /* before tile 0: nothing to add */
-      v[k] = CombC::identity();
-      ok[k] = t < 0 || D::poll(descs, (size_t)t, epoch, &status[k], &v[k]);
-    }
-    for (;;) {
-      bool all = true;
-#pragma unroll
-      for (int k = 0; k < K; k++) all = all && ok[k];
-      if (__all_sync(0xffffffffu, all)) break;
-      __nanosleep(PP_LOOKBACK_SLEEP);
-#pragma unroll
-      for (int k = 0; k < K; k++) {
-        const long long t = newest - lane * K - k;
-        if (!ok[k]) ok[k] = D::poll(descs, (size_t)t, epoch, &status[k], &v[k]);
-      }
-    }
-    /* this lane's nearest prefix, then the warp's */
-    int first = K;
-#pragma unroll
-    for (int k = K - 1; k >= 0; k--)
-      if (status[k] == ST_PREFIX) first = k;
-    const unsigned lanes = __ballot_sync(0xffffffffu, first < K);
-    const int stop_lane = lanes ? __ffs(lanes) - 1 : PP_WARP;
-    /* entries nearer than the nearest prefix, and the prefix itself, contribute */
-    C mine = CombC::identity();
-#pragma unroll
-    for (int k = 0; k < K; k++)
-      if (lane < stop_lane || (lane == stop_lane && k <= first)) mine = CombC::combine(mine, v[k]);
-    acc = CombC::combine(pp_warp_allreduce<CombC>(mine), acc);
-    if (lanes) break;
-    newest -= PP_WARP * K;
-  }
-  if (lane == 0) D::publish(descs, tile, epoch, ST_PREFIX, CombC::combine(acc, aggregate));
-  return acc;
-}
-
-/* Both, by all lanes of one warp. */
-template <typename CombC>
-__device__ __forceinline__ typename CombC::Acc
-look_back(void *descs, size_t tile, uint32_t epoch, typename CombC::Acc aggregate) {
-  if (threadIdx.x % PP_WARP == 0) look_back_publish<CombC>(descs, tile, epoch, aggregate);
-  return look_back_wait<CombC>(descs, tile, epoch, aggregate);
-}
 
 /* The tile of this block: tile = blockIdx.x, since blocks are dispatched in index order
  * (the tiles before it are running or done, so its look-back makes progress). The
@@ -262,12 +120,6 @@ struct u32_sum {
 
 /* ---- tile loads and stores ------------------------------------------------------------- */
 
-template <typename T>
-union vec16 {
-  uint4 raw;
-  T e[16 / sizeof(T)];
-};
-
 /* Vector v of this thread: its first element's index, and how many of its elements are
  * inside [0, n). */
 template <typename T>
@@ -283,7 +135,7 @@ __device__ __forceinline__ int vec_count(size_t first, size_t n, int per_vec) {
  * unset: callers mask them with the counts). */
 template <typename T, int V>
 __device__ __forceinline__ void load_tile(const T *in, size_t n, size_t base, bool vector_ok,
-                                          vec16<T> (&x)[V], int (&cnt)[V]) {
+                                          pp_vec16<T> (&x)[V], int (&cnt)[V]) {
   constexpr int VW = 16 / sizeof(T);
 #pragma unroll
   for (int v = 0; v < V; v++) {
@@ -359,7 +211,7 @@ template <typename Op, bool SEEDED>
 __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size_t tile,
                                           bool aligned, bool inclusive, void *descs,
                                           uint32_t epoch,
-                                          const vec16<typename Op::Elem> (&x)[SCAN_VECS],
+                                          const pp_vec16<typename Op::Elem> (&x)[SCAN_VECS],
                                           const int (&cnt)[SCAN_VECS],
                                           scan_smem<typename Op::Carry> &sm,
                                           typename Op::Carry seed) {
@@ -395,7 +247,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
   if (warp == 0) {
     aggregate = lane < SCAN_WARPS ? sm.warp_sum[lane] : Op::id_carry();
     aggregate = pp_warp_allreduce<carry_of<Op>>(aggregate);
-    if (lane == 0) look_back_publish<carry_of<Op>>(descs, tile, epoch, aggregate);
+    if (lane == 0) pp_look_back_publish<carry_of<Op>>(descs, tile, epoch, aggregate);
   }
 #pragma unroll
   for (int v = 0; v < SCAN_VECS; v++) {
@@ -405,7 +257,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
     if (lane == PP_WARP - 1) sm.warp_total[v * SCAN_WARPS + warp] = C(inc);
   }
   if (warp == 0) {
-    C p = look_back_wait<carry_of<Op>>(descs, tile, epoch, aggregate);
+    C p = pp_look_back_wait<carry_of<Op>>(descs, tile, epoch, aggregate);
     if (lane == 0) sm.tile_prefix = SEEDED ? Op::add_carry(seed, p) : p;
   }
   __syncthreads();
@@ -418,7 +270,7 @@ __device__ __forceinline__ void scan_tile(typename Op::Elem *out, size_t n, size
     const C seg_prefix = ts.prefix_of(v * SCAN_WARPS + warp);
     L b = Op::add_local(L(Op::add_carry(sm.tile_prefix, seg_prefix)), lane_prefix[v]);
     L run = Op::id_local();
-    vec16<T> y;
+    pp_vec16<T> y;
 #pragma unroll
     for (int c = 0; c < VW; c++) {
       L next = Op::add_local(run, L(x[v].e[c]));
@@ -447,7 +299,7 @@ scan_kernel(const typename Op::Elem *in, typename Op::Elem *out, size_t n, size_
   constexpr int TILE = SCAN_THREADS * SCAN_VECS * (16 / sizeof(T));
   __shared__ scan_smem<typename Op::Carry> sm;
   const size_t tile = next_tile(counter, num_tiles);
-  vec16<T> x[SCAN_VECS];
+  pp_vec16<T> x[SCAN_VECS];
   int cnt[SCAN_VECS];
   load_tile<T, SCAN_VECS>(in, n, tile * TILE, aligned && n - tile * TILE >= (size_t)TILE, x, cnt);
   scan_tile<Op, SEEDED>(out, n, tile, aligned, inclusive, descs, epoch, x, cnt, sm, seed);
@@ -525,7 +377,7 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   const bool full = n - base >= (size_t)TILE;
   const size_t total_true = PARTITION ? *true_total : 0;
 
-  vec16<T> x[V];
+  pp_vec16<T> x[V];
   int cnt[V];
   load_tile<T, V>(in, n, base, aligned && full, x, cnt);
   uint32_t kept[V], rank_base[V];
@@ -540,7 +392,7 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
 
   /* the first warp looks back while the others pack the tile */
   if (warp == 0) {
-    unsigned long long p = look_back<count_sum>(descs, tile, epoch, tile_kept);
+    unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
     if (threadIdx.x == 0) tile_prefix = p;
   }
 #pragma unroll
@@ -581,7 +433,7 @@ count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *co
   uint32_t mine = 0;
   for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const size_t base = t * TILE;
-    vec16<T> x[PARTITION_VECS];
+    pp_vec16<T> x[PARTITION_VECS];
     int cnt[PARTITION_VECS];
     load_tile<T, PARTITION_VECS>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
 #pragma unroll
@@ -616,7 +468,7 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
 
-  vec16<uint8_t> f[FLAG_VECS];
+  pp_vec16<uint8_t> f[FLAG_VECS];
   int cnt[FLAG_VECS];
   load_tile<uint8_t, FLAG_VECS>(flags, n, base, aligned && full, f, cnt);
   uint32_t kept[FLAG_VECS], rank_base[FLAG_VECS];
@@ -629,7 +481,7 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   }
   const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
   if (warp == 0) {
-    unsigned long long p = look_back<count_sum>(descs, tile, epoch, tile_kept);
+    unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
     if (threadIdx.x == 0) tile_prefix = p;
   }
 #pragma unroll
@@ -665,7 +517,7 @@ static pp_status lookback_begin(pp_context *ctx, const char *fn, size_t tiles, v
   if (tiles > (size_t)INT32_MAX)
     return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: n needs %zu tiles, more than a grid holds",
                    fn, tiles);
-  size_t need = LOOKBACK_HEADER + tiles * WIDE_SLOT;
+  size_t need = PP_LOOKBACK_HEADER + tiles * PP_DESC_WIDE_SLOT;
   if (need > st->lookback_bytes) {
     size_t bytes = need < 2 * st->lookback_bytes ? 2 * st->lookback_bytes : need;
     if (bytes < ((size_t)1 << 20)) bytes = (size_t)1 << 20;
@@ -684,12 +536,12 @@ static pp_status lookback_begin(pp_context *ctx, const char *fn, size_t tiles, v
     st->lookback_epoch = 0;
     PP_CUDA_TRY(ctx, cudaMemsetAsync(st->lookback, 0, bytes, st->stream), fn);
   }
-  if (++st->lookback_epoch >= EPOCH_LIMIT) { /* every status word could now be ambiguous */
+  if (++st->lookback_epoch >= PP_DESC_EPOCH_LIMIT) { /* every status word could now be ambiguous */
     PP_CUDA_TRY(ctx, cudaMemsetAsync(st->lookback, 0, st->lookback_bytes, st->stream), fn);
     st->lookback_epoch = 1;
   }
   *counter = (unsigned *)st->lookback;
-  *descs = (char *)st->lookback + LOOKBACK_HEADER;
+  *descs = (char *)st->lookback + PP_LOOKBACK_HEADER;
   *epoch = st->lookback_epoch;
   return PP_OK;
 }

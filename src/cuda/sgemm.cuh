@@ -38,7 +38,7 @@
  * the prologue. With SG_V_SPREAD the copies of a slice go out during the slice before it,
  * a few at a time between the FMAs, rather than all right after the barrier: there every
  * warp queued its copies behind the others' shared reads at once, and a warp that then
- * reused a register a queued copy had yet to read stalled (ncu on the H100: these waits,
+ * reused a register a queued copy had yet to read stalled (Nsight Compute: these waits,
  * the barrier and back-to-back shared reads were most of the cycles without an issue).
  *
  * Split-K: blockIdx.y picks a slice of k of p.kchunk; with p.work set the block writes

@@ -23,6 +23,7 @@
 #include "cuda_backend.h"
 #include "dispatch.cuh"
 #include "launch.cuh"
+#include "lookback.cuh"
 
 #include <stdint.h>
 
@@ -125,40 +126,6 @@ __device__ __forceinline__ U pp_key_preimage_of_max(pp_key_order<U> o) {
     if (o.kind == PP_KEY_FLOAT) return o.flip ? (U)~(U)0 : (U)~SIGN; /* a NaN either way */
   }
   return (U)~o.flip;
-}
-
-/* ---- look-back status words ------------------------------------------------------------
- * One word per (tile, digit): the top two bits say what the rest holds.
- *   0          nothing published yet
- *   AGGREGATE  the tile's own count of the digit
- *   INCLUSIVE  the count of the digit in this tile and all tiles before it
- * The value shares the word with its flag, so one relaxed store publishes both and a
- * reader that sees the flag sees the value: no fence is needed. 32-bit words hold values
- * below 2^30; the host picks 64-bit words when the padded key count could reach that. */
-template <typename S> struct pp_status_word {
-  static constexpr int SHIFT = (int)sizeof(S) * 8 - 2;
-  static constexpr S AGGREGATE = (S)1 << SHIFT;
-  static constexpr S INCLUSIVE = (S)2 << SHIFT;
-  static constexpr S VALUE = ((S)1 << SHIFT) - 1;
-};
-
-/* Relaxed at GPU scope: the load is not served from a stale L1 line and cannot be hoisted
- * out of a spin loop; the store becomes visible to other SMs without a fence. */
-__device__ __forceinline__ uint32_t pp_ld_relaxed(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t pp_ld_relaxed(const uint64_t *p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void pp_st_relaxed(uint32_t *p, uint32_t v) {
-  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void pp_st_relaxed(uint64_t *p, uint64_t v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 /* Exclusive prefix sum over threads 0..255 (one value per radix digit); threads from 256

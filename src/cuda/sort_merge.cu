@@ -473,9 +473,7 @@ static pp_status msort_sort_ct(pp_context *ctx, U *keys, V *values, size_t n, pp
 }
 
 /* 4-byte keys alone take chunks of PP_MSORT_CHUNK_THREADS threads once they fill half a
- * wave of them (one block per SM); below that, chunks of 512 keep more SMs busy. H100, u32
- * keys, same process: 2^20 (31 large chunks) 0.1347 ms with them, 0.1248 with 512; 2^22
- * (124) 0.2016 against 0.2162; 2^24 0.863 against 0.910. */
+ * wave of them (one block per SM); below that, chunks of 512 keep more SMs busy. */
 template <typename U, typename V, bool HAS_V>
 static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
   if (n <= (size_t)msort_cfg<U, V, HAS_V>::CHUNK)
@@ -488,16 +486,7 @@ static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   return msort_sort_ct<U, V, HAS_V, MSORT_THREADS>(ctx, keys, values, n, order);
 }
 
-pp_status pp_cuda_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                             size_t value_size, size_t n, pp_order order) {
-  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
-  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
-    typedef decltype(u) U;
-    typedef decltype(v) V;
-    return msort_sort<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
-                                                      pp_make_key_order<U>(key_t, order));
-  });
-}
+PP_SORT_ENTRY(pp_cuda_sort_merge, msort_sort)
 
 /* for the sample sort (sort_sample.cu) */
 #define MSORT_INSTANTIATE(U, V, HV)                                                              \

@@ -136,15 +136,6 @@ __device__ __forceinline__ U qk_shfl(U v, int src) {
     return (U)__shfl_sync(0xffffffffu, (unsigned)v, src);
 }
 
-__device__ __forceinline__ unsigned qk_ld_acquire(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void qk_st_release(unsigned *p, unsigned v) {
-  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
 __device__ __forceinline__ unsigned long long qk_mix(unsigned long long z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -164,8 +155,8 @@ __device__ __forceinline__ unsigned qk_lanemask_lt() {
  * A tile's own counts fit the word, so publishing them is one relaxed store. Its prefix
  * (64-bit, segments may exceed 2^32 keys) goes to excl_lt/excl_eq, then a release store
  * of INCL; a reader that acquires INCL reads the prefix after it. */
-#define QK_FLAG_AGG (1u << 30)
-#define QK_FLAG_INCL (2u << 30)
+#define QK_FLAG_AGG (pp_status_word<uint32_t>::AGGREGATE)
+#define QK_FLAG_INCL (pp_status_word<uint32_t>::INCLUSIVE)
 
 template <typename U, typename V>
 __device__ __forceinline__ void quick_append_item(const quick_args<U, V> &a, unsigned long long start,
@@ -312,7 +303,7 @@ __global__ void __launch_bounds__(QK_THREADS) quick_count_kernel(quick_args<U, V
         for (;;) {
           const long long tt = look - lane;
           /* past the segment's first tile (which always publishes INCL) nothing is read */
-          const unsigned w = tt >= first ? qk_ld_acquire(a.status[p] + tt) : QK_FLAG_INCL;
+          const unsigned w = tt >= first ? pp_ld_acquire(a.status[p] + tt) : QK_FLAG_INCL;
           const unsigned incl = __ballot_sync(0xffffffffu, (w >> 30) == 2);
           const unsigned none = __ballot_sync(0xffffffffu, (w >> 30) == 0);
           /* the lanes that matter: up to and including the nearest INCL */
@@ -344,7 +335,7 @@ __global__ void __launch_bounds__(QK_THREADS) quick_count_kernel(quick_args<U, V
       if (lane == 0) {
         a.excl_lt[p][tile] = pre_lt;
         a.excl_eq[p][tile] = pre_eq;
-        qk_st_release(a.status[p] + tile, QK_FLAG_INCL | word);
+        pp_st_release(a.status[p] + tile, QK_FLAG_INCL | word);
         if (t.local == t.tiles - 1) { /* the last tile knows the segment's totals */
           quick_segment *s = a.seg[p] + t.seg;
           s->total_lt = pre_lt + own_lt;
@@ -846,13 +837,4 @@ static pp_status quick_sort_typed(pp_context *ctx, U *keys, V *vals, size_t n, p
   return s;
 }
 
-pp_status pp_cuda_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                             size_t value_size, size_t n, pp_order order) {
-  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
-  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
-    typedef decltype(u) U;
-    typedef decltype(v) V;
-    return quick_sort_typed<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
-                                                            pp_make_key_order<U>(key_t, order));
-  });
-}
+PP_SORT_ENTRY(pp_cuda_sort_quick, quick_sort_typed)

@@ -1,6 +1,7 @@
 /* sort_sample.cu — pp_sort with PP_SORT_SAMPLE on the GPU: a stable sample sort, laid out
- * as seed 001 lays it out (choose samples, sort them, count per bucket, prefix sum,
- * scatter into buckets, sort each bucket), made device-wide and balanced.
+ * in the textbook layout (choose samples, sort them, count per bucket, prefix sum,
+ * scatter into buckets, sort each bucket: Leischner, Osipov & Sanders, "GPU sample sort",
+ * 2010), made device-wide and balanced.
  *
  *  1. ssort_splitter_kernel (one block): one sample from each of S strata of the array
  *     (S the block-sort chunk, thousands: oversampling of 66 or more per bucket), at a
@@ -484,13 +485,4 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   return s;
 }
 
-pp_status pp_cuda_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                              size_t value_size, size_t n, pp_order order) {
-  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
-  return pp_by_key_value(ctx, "pp_sort", key_t, values, value_size, [&](auto u, auto v, auto has_v) {
-    typedef decltype(u) U;
-    typedef decltype(v) V;
-    return ssort_sort<U, V, decltype(has_v)::value>(ctx, (U *)keys, (V *)values, n,
-                                                      pp_make_key_order<U>(key_t, order));
-  });
-}
+PP_SORT_ENTRY(pp_cuda_sort_sample, ssort_sort)
