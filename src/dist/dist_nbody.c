@@ -84,15 +84,38 @@ static pp_status need_ops(pp_context *ctx, const char *fn, pp_status checked) {
   return checked;
 }
 
+/* Every distributed N-body call begins alike: the backend must have the operations, every
+ * rank agrees on its body count, the softening and what the call adds (extra), and then
+ * learns where its bodies start in the global set and how many there are in all. */
+static pp_status agree_bodies(pp_context *ctx, const char *fn, pp_status checked,
+                              const pp_bodies *b, float softening, const pp_dist_val *extra,
+                              size_t n_extra, size_t *off, size_t *total) {
+  checked = need_ops(ctx, fn, checked);
+  pp_dist_val vals[4] = {{NULL, checked == PP_OK ? b->n : 0}, {"softening", float_bits(softening)}};
+  for (size_t i = 0; i < n_extra; i++) vals[2 + i] = extra[i];
+  PP_TRY(pp_dist_agree(ctx, fn, checked, vals, 2 + n_extra));
+  *off = 0;
+  *total = 0;
+  return pp_dist_offsets(ctx, fn, 0, off, total);
+}
+
+/* The sources of every body, gathered once: each rank allocates room for all of them, the
+ * ranks agree that every one could (so none waits in a gather another skips), then they
+ * exchange positions and masses. src is zeroed first, so sources_free is always safe. */
+static pp_status sources_join(pp_context *ctx, const char *fn, pp_status st, size_t total,
+                              sources *src, const pp_bodies *sb) {
+  memset(src, 0, sizeof *src);
+  if (st == PP_OK) st = sources_alloc(ctx, fn, total, src);
+  st = pp_dist_agree(ctx, fn, st, NULL, 0);
+  if (st == PP_OK) st = gather(ctx, src, sb, true);
+  return st;
+}
+
 pp_status pp_dist_nbody_accel(pp_context *ctx, pp_status checked, const pp_bodies *b,
                               float softening, float *ax, float *ay, float *az) {
   static const char fn[] = "pp_nbody_accel";
-  checked = need_ops(ctx, fn, checked);
-  const pp_dist_val vals[] = {{NULL, checked == PP_OK ? b->n : 0},
-                              {"softening", float_bits(softening)}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, vals, 2));
-  size_t off = 0, total = 0;
-  PP_TRY(pp_dist_offsets(ctx, fn, 0, &off, &total));
+  size_t off, total;
+  PP_TRY(agree_bodies(ctx, fn, checked, b, softening, NULL, 0, &off, &total));
   if (total == 0) return PP_OK;
   const size_t bytes = b->n * sizeof(float);
   pp_args args = {0};
@@ -104,10 +127,7 @@ pp_status pp_dist_nbody_accel(pp_context *ctx, pp_status checked, const pp_bodie
   PP_STAGE(PP_ARG_OUT, "ay", ay, bytes, sizeof(float), day);
   PP_STAGE(PP_ARG_OUT, "az", az, bytes, sizeof(float), daz);
   sources src;
-  memset(&src, 0, sizeof src);
-  if (st == PP_OK) st = sources_alloc(ctx, fn, total, &src);
-  st = pp_dist_agree(ctx, fn, st, NULL, 0);
-  if (st == PP_OK) st = gather(ctx, &src, &sb, true);
+  st = sources_join(ctx, fn, st, total, &src, &sb);
   if (st == PP_OK && sb.n)
     st = ctx->ops->dist_nbody_accel(ctx, &sb, &src.all, softening, (float *)dax, (float *)day,
                                     (float *)daz);
@@ -118,14 +138,9 @@ pp_status pp_dist_nbody_accel(pp_context *ctx, pp_status checked, const pp_bodie
 pp_status pp_dist_nbody_step(pp_context *ctx, pp_status checked, pp_bodies *b, float dt,
                              float softening, size_t steps) {
   static const char fn[] = "pp_nbody_step";
-  checked = need_ops(ctx, fn, checked);
-  const pp_dist_val vals[] = {{NULL, checked == PP_OK ? b->n : 0},
-                              {"softening", float_bits(softening)},
-                              {"dt", float_bits(dt)},
-                              {"steps", steps}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, vals, 4));
-  size_t off = 0, total = 0;
-  PP_TRY(pp_dist_offsets(ctx, fn, 0, &off, &total));
+  const pp_dist_val extra[] = {{"dt", float_bits(dt)}, {"steps", steps}};
+  size_t off, total;
+  PP_TRY(agree_bodies(ctx, fn, checked, b, softening, extra, 2, &off, &total));
   if (total == 0 || steps == 0) return PP_OK;
   const size_t n = b->n, bytes = n * sizeof(float);
   pp_args args = {0};
@@ -168,22 +183,15 @@ pp_status pp_dist_nbody_step(pp_context *ctx, pp_status checked, pp_bodies *b, f
 pp_status pp_dist_nbody_energy(pp_context *ctx, pp_status checked, const pp_bodies *b,
                                float softening, double *kinetic, double *potential) {
   static const char fn[] = "pp_nbody_energy";
-  checked = need_ops(ctx, fn, checked);
-  const pp_dist_val vals[] = {{NULL, checked == PP_OK ? b->n : 0},
-                              {"softening", float_bits(softening)}};
-  PP_TRY(pp_dist_agree(ctx, fn, checked, vals, 2));
-  size_t off = 0, total = 0;
-  PP_TRY(pp_dist_offsets(ctx, fn, 0, &off, &total));
+  size_t off, total;
+  PP_TRY(agree_bodies(ctx, fn, checked, b, softening, NULL, 0, &off, &total));
   const size_t bytes = b->n * sizeof(float);
   pp_args args = {0};
   pp_status st = PP_OK;
   pp_bodies sb = {0};
   PP_STAGE_BODIES(PP_ARG_IN, b, bytes, sb, true);
   sources src;
-  memset(&src, 0, sizeof src);
-  if (st == PP_OK) st = sources_alloc(ctx, fn, total, &src);
-  st = pp_dist_agree(ctx, fn, st, NULL, 0);
-  if (st == PP_OK) st = gather(ctx, &src, &sb, true);
+  st = sources_join(ctx, fn, st, total, &src, &sb);
   double mine[2] = {0.0, 0.0}; /* kinetic, sum_i m_i phi_i */
   if (st == PP_OK && sb.n)
     st = ctx->ops->dist_nbody_energy(ctx, &sb, &src.all, off, softening, &mine[0], &mine[1]);
