@@ -63,6 +63,17 @@ static float **hb_field(hbodies *h, int f) {
   return fields[f];
 }
 
+/* n bodies at rest at the origin, the first two the analytic pair: m0 = 2 at 0, m1 = 1 at
+ * (3, 4, 0), so r = 5. */
+static hbodies hb_pair(size_t n) {
+  hbodies h = hb_alloc(n);
+  h.m[0] = 2.0f;
+  h.m[1] = 1.0f;
+  h.x[1] = 3.0f;
+  h.y[1] = 4.0f;
+  return h;
+}
+
 /* Uniform in a cube of half-width `half`, masses in [0.5, 1.5) / n, velocities in +-vmax. */
 static hbodies hb_random(size_t n, double half, double vmax, uint64_t stream) {
   th_rng r = th_rng_make(stream);
@@ -416,11 +427,7 @@ static void test_accel_special(pp_context *ctx) {
   }
   /* two bodies, analytic: m0 = 2 at 0, m1 = 1 at (3, 4, 0), r = 5; eps 0 and eps 1 */
   {
-    hbodies h = hb_alloc(2);
-    h.m[0] = 2.0f;
-    h.m[1] = 1.0f;
-    h.x[1] = 3.0f;
-    h.y[1] = 4.0f;
+    hbodies h = hb_pair(2);
     for (int k = 0; k < 2; k++) {
       float soft = (float)k;
       double r3 = pow(25.0 + soft * soft, 1.5);
@@ -472,12 +479,8 @@ static void test_energy(pp_context *ctx) {
     }
   /* output in device memory; the analytic pair m0 m1 / r = 2 / 5; a coincident pair with
    * eps = 0 is left out */
-  hbodies h = hb_alloc(3);
-  h.m[0] = 2.0f;
-  h.m[1] = 1.0f;
-  h.m[2] = 4.0f;
-  h.x[1] = 3.0f;
-  h.y[1] = 4.0f; /* body 2 sits on body 0 */
+  hbodies h = hb_pair(3);
+  h.m[2] = 4.0f; /* body 2 sits on body 0 */
   h.vx[2] = 0.5f;
   double *dev = th_dev_alloc(ctx, 2 * sizeof(double));
   pbodies pb = place_bodies(ctx, AT_DEV, &h);

@@ -216,6 +216,19 @@ static size_t check_c(const gcase *g, const buffers *b, const double *want, cons
   return bad + touched;
 }
 
+/* buffers_make, then A and B filled with data d (their padding NaN) and C with d (its
+ * padding the sentinel); the three shapes come back for the checks. */
+static void buffers_filled(buffers *b, host_alloc *h, const gcase *g, where w, th_rng *r,
+                           data_kind d, shape *sa, shape *sb, shape *sc) {
+  buffers_make(b, h, g, w);
+  *sa = shape_a(g);
+  *sb = shape_b(g);
+  *sc = shape_c(g);
+  fill(b->hA, sa, r, d, NAN);
+  fill(b->hB, sb, r, d, NAN);
+  fill(b->hC, sc, r, d, SENTINEL);
+}
+
 /* Random (or integer) data; C starts random unless c_nan; padding of A, B NaN. */
 static void run_case(pp_context *ctx, const gcase *g, data_kind d, where w, int c_nan,
                      uint64_t stream) {
@@ -223,11 +236,8 @@ static void run_case(pp_context *ctx, const gcase *g, data_kind d, where w, int 
   th_rng r = th_rng_make(stream);
   buffers b;
   host_alloc h;
-  buffers_make(&b, &h, g, w);
-  shape sa = shape_a(g), sb = shape_b(g), sc = shape_c(g);
-  fill(b.hA, &sa, &r, d, NAN);
-  fill(b.hB, &sb, &r, d, NAN);
-  fill(b.hC, &sc, &r, d, SENTINEL);
+  shape sa, sb, sc;
+  buffers_filled(&b, &h, g, w, &r, d, &sa, &sb, &sc);
   if (c_nan)
     for (size_t i = 0; i < b.nc; i++)
       if (in_matrix(&sc, i)) b.hC[i] = NAN;
@@ -398,11 +408,8 @@ static void nan_inf_propagation(pp_context *ctx, int gpu) {
       th_rng r = th_rng_make(22000 + (unsigned)(l * 4 + t));
       buffers b;
       host_alloc h;
-      buffers_make(&b, &h, &g, w);
-      shape sa = shape_a(&g), sb = shape_b(&g), sc = shape_c(&g);
-      fill(b.hA, &sa, &r, DATA_INTEGER, NAN);
-      fill(b.hB, &sb, &r, DATA_INTEGER, NAN);
-      fill(b.hC, &sc, &r, DATA_INTEGER, SENTINEL);
+      shape sa, sb, sc;
+      buffers_filled(&b, &h, &g, w, &r, DATA_INTEGER, &sa, &sb, &sc);
       /* no zeros in A's column p1, so inf * 0 cannot make a NaN by accident */
       const size_t i0 = 131, p0 = 17, p1 = 40, j1 = 129;
       for (size_t i = 0; i < g.m; i++)
@@ -445,11 +452,8 @@ static void deterministic(pp_context *ctx, int gpu) {
     th_rng r = th_rng_make(23000 + s);
     buffers b;
     host_alloc h;
-    buffers_make(&b, &h, &g, w);
-    shape sa = shape_a(&g), sb = shape_b(&g), sc = shape_c(&g);
-    fill(b.hA, &sa, &r, DATA_RANDOM, NAN);
-    fill(b.hB, &sb, &r, DATA_RANDOM, NAN);
-    fill(b.hC, &sc, &r, DATA_RANDOM, SENTINEL);
+    shape sa, sb, sc;
+    buffers_filled(&b, &h, &g, w, &r, DATA_RANDOM, &sa, &sb, &sc);
     CHECK_STATUS(call_placed(ctx, &g, &b, w), PP_OK, "determinism run 1");
     memcpy(b.hC0, b.hC, b.nc * sizeof(float));
     CHECK_STATUS(call_placed(ctx, &g, &b, w), PP_OK, "determinism run 2");

@@ -209,19 +209,23 @@ static void test_sort_tiles(pp_context *ctx) {
         }
 }
 
+/* One sort of n keys of dtype t in order o, pattern p, with values of vs bytes (0: keys only). */
+struct sort_case {
+  pp_dtype t;
+  size_t vs;
+  pp_order o;
+  int p;
+  size_t n;
+};
+
 /* Inputs aimed at the sample sort's buckets, at sizes where it makes hundreds of buckets and
  * some of them exceed a GPU tile: few distinct values and byte keys (equality buckets),
  * one value everywhere (all splitters equal), one huge run of equal keys in the middle of
  * random ones, a heavy value at random places, skewed magnitudes, sorted and reversed
  * input (every sample in order). */
 static void test_sort_buckets(pp_context *ctx) {
-  static const struct {
-    pp_dtype t;
-    size_t vs;
-    pp_order o;
-    int p; /* N_PATTERNS: random keys with a run of 60% equal ones in the middle */
-    size_t n;
-  } cases[] = {
+  /* p == N_PATTERNS: random keys with a run of 60% equal ones in the middle */
+  static const struct sort_case cases[] = {
       {PP_U32, 0, PP_ASCENDING, P_FEW, 3 * ((size_t)1 << 20) + 17},
       {PP_U32, 4, PP_DESCENDING, P_EQUAL, 3 * ((size_t)1 << 20) + 1},
       {PP_F32, 0, PP_ASCENDING, N_PATTERNS, 3 * ((size_t)1 << 20) + 5},
@@ -252,13 +256,7 @@ static void test_sort_buckets(pp_context *ctx) {
 
 /* Huge odd sizes for a few types, value widths and patterns. */
 static void test_sort_large(pp_context *ctx) {
-  static const struct {
-    pp_dtype t;
-    size_t vs;
-    pp_order o;
-    int p;
-    size_t n;
-  } cases[] = {
+  static const struct sort_case cases[] = {
       {PP_U32, 4, PP_ASCENDING, P_RANDOM, ((size_t)1 << 20) + 3},
       {PP_F32, 0, PP_DESCENDING, P_SPECIAL, ((size_t)1 << 20) + 3},
       {PP_I64, 8, PP_ASCENDING, P_FEW, ((size_t)1 << 20) + 3},

@@ -29,54 +29,22 @@
 #include <inttypes.h>
 #include <math.h>
 
-
 /* ---- element access and the reference order ----------------------------------------- */
 
 /* -1 when a orders before b in the decreasing ("largest") order, 1 after, 0 equal. */
+#define DESC3(a, b) ((a) > (b) ? -1 : (a) < (b))
 static int cmp_desc(pp_dtype t, const void *base, size_t i, size_t j) {
+  const val a = load(t, base, i), b = load(t, base, j);
+  if (is_float(t) && (val_isnan(t, a) || val_isnan(t, b)))
+    return val_isnan(t, a) && val_isnan(t, b) ? 0 : val_isnan(t, a) ? -1 : 1;
   switch (t) {
-  case PP_U8: {
-    uint8_t a = ((const uint8_t *)base)[i], b = ((const uint8_t *)base)[j];
-    return a > b ? -1 : a < b;
-  }
-  case PP_I32: {
-    int32_t a, b;
-    memcpy(&a, (const char *)base + i * 4, 4);
-    memcpy(&b, (const char *)base + j * 4, 4);
-    return a > b ? -1 : a < b;
-  }
-  case PP_U32: {
-    uint32_t a, b;
-    memcpy(&a, (const char *)base + i * 4, 4);
-    memcpy(&b, (const char *)base + j * 4, 4);
-    return a > b ? -1 : a < b;
-  }
-  case PP_I64: {
-    int64_t a, b;
-    memcpy(&a, (const char *)base + i * 8, 8);
-    memcpy(&b, (const char *)base + j * 8, 8);
-    return a > b ? -1 : a < b;
-  }
-  case PP_U64: {
-    uint64_t a, b;
-    memcpy(&a, (const char *)base + i * 8, 8);
-    memcpy(&b, (const char *)base + j * 8, 8);
-    return a > b ? -1 : a < b;
-  }
-  case PP_F32: {
-    float a, b;
-    memcpy(&a, (const char *)base + i * 4, 4);
-    memcpy(&b, (const char *)base + j * 4, 4);
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : isnan(a) ? -1 : 1;
-    return a > b ? -1 : a < b; /* -0.0 == +0.0 here */
-  }
-  default: {
-    double a, b;
-    memcpy(&a, (const char *)base + i * 8, 8);
-    memcpy(&b, (const char *)base + j * 8, 8);
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b) ? 0 : isnan(a) ? -1 : 1;
-    return a > b ? -1 : a < b;
-  }
+  case PP_U8: return DESC3(a.u8, b.u8);
+  case PP_I32: return DESC3(a.i32, b.i32);
+  case PP_U32: return DESC3(a.u32, b.u32);
+  case PP_I64: return DESC3(a.i64, b.i64);
+  case PP_U64: return DESC3(a.u64, b.u64);
+  case PP_F32: return DESC3(a.f32, b.f32); /* -0.0 == +0.0 here */
+  default: return DESC3(a.f64, b.f64);
   }
 }
 
