@@ -13,6 +13,7 @@
  * CUDA backend).
  */
 #include "harness.h"
+#include "th_values.h"
 
 #include <math.h>
 
@@ -376,26 +377,10 @@ static void fill_typed(pp_dtype t, void *buf, size_t n, th_rng *r) {
 
 /* x > v, as doubles (exact for these types and values); NaN fails */
 static int keeps(pp_dtype t, const void *buf, size_t i, double v) {
-  double x;
-  switch (t) {
-  case PP_U8: x = ((const uint8_t *)buf)[i]; break;
-  case PP_U32: x = ((const uint32_t *)buf)[i]; break;
-  case PP_I64: x = (double)((const int64_t *)buf)[i]; break;
-  case PP_F32: x = ((const float *)buf)[i]; break;
-  default: x = ((const double *)buf)[i]; break;
-  }
-  return x > v;
+  return (double)as_ld(t, load(t, buf, i)) > v;
 }
 
-static void set_threshold(pp_dtype t, void *value, double v) {
-  switch (t) {
-  case PP_U8: *(uint8_t *)value = (uint8_t)v; break;
-  case PP_U32: *(uint32_t *)value = (uint32_t)v; break;
-  case PP_I64: *(int64_t *)value = (int64_t)v; break;
-  case PP_F32: *(float *)value = (float)v; break;
-  default: *(double *)value = v; break;
-  }
-}
+static void set_threshold(pp_dtype t, void *value, double v) { store(t, value, 0, vcast(t, v)); }
 
 /* select and partition with out == in against the serial reference and against the call
  * on separate buffers; for select, the buffer past the count keeps the input. */

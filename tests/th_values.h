@@ -119,6 +119,19 @@ static inline val vrank(pp_dtype t, uint64_t u) {
   }
 }
 
+/* x converted to t as C converts a double (truncated toward zero for integers). */
+static inline val vcast(pp_dtype t, double x) {
+  switch (t) {
+  case PP_U8: return vu8((uint8_t)x);
+  case PP_I32: return vi32((int32_t)x);
+  case PP_U32: return vu32((uint32_t)x);
+  case PP_I64: return vi64((int64_t)x);
+  case PP_U64: return vu64((uint64_t)x);
+  case PP_F32: return vf32((float)x);
+  default: return vf64(x);
+  }
+}
+
 /* A small integer as t (wrapping for unsigned types is not used: v >= 0 there). */
 static inline val vsmall(pp_dtype t, int x) {
   switch (t) {
