@@ -7,6 +7,7 @@
  * and count width.
  */
 #include "gpu.h"
+#include "peer_common.cuh"
 
 #include <cub/cub.cuh>
 #include <cuda/functional>
@@ -28,13 +29,10 @@ static char g_error[512];
 static char g_name[256];
 /* One cached CUB temporary allocation, grown by the *_prepare calls, so the timed calls
  * never allocate. */
-static void *g_temp = nullptr;
-static size_t g_temp_bytes = 0;
+static peer_temp g_temp = {nullptr, 0};
 
 static int fail(const char *what, cudaError_t e) {
-  snprintf(g_error, sizeof g_error, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return -1;
+  return peer_fail(g_error, sizeof g_error, what, e);
 }
 
 static int check(cudaError_t e, const char *what) { return e == cudaSuccess ? 0 : fail(what, e); }
@@ -224,21 +222,11 @@ static cudaError_t cub_argreduce_any(pp_dtype t, void *temp, size_t &temp_bytes,
 
 /* cudaFree synchronizes the device; that is why growing happens only in *_prepare. */
 static int ensure_temp(size_t need) {
-  if (need <= g_temp_bytes && g_temp)
-    return 0;
-  if (g_temp && check(cudaFree(g_temp), "cudaFree(CUB temp)"))
-    return -1;
-  g_temp = nullptr;
-  g_temp_bytes = 0;
-  size_t bytes = need ? need : 1;
-  if (check(cudaMalloc(&g_temp, bytes), "cudaMalloc(CUB temp)"))
-    return -1;
-  g_temp_bytes = bytes;
-  return 0;
+  return peer_temp_grow(&g_temp, need, g_error, sizeof g_error);
 }
 
 static int need_prepared(const char *fn) {
-  if (g_temp)
+  if (g_temp.p)
     return 0;
   snprintf(g_error, sizeof g_error, "%s: call the matching *_prepare first", fn);
   return -1;
@@ -256,8 +244,8 @@ extern "C" int bench_cub_reduce(pp_dtype t, pp_op op, const void *d_in, size_t n
                                 void *stream) {
   if (need_prepared("bench_cub_reduce"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_reduce_any(t, g_temp, bytes, op, d_in, n, d_out, as_stream(stream)),
+  size_t bytes = g_temp.bytes;
+  return check(cub_reduce_any(t, g_temp.p, bytes, op, d_in, n, d_out, as_stream(stream)),
                "cub::DeviceReduce::Sum/Min/Max");
 }
 
@@ -274,8 +262,8 @@ extern "C" int bench_cub_argreduce(pp_dtype t, pp_op op, const void *d_in, size_
                                    void *d_value_out, void *d_index_out, void *stream) {
   if (need_prepared("bench_cub_argreduce"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_argreduce_any(t, g_temp, bytes, op, d_in, n, d_value_out, d_index_out,
+  size_t bytes = g_temp.bytes;
+  return check(cub_argreduce_any(t, g_temp.p, bytes, op, d_in, n, d_value_out, d_index_out,
                                  as_stream(stream)),
                "cub::DeviceReduce::ArgMin/ArgMax");
 }
@@ -382,8 +370,8 @@ extern "C" int bench_cub_scan(pp_dtype t, pp_op op, bool inclusive, const void *
                               void *d_out, size_t n, void *stream) {
   if (need_prepared("bench_cub_scan"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_scan_any(t, g_temp, bytes, op, inclusive, d_in, d_out, n, as_stream(stream)),
+  size_t bytes = g_temp.bytes;
+  return check(cub_scan_any(t, g_temp.p, bytes, op, inclusive, d_in, d_out, n, as_stream(stream)),
                "cub::DeviceScan");
 }
 
@@ -422,8 +410,8 @@ extern "C" int bench_cub_select(pp_dtype t, const void *value, const void *d_in,
                                 uint64_t *d_count, size_t n, void *stream) {
   if (need_prepared("bench_cub_select"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_select_any(false, t, g_temp, bytes, value, d_in, d_out, d_count, n,
+  size_t bytes = g_temp.bytes;
+  return check(cub_select_any(false, t, g_temp.p, bytes, value, d_in, d_out, d_count, n,
                               as_stream(stream)),
                "cub::DeviceSelect::If");
 }
@@ -441,8 +429,8 @@ extern "C" int bench_cub_partition(pp_dtype t, const void *value, const void *d_
                                    uint64_t *d_count, size_t n, void *stream) {
   if (need_prepared("bench_cub_partition"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_select_any(true, t, g_temp, bytes, value, d_in, d_out, d_count, n,
+  size_t bytes = g_temp.bytes;
+  return check(cub_select_any(true, t, g_temp.p, bytes, value, d_in, d_out, d_count, n,
                               as_stream(stream)),
                "cub::DevicePartition::If");
 }
@@ -485,8 +473,8 @@ extern "C" int bench_cub_select_flagged(size_t elem_size, const void *d_in,
                                         size_t n, void *stream) {
   if (need_prepared("bench_cub_select_flagged"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_flagged_any(elem_size, g_temp, bytes, d_in, d_flags, d_out, d_count, n,
+  size_t bytes = g_temp.bytes;
+  return check(cub_flagged_any(elem_size, g_temp.p, bytes, d_in, d_flags, d_out, d_count, n,
                                as_stream(stream)),
                "cub::DeviceSelect::Flagged");
 }
@@ -547,8 +535,8 @@ extern "C" int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const
                               void *stream) {
   if (need_prepared("bench_cub_sort"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_sort_any(key_t, g_temp, bytes, d_keys, d_values, value_size, n, descending,
+  size_t bytes = g_temp.bytes;
+  return check(cub_sort_any(key_t, g_temp.p, bytes, d_keys, d_values, value_size, n, descending,
                             current, as_stream(stream)),
                "cub::DeviceRadixSort");
 }
@@ -579,8 +567,8 @@ extern "C" int bench_cub_merge_sort(pp_dtype key_t, void *d_keys, size_t n, bool
                                     void *stream) {
   if (need_prepared("bench_cub_merge_sort"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_merge_sort_any(key_t, descending, g_temp, bytes, d_keys, n, as_stream(stream)),
+  size_t bytes = g_temp.bytes;
+  return check(cub_merge_sort_any(key_t, descending, g_temp.p, bytes, d_keys, n, as_stream(stream)),
                "cub::DeviceMergeSort::SortKeys");
 }
 
@@ -615,15 +603,10 @@ extern "C" int bench_cub_merge(pp_dtype t, bool descending, const void *d_a, siz
                                const void *d_b, size_t nb, void *d_out, void *stream) {
   if (need_prepared("bench_cub_merge"))
     return -1;
-  size_t bytes = g_temp_bytes;
-  return check(cub_merge_any(t, descending, g_temp, bytes, d_a, na, d_b, nb, d_out,
+  size_t bytes = g_temp.bytes;
+  return check(cub_merge_any(t, descending, g_temp.p, bytes, d_a, na, d_b, nb, d_out,
                              as_stream(stream)),
                "cub::DeviceMerge::MergeKeys");
 }
 
-extern "C" void bench_gpu_release(void) {
-  if (g_temp)
-    (void)cudaFree(g_temp);
-  g_temp = nullptr;
-  g_temp_bytes = 0;
-}
+extern "C" void bench_gpu_release(void) { peer_temp_release(&g_temp); }

@@ -8,6 +8,7 @@
  * and parprim's double rule put every sample in the same bin.
  */
 #include "peer_histogram.h"
+#include "peer_common.cuh"
 
 #include <cub/device/device_histogram.cuh>
 #include <cuda_runtime.h>
@@ -17,13 +18,10 @@
 #include <cstdio>
 
 static char g_error[512];
-static void *g_temp = nullptr;
-static size_t g_temp_bytes = 0;
+static peer_temp g_temp = {nullptr, 0};
 
 static int fail(const char *what, cudaError_t e) {
-  snprintf(g_error, sizeof g_error, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return -1;
+  return peer_fail(g_error, sizeof g_error, what, e);
 }
 
 static int too_big(size_t n, size_t bins) {
@@ -82,14 +80,7 @@ static cudaError_t range_any(pp_dtype t, void *temp, size_t &bytes, const void *
 }
 
 static int grow(size_t need) {
-  if (need <= g_temp_bytes) return 0;
-  if (g_temp) cudaFree(g_temp);
-  g_temp = nullptr;
-  g_temp_bytes = 0;
-  cudaError_t e = cudaMalloc(&g_temp, need ? need : 1);
-  if (e != cudaSuccess) return fail("cudaMalloc (CUB histogram temp)", e);
-  g_temp_bytes = need;
-  return 0;
+  return peer_temp_grow(&g_temp, need, g_error, sizeof g_error);
 }
 
 extern "C" int bench_cub_histogram_even_prepare(pp_dtype t, size_t n, size_t bins, double lo,
@@ -104,8 +95,8 @@ extern "C" int bench_cub_histogram_even_prepare(pp_dtype t, size_t n, size_t bin
 extern "C" int bench_cub_histogram_even(pp_dtype t, const void *d_in, size_t n, size_t bins,
                                         double lo, double hi, int32_t *d_counts, void *stream) {
   if (too_big(n, bins)) return -1;
-  size_t bytes = g_temp_bytes;
-  cudaError_t e = even_any(t, g_temp, bytes, d_in, n, bins, lo, hi, d_counts, as_stream(stream));
+  size_t bytes = g_temp.bytes;
+  cudaError_t e = even_any(t, g_temp.p, bytes, d_in, n, bins, lo, hi, d_counts, as_stream(stream));
   return e == cudaSuccess ? 0 : fail("cub::DeviceHistogram::HistogramEven", e);
 }
 
@@ -122,15 +113,11 @@ extern "C" int bench_cub_histogram_range(pp_dtype t, const void *d_in, size_t n,
                                          const double *d_levels, int32_t *d_counts,
                                          void *stream) {
   if (too_big(n, bins)) return -1;
-  size_t bytes = g_temp_bytes;
-  cudaError_t e = range_any(t, g_temp, bytes, d_in, n, bins, d_levels, d_counts, as_stream(stream));
+  size_t bytes = g_temp.bytes;
+  cudaError_t e = range_any(t, g_temp.p, bytes, d_in, n, bins, d_levels, d_counts, as_stream(stream));
   return e == cudaSuccess ? 0 : fail("cub::DeviceHistogram::HistogramRange", e);
 }
 
 extern "C" const char *bench_cub_histogram_error(void) { return g_error; }
 
-extern "C" void bench_cub_histogram_release(void) {
-  if (g_temp) cudaFree(g_temp);
-  g_temp = nullptr;
-  g_temp_bytes = 0;
-}
+extern "C" void bench_cub_histogram_release(void) { peer_temp_release(&g_temp); }
