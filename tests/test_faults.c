@@ -239,15 +239,8 @@ static pp_status call_topk(pp_context *ctx, fcase *c) {
   return pp_topk(ctx, PP_U32, c->ptr[0], c->n, c->k, c->flag != 0, c->ptr[1], idx);
 }
 
-typedef struct vi {
-  uint32_t v;
-  uint64_t i;
-} vi;
-static int cmp_vi_desc(const void *a, const void *b) {
-  const vi *x = a, *y = b;
-  return (x->v < y->v) - (x->v > y->v);
-}
-static int cmp_vi_asc(const void *a, const void *b) { return cmp_vi_desc(b, a); }
+/* the values are distinct, so the reversed order needs no tie rule */
+static int cmp_keyed_desc(const void *a, const void *b) { return cmp_keyed(b, a); }
 
 /* rows == 0: pp_topk over n; else pp_topk_rows over rows x cols */
 static void case_topk(size_t n, size_t rows, size_t cols, size_t k, int largest, int indices) {
@@ -264,13 +257,14 @@ static void case_topk(size_t n, size_t rows, size_t cols, size_t k, int largest,
   if (indices) add_buf(&c, OUT, r * k * 8);
   uint32_t *x = (uint32_t *)c.init[0];
   fill_distinct_u32(x, r * cl);
-  vi *t = th_xmalloc(cl * sizeof *t);
+  keyed *t = th_xmalloc(cl * sizeof *t);
   for (size_t row = 0; row < r; row++) {
-    for (size_t j = 0; j < cl; j++) t[j] = (vi){x[row * cl + j], j};
-    qsort(t, cl, sizeof *t, largest ? cmp_vi_desc : cmp_vi_asc);
+    for (size_t j = 0; j < cl; j++) t[j] = (keyed){x[row * cl + j], j};
+    qsort(t, cl, sizeof *t, largest ? cmp_keyed_desc : cmp_keyed);
     for (size_t j = 0; j < k; j++) {
-      memcpy(c.expect[1] + 4 * (row * k + j), &t[j].v, 4);
-      if (indices) memcpy(c.expect[2] + 8 * (row * k + j), &t[j].i, 8);
+      const uint32_t v = (uint32_t)t[j].key;
+      memcpy(c.expect[1] + 4 * (row * k + j), &v, 4);
+      if (indices) memcpy(c.expect[2] + 8 * (row * k + j), &t[j].idx, 8);
     }
   }
   free(t);
