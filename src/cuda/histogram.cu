@@ -16,6 +16,9 @@
  *  - global atomics (more bins than that): 64-bit atomic adds into the counts, which then
  *    live in L2.
  * (These last two add into counts cleared by a memset first.)
+ * One-byte input (u8) with up to HIST_BYTES_MAX_BINS bins takes none of them: a block
+ * counts its 256 possible values as an image channel is counted and folds each value's
+ * count into the value's bin (hist_bytes_kernel), whatever the rule.
  *
  * The cluster and global paths count runs: a thread keeps (bin, count) of the elements it
  * has just seen and adds only when the bin changes, so data where all values fall into one
@@ -68,6 +71,8 @@ namespace cg = cooperative_groups;
 /* Largest portable cluster. */
 #define HIST_MAX_CLUSTER 8
 #define HIST_UNROLL PP_HIST_UNROLL
+/* One-byte input with at most this many bins is counted by value (hist_bytes_kernel). */
+#define HIST_BYTES_MAX_BINS 2048
 
 /* ---- bin rules ---------------------------------------------------------------------- */
 
@@ -428,6 +433,89 @@ hist_global_kernel(const T *in, size_t n, size_t head, Rule rule, unsigned long 
   count_input<true>(in, n, head, rule, tg);
 }
 
+/* Counts a flat run of bytes, channel of the byte at offset p being p % C: 16-byte vectors
+ * between a scalar head and tail. For a vector at byte offset head + 16 i the channel of
+ * byte k is (head + k) % C when C divides 16, (head + i + k) % 3 for C == 3. */
+template <int C>
+__device__ __forceinline__ void count_bytes(const uint8_t *pixels, size_t n, size_t head,
+                                            const shared_target &tg) {
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  if (tid < head) tg.add((size_t)(tid % C) * 256 + pixels[tid], 1);
+  const size_t nvec = (n - head) / 16;
+  const uint4 *vin = reinterpret_cast<const uint4 *>(pixels + head);
+  const unsigned phase0 = (unsigned)(head % C);
+  typedef pp_vec16<uint8_t> vec;
+  size_t i = tid;
+  for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
+    vec v[HIST_UNROLL];
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++) v[u].raw = __ldcs(vin + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++) {
+      const unsigned ph = C == 3 ? (unsigned)((phase0 + (i + u * stride)) % 3) : phase0;
+#pragma unroll
+      for (int k = 0; k < 16; k++)
+        tg.add(C == 1 ? v[u].e[k] : ((ph + k) % C) * 256 + v[u].e[k], 1);
+    }
+  }
+  for (; i < nvec; i += stride) {
+    vec v;
+    v.raw = __ldcs(vin + i);
+    const unsigned ph = C == 3 ? (unsigned)((phase0 + i) % 3) : phase0;
+#pragma unroll
+    for (int k = 0; k < 16; k++) tg.add(C == 1 ? v.e[k] : ((ph + k) % C) * 256 + v.e[k], 1);
+  }
+  const size_t done = head + nvec * 16;
+  if (tid < n - done) tg.add(((done + tid) % C) * 256 + pixels[done + tid], 1);
+}
+
+/* Contiguous image (pitch == width * channels, or one row): a flat run of bytes. */
+template <int C>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
+                       unsigned long long *counts, hist_sync *sync) {
+  __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
+  const int bins = C * 256;
+  for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
+  __syncthreads();
+  const shared_target tg = {sh + (threadIdx.x & (copies - 1)), 31 - __clz(copies)};
+  count_bytes<C>(pixels, n, head, tg);
+  __syncthreads();
+  flush_counters(sh, (size_t)bins, copies, 0, counts, sync);
+}
+
+/* One-byte input under any bin rule. There are only 256 values, so a block counts values
+ * exactly as a one-channel image is counted (32 copies of 256 counters: a warp's atomics
+ * never conflict, whatever the data), then folds each value's count into the bin the rule
+ * gives that value: the rule is evaluated 256 times per block instead of once per element,
+ * and the kernel streams bytes at the image path's rate. The folded counters are flushed
+ * as on the privatised path. */
+template <typename Rule>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_bytes_kernel(const uint8_t *in, size_t n, size_t head, Rule rule,
+                  unsigned long long *counts, hist_sync *sync) {
+  __shared__ uint32_t sh[HIST_MAX_COPIES * 256];
+  __shared__ uint32_t folded[HIST_BYTES_MAX_BINS];
+  for (int i = threadIdx.x; i < HIST_MAX_COPIES * 256; i += blockDim.x) sh[i] = 0;
+  for (size_t b = threadIdx.x; b < rule.bins; b += blockDim.x) folded[b] = 0;
+  __syncthreads();
+  const int shift = 31 - __clz(HIST_MAX_COPIES);
+  const shared_target tg = {sh + (threadIdx.x & (HIST_MAX_COPIES - 1)), shift};
+  count_bytes<1>(in, n, head, tg);
+  __syncthreads();
+  const int lane = threadIdx.x % PP_WARP;
+  for (int v = threadIdx.x; v < 256; v += blockDim.x) {
+    const uint32_t *cv = sh + v * HIST_MAX_COPIES;
+    uint32_t s = 0; /* fewer than 2^32 elements per block and launch */
+    for (int c = 0; c < HIST_MAX_COPIES; c++) s += cv[(c + lane) & (HIST_MAX_COPIES - 1)];
+    size_t b;
+    if (s && rule.bin((uint8_t)v, &b)) atomicAdd(folded + b, s);
+  }
+  __syncthreads();
+  flush_counters(folded, rule.bins, 1, 0, counts, sync);
+}
+
 /* ---- host side ---------------------------------------------------------------------- */
 
 struct hist_device {
@@ -564,6 +652,24 @@ static pp_status hist_cluster(pp_context *ctx, const char *fn, const T *in, size
   return PP_OK;
 }
 
+/* One-byte input counted by value (hist_bytes_kernel); overwrites the counts. */
+template <typename Rule>
+static pp_status hist_bytes(pp_context *ctx, const char *fn, const uint8_t *in, size_t n,
+                            Rule rule, unsigned long long *counts) {
+  static pp_fit_cache cache;
+  pp_cuda_state *st = pp_cuda(ctx);
+  auto k = hist_bytes_kernel<Rule>;
+  unsigned grid = 1;
+  PP_TRY(grid_for(ctx, fn, k, 0, n / 16, &cache, &grid));
+  for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
+    const size_t m = n - off < lim ? n - off : lim;
+    k<<<grid, HIST_THREADS, 0, st->stream>>>(in + off, m, head_elems(in + off, m), rule, counts,
+                                             off == 0 ? sync_words(ctx) : NULL);
+    PP_CUDA_LAUNCHED(ctx, fn);
+  }
+  return PP_OK;
+}
+
 /* Picks the path for bins counters and runs it. */
 template <typename T, typename Rule>
 static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size_t n, Rule rule,
@@ -576,6 +682,8 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   if (n == 0)
     PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
   if (n == 0) return PP_OK;
+  if (sizeof(T) == 1 && bins <= HIST_BYTES_MAX_BINS)
+    return hist_bytes(ctx, fn, (const uint8_t *)vin, n, rule, c);
   hist_device d;
   PP_TRY(device_limits(ctx, fn, &d));
   const size_t target = (size_t)d.smem_optin < HIST_SMEM_TARGET ? (size_t)d.smem_optin
@@ -634,52 +742,6 @@ pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, s
 }
 
 /* ---- images ------------------------------------------------------------------------- */
-
-/* Contiguous image (pitch == width * channels, or one row): a flat run of bytes counted
- * like any input, 16-byte vectors between a scalar head and tail. The channel of the byte
- * at offset p is p % C; for a vector at byte offset head + 16 i that is (head + 16 i + k)
- * % C: (head + k) % C when C divides 16, (head + i + k) % 3 for C == 3. */
-template <int C>
-__global__ void __launch_bounds__(HIST_THREADS)
-hist_image_flat_kernel(const uint8_t *pixels, size_t n, size_t head, int copies,
-                       unsigned long long *counts, hist_sync *sync) {
-  __shared__ uint32_t sh[HIST_COPIES_BYTES / 4];
-  const int bins = C * 256;
-  for (int i = threadIdx.x; i < copies * bins; i += blockDim.x) sh[i] = 0;
-  __syncthreads();
-  shared_target tg = {sh + (threadIdx.x & (copies - 1)), 31 - __clz(copies)};
-  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  if (tid < head) tg.add((size_t)(tid % C) * 256 + pixels[tid], 1);
-  const size_t nvec = (n - head) / 16;
-  const uint4 *vin = reinterpret_cast<const uint4 *>(pixels + head);
-  const unsigned phase0 = (unsigned)(head % C);
-  typedef pp_vec16<uint8_t> vec;
-  size_t i = tid;
-  for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
-    vec v[HIST_UNROLL];
-#pragma unroll
-    for (int u = 0; u < HIST_UNROLL; u++) v[u].raw = __ldcs(vin + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < HIST_UNROLL; u++) {
-      const unsigned ph = C == 3 ? (unsigned)((phase0 + (i + u * stride)) % 3) : phase0;
-#pragma unroll
-      for (int k = 0; k < 16; k++)
-        tg.add(C == 1 ? v[u].e[k] : ((ph + k) % C) * 256 + v[u].e[k], 1);
-    }
-  }
-  for (; i < nvec; i += stride) {
-    vec v;
-    v.raw = __ldcs(vin + i);
-    const unsigned ph = C == 3 ? (unsigned)((phase0 + i) % 3) : phase0;
-#pragma unroll
-    for (int k = 0; k < 16; k++) tg.add(C == 1 ? v.e[k] : ((ph + k) % C) * 256 + v.e[k], 1);
-  }
-  const size_t done = head + nvec * 16;
-  if (tid < n - done) tg.add(((done + tid) % C) * 256 + pixels[done + tid], 1);
-  __syncthreads();
-  flush_counters(sh, (size_t)bins, copies, 0, counts, sync);
-}
 
 /* Pitched image: rows are counted in 16-byte chunks aligned to the address: chunk k of
  * row r covers [align16(row r) + 16k, +16); bytes outside the row are masked. A chunk
