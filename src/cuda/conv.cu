@@ -61,6 +61,17 @@
 #define CONV_COL_SLOT 256
 #define CONV_CONST_FLOATS 512
 #define CONV_MAX_DEVICES 64
+/* return stamped<k> args when k is one of the square filter sizes stamped out with their
+ * taps in c_conv */
+#define CONV_STAMPED_SWITCH(k, stamped, args)                                               \
+  switch (k) {                                                                              \
+  case 3: return stamped<3> args;                                                           \
+  case 5: return stamped<5> args;                                                           \
+  case 7: return stamped<7> args;                                                           \
+  case 9: return stamped<9> args;                                                           \
+  case 15: return stamped<15> args;                                                         \
+  default: break;                                                                           \
+  }
 /* which filters take 64-wide tiles and the register row pass: PP_CONV_* (tuning.h) */
 
 __constant__ float c_conv[CONV_CONST_FLOATS];
@@ -176,8 +187,13 @@ __device__ __forceinline__ void conv_store(const conv_geom &g, float (&acc)[CX][
 
 /* ---- 2D, stamped per filter size ------------------------------------------------------ */
 
-template <int K, int CX>
-__global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) {
+/* The strip loop of the stamped kernels (K x K filter, or K-tap row and column filters
+ * when SEP), fully unrolled with the taps in c_conv. Window row i of this thread's strip
+ * feeds the outputs r = i - dy for every filter row dy: in 2D through its K samples (each
+ * loaded once into a register), separable through its K-tap row sum (conv_sep_reg_kernel
+ * says why that pays for short filters). */
+template <int K, int CX, bool SEP>
+__device__ __forceinline__ void conv_strip(const conv_geom &g) {
   constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
   constexpr int ROWS = CONV_TH + K - 1;
   long long x0, y0;
@@ -186,26 +202,41 @@ __global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[CX][CONV_R];
   conv_zero<CX>(acc);
-  /* input row i of this thread's strip feeds outputs r = i - dy for every filter row dy */
 #pragma unroll
   for (int i = 0; i < CONV_R + K - 1; i++) {
     const float *srow = tile + (warp * CONV_R + i) * SW + (SX - H) + lane;
 #pragma unroll
     for (int c = 0; c < CX; c++) {
-      float v[K];
+      if constexpr (SEP) {
+        float h = 0.0f;
 #pragma unroll
-      for (int dx = 0; dx < K; dx++) v[dx] = srow[32 * c + dx];
+        for (int dx = 0; dx < K; dx++) h = fmaf(c_conv[dx], srow[32 * c + dx], h);
 #pragma unroll
-      for (int r = 0; r < CONV_R; r++) {
-        const int dy = i - r;
-        if (dy >= 0 && dy < K) {
+        for (int r = 0; r < CONV_R; r++) {
+          const int dy = i - r;
+          if (dy >= 0 && dy < K) acc[c][r] = fmaf(c_conv[CONV_COL_SLOT + dy], h, acc[c][r]);
+        }
+      } else {
+        float v[K];
 #pragma unroll
-          for (int dx = 0; dx < K; dx++) acc[c][r] = fmaf(c_conv[dy * K + dx], v[dx], acc[c][r]);
+        for (int dx = 0; dx < K; dx++) v[dx] = srow[32 * c + dx];
+#pragma unroll
+        for (int r = 0; r < CONV_R; r++) {
+          const int dy = i - r;
+          if (dy >= 0 && dy < K) {
+#pragma unroll
+            for (int dx = 0; dx < K; dx++) acc[c][r] = fmaf(c_conv[dy * K + dx], v[dx], acc[c][r]);
+          }
         }
       }
     }
   }
   conv_store<CX>(g, acc, x0, y0);
+}
+
+template <int K, int CX>
+__global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) {
+  conv_strip<K, CX, false>(g);
 }
 
 /* ---- 2D, any size whose window fits in shared memory ---------------------------------- */
@@ -332,31 +363,7 @@ __global__ void __launch_bounds__(CONV_THREADS)
  * bit-identical to it. */
 template <int K, int CX>
 __global__ void __launch_bounds__(CONV_THREADS) conv_sep_reg_kernel(conv_geom g) {
-  constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
-  constexpr int ROWS = CONV_TH + K - 1;
-  long long x0, y0;
-  float *tile = conv_stage_window(g, TW, SX, SW, ROWS, H, &x0, &y0);
-
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float acc[CX][CONV_R];
-  conv_zero<CX>(acc);
-  /* window row i of this strip: its row sum feeds outputs r = i - dy for every column tap */
-#pragma unroll
-  for (int i = 0; i < CONV_R + K - 1; i++) {
-    const float *srow = tile + (warp * CONV_R + i) * SW + (SX - H) + lane;
-#pragma unroll
-    for (int c = 0; c < CX; c++) {
-      float h = 0.0f;
-#pragma unroll
-      for (int dx = 0; dx < K; dx++) h = fmaf(c_conv[dx], srow[32 * c + dx], h);
-#pragma unroll
-      for (int r = 0; r < CONV_R; r++) {
-        const int dy = i - r;
-        if (dy >= 0 && dy < K) acc[c][r] = fmaf(c_conv[CONV_COL_SLOT + dy], h, acc[c][r]);
-      }
-    }
-  }
-  conv_store<CX>(g, acc, x0, y0);
+  conv_strip<K, CX, true>(g);
 }
 
 /* ---- separable, any length: two passes through a temporary image ---------------------- */
@@ -416,21 +423,27 @@ static pp_status conv_const_acquire(pp_context *ctx, const char *fn, const float
   return PP_OK;
 }
 
-/* Marks the slot free once the kernel just queued has run, and drops the lock. */
-static pp_status conv_const_release(pp_context *ctx, const char *fn, pp_status s) {
+/* After the launch of the kernel that reads the slot: checks the launch, marks the slot
+ * free once the kernel has run, and drops the lock. */
+static pp_status conv_const_release(pp_context *ctx, const char *fn) {
   pp_cuda_state *st = pp_cuda(ctx);
-  cudaError_t e = cudaEventRecord(conv_const_free[st->device], st->stream);
+  cudaError_t e = cudaGetLastError();
+  pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
+  e = cudaEventRecord(conv_const_free[st->device], st->stream);
   pthread_mutex_unlock(&conv_const_lock);
   if (s == PP_OK && e != cudaSuccess) return pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
   return s;
 }
 
-/* Geometry of tiles tw x CONV_TH with a window reaching left/right/up/down of the tile;
- * false when there are too many tiles for one grid. */
-static bool conv_geom_make(conv_geom *g, const float *src, size_t width, size_t height,
-                           size_t src_pitch, long long left, long long right, long long top,
-                           long long down, pp_border border, float *dst, size_t dst_pitch,
-                           int tw, int th) {
+/* Geometry of tiles tw x th for a filter fw x fh centred at (fw/2, fh/2), whose window
+ * reaches that far left of and above the tile and the rest of the filter right and below;
+ * PP_ERR_UNSUPPORTED when there are too many tiles for one grid. */
+static pp_status conv_geom_make(pp_context *ctx, const char *fn, conv_geom *g, const float *src,
+                                size_t width, size_t height, size_t src_pitch, size_t fw,
+                                size_t fh, pp_border border, float *dst, size_t dst_pitch,
+                                int tw, int th) {
+  const long long left = (long long)(fw / 2), top = (long long)(fh / 2);
+  const long long right = (long long)(fw - 1) - left, down = (long long)(fh - 1) - top;
   g->src = src;
   g->dst = dst;
   g->width = (long long)width;
@@ -447,15 +460,13 @@ static bool conv_geom_make(conv_geom *g, const float *src, size_t width, size_t 
   g->tiles_x = (long long)pp_ceil_div(width, (size_t)tw);
   g->vec = ((uintptr_t)src % 16 == 0) && src_pitch % 4 == 0;
   size_t tiles_y = pp_ceil_div(height, (size_t)th);
-  return tiles_y <= (size_t)INT32_MAX / (size_t)g->tiles_x;
+  if (tiles_y > (size_t)INT32_MAX / (size_t)g->tiles_x)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: image has too many tiles for one grid", fn);
+  return PP_OK;
 }
 
 static unsigned conv_grid(const conv_geom *g, int th) {
   return (unsigned)((size_t)g->tiles_x * pp_ceil_div((size_t)g->height, (size_t)th));
-}
-
-static pp_status too_large(pp_context *ctx, const char *fn) {
-  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: image has too many tiles for one grid", fn);
 }
 
 /* Dynamic shared memory above the default 48 KiB must be asked for per kernel. */
@@ -472,17 +483,14 @@ static pp_status conv2d_stamped(pp_context *ctx, const float *src, size_t width,
                                 size_t src_pitch, const float *filter, pp_border border,
                                 float *dst, size_t dst_pitch) {
   static const char fn[] = "pp_conv2d";
-  constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1, H = K / 2;
+  constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1;
   conv_geom g;
-  if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
-                      32 * CX, CONV_TH))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, K, K, border, dst, dst_pitch,
+                        32 * CX, CONV_TH));
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
   PP_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
   conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
-  cudaError_t e = cudaGetLastError();
-  pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
-  return conv_const_release(ctx, fn, s);
+  return conv_const_release(ctx, fn);
 }
 
 pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
@@ -492,24 +500,12 @@ pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t
   pp_cuda_state *st = pp_cuda(ctx);
   PP_TRY(pp_cuda_use_device(ctx, fn));
   if (fw == fh && st->device < CONV_MAX_DEVICES) {
-#define CONV_STAMPED(K)                                                                     \
-  case K: return conv2d_stamped<K>(ctx, src, width, height, src_pitch, filter, border, dst, dst_pitch);
-    switch (fw) {
-      CONV_STAMPED(3)
-      CONV_STAMPED(5)
-      CONV_STAMPED(7)
-      CONV_STAMPED(9)
-      CONV_STAMPED(15)
-    default: break;
-    }
-#undef CONV_STAMPED
+    CONV_STAMPED_SWITCH(fw, conv2d_stamped, (ctx, src, width, height, src_pitch, filter, border,
+                                             dst, dst_pitch))
   }
-  long long left = (long long)(fw / 2), top = (long long)(fh / 2);
-  long long right = (long long)(fw - 1) - left, down = (long long)(fh - 1) - top;
   conv_geom g;
-  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
-                      dst_pitch, 32, CONV_TH))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, fw, fh, border, dst,
+                        dst_pitch, 32, CONV_TH));
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
   if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
     PP_TRY(conv_smem_limit(ctx, fn, conv2d_generic_kernel, smem));
@@ -518,9 +514,8 @@ pp_status pp_cuda_conv2d(pp_context *ctx, const float *src, size_t width, size_t
     PP_CUDA_LAUNCHED(ctx, fn);
     return PP_OK;
   }
-  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
-                      dst_pitch, 32, 8))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, fw, fh, border, dst,
+                        dst_pitch, 32, 8));
   conv2d_direct_kernel<<<conv_grid(&g, 8), CONV_THREADS, 0, st->stream>>>(g, filter,
                                                                           (long long)fw,
                                                                           (long long)fh);
@@ -534,12 +529,11 @@ static pp_status conv_sep_stamped(pp_context *ctx, const float *src, size_t widt
                                   const float *col_filter, pp_border border, float *dst,
                                   size_t dst_pitch) {
   static const char fn[] = "pp_conv2d_separable";
-  constexpr int CX = K <= PP_CONV_SEP_WIDE_MAX ? 2 : 1, H = K / 2;
+  constexpr int CX = K <= PP_CONV_SEP_WIDE_MAX ? 2 : 1;
   constexpr bool REG = K <= PP_CONV_SEP_REG_MAX;
   conv_geom g;
-  if (!conv_geom_make(&g, src, width, height, src_pitch, H, H, H, H, border, dst, dst_pitch,
-                      32 * CX, CONV_TH))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, K, K, border, dst, dst_pitch,
+                        32 * CX, CONV_TH));
   /* the fused kernel adds the `mid` array: TW columns per window row */
   size_t smem = (size_t)g.rows * ((size_t)g.sw + (REG ? 0 : 32 * CX)) * sizeof(float);
   if constexpr (REG) PP_TRY(conv_smem_limit(ctx, fn, conv_sep_reg_kernel<K, CX>, smem));
@@ -551,9 +545,7 @@ static pp_status conv_sep_stamped(pp_context *ctx, const float *src, size_t widt
   else
     conv_sep_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
                                   pp_cuda(ctx)->stream>>>(g, NULL, NULL, K, K);
-  cudaError_t e = cudaGetLastError();
-  pp_status s = e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
-  return conv_const_release(ctx, fn, s);
+  return conv_const_release(ctx, fn);
 }
 
 pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t width,
@@ -564,25 +556,12 @@ pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t wid
   pp_cuda_state *st = pp_cuda(ctx);
   PP_TRY(pp_cuda_use_device(ctx, fn));
   if (row_len == col_len && st->device < CONV_MAX_DEVICES) {
-#define CONV_STAMPED(K)                                                                     \
-  case K: return conv_sep_stamped<K>(ctx, src, width, height, src_pitch, row_filter, col_filter, \
-                                     border, dst, dst_pitch);
-    switch (row_len) {
-      CONV_STAMPED(3)
-      CONV_STAMPED(5)
-      CONV_STAMPED(7)
-      CONV_STAMPED(9)
-      CONV_STAMPED(15)
-    default: break;
-    }
-#undef CONV_STAMPED
+    CONV_STAMPED_SWITCH(row_len, conv_sep_stamped, (ctx, src, width, height, src_pitch, row_filter,
+                                                    col_filter, border, dst, dst_pitch))
   }
-  long long left = (long long)(row_len / 2), top = (long long)(col_len / 2);
-  long long right = (long long)(row_len - 1) - left, down = (long long)(col_len - 1) - top;
   conv_geom g;
-  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
-                      dst_pitch, 32, CONV_TH))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, row_len, col_len, border, dst,
+                        dst_pitch, 32, CONV_TH));
   size_t smem = (size_t)g.rows * ((size_t)g.sw + 32) * sizeof(float);
   if (g.sw > 0 && smem <= CONV_SMEM_MAX) {
     PP_TRY(conv_smem_limit(ctx, fn, conv_sep_tile_kernel<0, 1>, smem));
@@ -592,9 +571,8 @@ pp_status pp_cuda_conv2d_separable(pp_context *ctx, const float *src, size_t wid
     return PP_OK;
   }
   /* two passes through a packed temporary image */
-  if (!conv_geom_make(&g, src, width, height, src_pitch, left, right, top, down, border, dst,
-                      dst_pitch, 32, 8))
-    return too_large(ctx, fn);
+  PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, row_len, col_len, border, dst,
+                        dst_pitch, 32, 8));
   if (height > SIZE_MAX / sizeof(float) / width)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: width * height floats overflow", fn);
   void *tmp = NULL;
