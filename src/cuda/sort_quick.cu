@@ -240,13 +240,15 @@ __global__ void __launch_bounds__(QK_ROOT_THREADS) quick_root_kernel(quick_args<
 /* Where a tile lies: its segment and its index within the segment. */
 struct quick_tile_pos {
   unsigned long long start, len, pivot, off;
-  unsigned seg, local, tiles;
+  unsigned tile, seg, local, tiles;
+  unsigned cnt; /* keys in the tile: QK_TILE, or fewer in the segment's last */
 };
 
 template <typename U, typename V>
 __device__ __forceinline__ quick_tile_pos quick_locate(const quick_args<U, V> &a, unsigned parity,
                                                        unsigned tile) {
   quick_tile_pos t;
+  t.tile = tile;
   t.seg = qk_ldcg(a.tile_seg[parity] + tile);
   const quick_segment *s = a.seg[parity] + t.seg;
   t.start = qk_ldcg((const uint64_t *)&s->start);
@@ -255,7 +257,23 @@ __device__ __forceinline__ quick_tile_pos quick_locate(const quick_args<U, V> &a
   t.local = tile - qk_ldcg(&s->tile_base);
   t.off = (unsigned long long)t.local * QK_TILE;
   t.tiles = (unsigned)((t.len + QK_TILE - 1) / QK_TILE);
+  const unsigned long long rest = t.len - t.off;
+  t.cnt = rest < QK_TILE ? (unsigned)rest : QK_TILE;
   return t;
+}
+
+/* The block's next tile of the level from the level's counter *next (thread 0 draws it,
+ * the block reads it from s_tile after a barrier) into *t; false when none is left. */
+template <typename U, typename V>
+__device__ __forceinline__ bool quick_next_tile(const quick_args<U, V> &a, unsigned parity,
+                                                unsigned *next, unsigned ntiles, unsigned &s_tile,
+                                                quick_tile_pos *t) {
+  if (threadIdx.x == 0) s_tile = atomicAdd(next, 1u);
+  __syncthreads();
+  const unsigned tile = s_tile;
+  if (tile >= ntiles) return false;
+  *t = quick_locate(a, parity, tile);
+  return true;
 }
 
 template <typename U, typename V>
@@ -267,20 +285,15 @@ __global__ void __launch_bounds__(QK_THREADS) quick_count_kernel(quick_args<U, V
   quick_level *lv = &a.hdr->level[level];
   const unsigned ntiles = qk_ldcg(&lv->ntiles);
   for (;;) {
-    if (tid == 0) s_tile = atomicAdd(&lv->count_next, 1u);
-    __syncthreads();
-    const unsigned tile = s_tile;
-    if (tile >= ntiles) break;
-    const quick_tile_pos t = quick_locate(a, p, tile);
-    const unsigned long long rest = t.len - t.off;
-    const unsigned cnt = rest < QK_TILE ? (unsigned)rest : QK_TILE;
-    const U piv = (U)t.pivot;
+    quick_tile_pos t;
+    if (!quick_next_tile(a, p, &lv->count_next, ntiles, s_tile, &t)) break;
     const U *src = a.keys[p] + t.start + t.off;
+    const U piv = (U)t.pivot;
     unsigned packed = 0; /* below | equal << 16 */
 #pragma unroll
     for (int k = 0; k < QK_ITEMS; k++) {
       const unsigned i = k * QK_THREADS + tid;
-      if (i < cnt) {
+      if (i < t.cnt) {
         const U img = pp_key_image(qk_ldcg(src + i), a.order);
         packed += (img < piv) + ((unsigned)(img == piv) << 16);
       }
@@ -297,9 +310,9 @@ __global__ void __launch_bounds__(QK_THREADS) quick_count_kernel(quick_args<U, V
       const unsigned word = (own_lt << 15) | own_eq;
       unsigned long long pre_lt = 0, pre_eq = 0;
       if (t.local > 0) {
-        if (lane == 0) pp_st_relaxed(a.status[p] + tile, QK_FLAG_AGG | word);
-        const long long first = (long long)tile - t.local; /* the segment's first tile */
-        long long look = (long long)tile - 1;
+        if (lane == 0) pp_st_relaxed(a.status[p] + t.tile, QK_FLAG_AGG | word);
+        const long long first = (long long)t.tile - t.local; /* the segment's first tile */
+        long long look = (long long)t.tile - 1;
         for (;;) {
           const long long tt = look - lane;
           /* past the segment's first tile (which always publishes INCL) nothing is read */
@@ -333,9 +346,9 @@ __global__ void __launch_bounds__(QK_THREADS) quick_count_kernel(quick_args<U, V
         }
       }
       if (lane == 0) {
-        a.excl_lt[p][tile] = pre_lt;
-        a.excl_eq[p][tile] = pre_eq;
-        pp_st_release(a.status[p] + tile, QK_FLAG_INCL | word);
+        a.excl_lt[p][t.tile] = pre_lt;
+        a.excl_eq[p][t.tile] = pre_eq;
+        pp_st_release(a.status[p] + t.tile, QK_FLAG_INCL | word);
         if (t.local == t.tiles - 1) { /* the last tile knows the segment's totals */
           quick_segment *s = a.seg[p] + t.seg;
           s->total_lt = pre_lt + own_lt;
@@ -404,13 +417,8 @@ __global__ void __launch_bounds__(QK_THREADS) quick_partition_kernel(quick_args<
   const unsigned ntiles = qk_ldcg(&lv->ntiles);
 
   for (;;) {
-    if (tid == 0) s_tile = atomicAdd(&lv->part_next, 1u);
-    __syncthreads();
-    const unsigned tile = s_tile;
-    if (tile >= ntiles) break;
-    const quick_tile_pos t = quick_locate(a, p, tile);
-    const unsigned long long rest = t.len - t.off;
-    const unsigned cnt = rest < QK_TILE ? (unsigned)rest : QK_TILE;
+    quick_tile_pos t;
+    if (!quick_next_tile(a, p, &lv->part_next, ntiles, s_tile, &t)) break;
     const U piv = (U)t.pivot;
     const unsigned long long base = t.start + t.off;
 
@@ -422,7 +430,7 @@ __global__ void __launch_bounds__(QK_THREADS) quick_partition_kernel(quick_args<
       const unsigned i = k * QK_THREADS + tid;
       cls[k] = 3;
       raw[k] = 0;
-      if (i < cnt) {
+      if (i < t.cnt) {
         raw[k] = qk_ldcg(a.keys[p] + base + i);
         const U img = pp_key_image(raw[k], a.order);
         cls[k] = img < piv ? 0 : img == piv ? 1 : 2;
@@ -469,8 +477,8 @@ __global__ void __launch_bounds__(QK_THREADS) quick_partition_kernel(quick_args<
       if (cls[k] != 3) s_keys[dest[k]] = raw[k];
     }
     /* where the three runs of this tile go */
-    const unsigned long long ex_lt = qk_ldcg((const uint64_t *)a.excl_lt[p] + tile);
-    const unsigned long long ex_eq = qk_ldcg((const uint64_t *)a.excl_eq[p] + tile);
+    const unsigned long long ex_lt = qk_ldcg((const uint64_t *)a.excl_lt[p] + t.tile);
+    const unsigned long long ex_eq = qk_ldcg((const uint64_t *)a.excl_eq[p] + t.tile);
     const quick_segment *seg = a.seg[p] + t.seg;
     const unsigned long long tot_lt = qk_ldcg((const uint64_t *)&seg->total_lt);
     const unsigned long long tot_eq = qk_ldcg((const uint64_t *)&seg->total_eq);
@@ -479,7 +487,7 @@ __global__ void __launch_bounds__(QK_THREADS) quick_partition_kernel(quick_args<
     const unsigned long long at_gt =
         t.start + tot_lt + tot_eq + (t.off - ex_lt - ex_eq) - tile_lt - tile_eq;
     __syncthreads();
-    for (unsigned i = tid; i < cnt; i += QK_THREADS) {
+    for (unsigned i = tid; i < t.cnt; i += QK_THREADS) {
       const unsigned long long g = i < tile_lt ? at_lt + i : i < tile_lt + tile_eq ? at_eq + i : at_gt + i;
       a.keys[q][g] = s_keys[i];
     }
@@ -489,7 +497,7 @@ __global__ void __launch_bounds__(QK_THREADS) quick_partition_kernel(quick_args<
       for (int k = 0; k < QK_ITEMS; k++)
         if (cls[k] != 3) s_vals[dest[k]] = qk_ldcg(a.vals[p] + base + k * QK_THREADS + tid);
       __syncthreads();
-      for (unsigned i = tid; i < cnt; i += QK_THREADS) {
+      for (unsigned i = tid; i < t.cnt; i += QK_THREADS) {
         const unsigned long long g = i < tile_lt ? at_lt + i : i < tile_lt + tile_eq ? at_eq + i : at_gt + i;
         a.vals[q][g] = s_vals[i];
       }
