@@ -145,6 +145,11 @@ typedef struct pp_backend_ops {
                              size_t value_size, const size_t *bin_first, size_t nbuckets,
                              void *const *key_dst, void *const *value_dst);
   void (*dsort_plan_free)(pp_context *ctx, void *plan);
+  /* counts[i] = how many of the n keys, sorted in `order` by this backend's sort, have an
+   * image (as above) below query[i], i < q; query and counts are memory the backend
+   * computes on (the exact split of src/dist/dist_sort.c) */
+  pp_status (*dsort_rank)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *sorted,
+                          size_t n, const uint64_t *query, size_t q, uint64_t *counts);
 } pp_backend_ops;
 
 struct pp_context {

@@ -3,6 +3,7 @@
 #include "cpu.h"
 #include "dist_ops.h"
 #include "dist_sort_ops.h"
+#include "dsort_rank.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,13 +74,20 @@ static pp_status cpu_alloc(pp_context *ctx, void **ptr, size_t bytes, const char
   return PP_OK;
 }
 
+/* pp_malloc and the library's scratch are both plain host memory; only the name in the
+ * error message differs. */
 static pp_status cpu_mem_alloc(pp_context *ctx, void **ptr, size_t bytes) {
   return cpu_alloc(ctx, ptr, bytes, "pp_malloc");
 }
-
-static pp_status cpu_mem_free(pp_context *ctx, void *ptr) {
+static pp_status cpu_temp_alloc(pp_context *ctx, void **ptr, size_t bytes) {
+  return cpu_alloc(ctx, ptr, bytes, "scratch");
+}
+static void cpu_temp_free(pp_context *ctx, void *ptr) {
   (void)ctx;
   free(ptr);
+}
+static pp_status cpu_mem_free(pp_context *ctx, void *ptr) {
+  cpu_temp_free(ctx, ptr);
   return PP_OK;
 }
 
@@ -95,57 +103,28 @@ static bool cpu_accessible(pp_context *ctx, const void *p) {
   return true;
 }
 
-static pp_status cpu_temp_alloc(pp_context *ctx, void **ptr, size_t bytes) {
-  return cpu_alloc(ctx, ptr, bytes, "scratch");
-}
-
-static void cpu_temp_free(pp_context *ctx, void *ptr) {
-  (void)ctx;
-  free(ptr);
-}
-
 const pp_backend_ops pp_cpu_ops = {
-    .name = "cpu",
-    .init = cpu_init,
-    .fini = cpu_fini,
-    .device_info = cpu_device_info,
-    .set_stream = cpu_set_stream,
-    .synchronize = cpu_synchronize,
-    .mem_alloc = cpu_mem_alloc,
-    .mem_free = cpu_mem_free,
-    .copy = cpu_copy,
-    .accessible = cpu_accessible,
-    .temp_alloc = cpu_temp_alloc,
-    .temp_free = cpu_temp_free,
-    .reduce = pp_cpu_reduce,
-    .argreduce = pp_cpu_argreduce,
-    .scan = pp_cpu_scan,
-    .select = pp_cpu_select,
-    .select_flagged = pp_cpu_select_flagged,
-    .partition = pp_cpu_partition,
-    .sort = pp_cpu_sort,
-    .merge = pp_cpu_merge,
-    /* histogram */
-    .histogram_even = pp_cpu_histogram_even,
-    .histogram_range = pp_cpu_histogram_range,
-    .histogram_image = pp_cpu_histogram_image,
-    /* topk */
-    .topk = pp_cpu_topk,
-    .topk_rows = pp_cpu_topk_rows,
-    /* sgemm */
-    .sgemm = pp_cpu_sgemm,
-    /* conv */
-    .conv2d = pp_cpu_conv2d,
-    .conv2d_separable = pp_cpu_conv2d_separable,
-    /* nbody */
-    .nbody_accel = pp_cpu_nbody_accel,
-    .nbody_step = pp_cpu_nbody_step,
+    .name = "cpu", .init = cpu_init, .fini = cpu_fini, .device_info = cpu_device_info,
+    .set_stream = cpu_set_stream, .synchronize = cpu_synchronize,
+    /* memory */
+    .mem_alloc = cpu_mem_alloc, .mem_free = cpu_mem_free, .copy = cpu_copy,
+    .accessible = cpu_accessible, .temp_alloc = cpu_temp_alloc, .temp_free = cpu_temp_free,
+    /* reduce, scan, compaction, sort */
+    .reduce = pp_cpu_reduce, .argreduce = pp_cpu_argreduce, .scan = pp_cpu_scan,
+    .select = pp_cpu_select, .select_flagged = pp_cpu_select_flagged,
+    .partition = pp_cpu_partition, .sort = pp_cpu_sort, .merge = pp_cpu_merge,
+    /* histogram, topk, sgemm */
+    .histogram_even = pp_cpu_histogram_even, .histogram_range = pp_cpu_histogram_range,
+    .histogram_image = pp_cpu_histogram_image, .topk = pp_cpu_topk,
+    .topk_rows = pp_cpu_topk_rows, .sgemm = pp_cpu_sgemm,
+    /* conv, nbody */
+    .conv2d = pp_cpu_conv2d, .conv2d_separable = pp_cpu_conv2d_separable,
+    .nbody_accel = pp_cpu_nbody_accel, .nbody_step = pp_cpu_nbody_step,
     .nbody_energy = pp_cpu_nbody_energy,
     /* dist-core */
     PP_CPU_DIST_CORE_OPS,
     /* dist-sort */
-    .dsort_sample = pp_cpu_dsort_sample,
-    .dsort_count = pp_cpu_dsort_count,
-    .dsort_scatter = pp_cpu_dsort_scatter,
-    .dsort_plan_free = pp_cpu_dsort_plan_free,
+    .dsort_sample = pp_cpu_dsort_sample, .dsort_count = pp_cpu_dsort_count,
+    .dsort_scatter = pp_cpu_dsort_scatter, .dsort_plan_free = pp_cpu_dsort_plan_free,
+    .dsort_rank = pp_cpu_dsort_rank,
 };

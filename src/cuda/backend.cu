@@ -2,6 +2,7 @@
  * queries and stream-ordered temp storage. The primitives live in one .cu per family. */
 #include "cuda_backend.h"
 #include "dist_sort_ops.h"
+#include "dsort_rank.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,6 +324,7 @@ static pp_backend_ops cuda_ops_table(void) {
   o.dsort_count = pp_cuda_dsort_count;
   o.dsort_scatter = pp_cuda_dsort_scatter;
   o.dsort_plan_free = pp_cuda_dsort_plan_free;
+  o.dsort_rank = pp_cuda_dsort_rank;
   return o;
 }
 

@@ -1,6 +1,6 @@
-/* dist_sort.c — pp_sort on a distributed context: a sample sort with exact tie-breaking,
- * written once against the communicator interface (comm.h) and the backend's three
- * per-rank passes (pp_backend_ops, "dist-sort entries").
+/* dist_sort.c — pp_sort on a distributed context: sort locally, split exactly, exchange
+ * once, merge. Written once against the communicator interface (comm.h) and the backend's
+ * table (its sort, merge and the dist-sort entry dsort_rank).
  *
  * The contract (API.md): afterwards rank r's buffer, the same n_r it passed, holds
  * positions [off_r, off_r + n_r) of the globally sorted sequence, off_r = sum of n_q for
@@ -9,121 +9,53 @@
  * equal included, splits at any position (Blelloch et al. 1991, "A comparison of sorting
  * algorithms for the Connection Machine CM-2", who make keys unique the same way).
  *
- * Steps (p ranks, N keys in all):
- *  1. candidates: F = min(N, PP_DSORT_CANDIDATES) global positions, one drawn at random
- *     (a fixed hash) in each of F equal strata of [0, N) — every rank computes the same
- *     positions; the rank holding a position reports its key's image; one host allgather
- *     gives every rank the F (image, global index) pairs, which it sorts. Stratified
- *     positions follow the global sequence, so a rank holding much holds many candidates,
- *     and a periodic input cannot alias with a stride.
- *  2. count (backend pass): every rank counts its keys per fine bin (bin f: exactly f
- *     candidates <= the key); the counts are allgathered, so every rank knows the
- *     global rank of every bin boundary exactly — a histogram sort's first round
- *     (Kale & Krishnan 1993, "A comparison based parallel sorting algorithm"; Solomonik
- *     & Kale 2010, "Highly scalable parallel sorting").
- *  3. buckets: rank b's bucket starts at the bin boundary nearest to off_b, so it receives
- *     n_b keys give or take about one fine bin (with random candidates a bin holds about
- *     N/F keys, its largest a log F factor more: Frazer & McKellar 1970, "Samplesort").
- *     Every rank derives the whole send/receive matrix from the allgathered counts, so no
- *     further count exchange is needed.
- *  4. scatter (backend pass): one stable pass writes bucket b for b != r into a send buffer
- *     and this rank's own bucket straight into its place in the receive buffer.
- *  5. one all-to-all-v: pieces arrive in rank order, each in its input order, so the
- *     received sequence lists equal keys by global index.
- *  6. the backend's local sort (stable, the caller's algorithm) of what arrived.
- *  7. rebalance: rank r now holds global positions [S_r, S_r + m_r); the slices that
- *     belong to other ranks' windows move with a second all-to-all-v (about one fine bin
- *     per boundary), the rest is copied into the caller's buffer.
+ * Steps (p ranks, N keys in all), the shape of Shi & Schaeffer's "Parallel sorting by
+ * regular sampling" (1992) with the sampled splitters replaced by exact ones:
+ *  1. local sort: each rank sorts a copy of its keys (and values) with the backend's stable
+ *     sort and the caller's algorithm. Equal keys then stand in global-index order.
+ *  2. exact splitting: rank b's final window starts at global position off_b. For each
+ *     boundary the ranks search the order-image value v* with C(v*) <= off_b < C(v* + 1),
+ *     C(v) being the global count of keys whose image is below v, by a (K+1)-ary search
+ *     over the image range: each round every rank counts, by binary search in its sorted
+ *     keys (dsort_rank), the keys below K probes per boundary, and one all-reduce sums the
+ *     counts (Siebert & Wolf 2011, "Parallel sorting with minimal data", split by the same
+ *     search with a bisection). 8-bit and 32-bit images take 1 and 4 rounds, 64-bit ones 8.
+ *     One all-gather of every rank's count below v* and count equal to v* then places the
+ *     boundary inside the run of keys equal to v*, ranks in order (so by global index).
+ *     Every rank derives the whole send/receive matrix; every rank receives exactly n_r.
+ *  3. one all-to-all-v: rank q's sorted slice for this rank arrives as one sorted run, runs
+ *     in rank order.
+ *  4. merge: the p runs are merged pairwise (log2 p rounds of the backend's stable merge,
+ *     the lower rank's run first, so equal keys keep global-index order). With values, the
+ *     backend's merge (keys only) does not apply: the received pairs are sorted again
+ *     (stable, so runs in rank order keep ties in global-index order).
+ *  5. the result is copied into the caller's buffers once every rank has succeeded.
  *
- * Memory per rank (keys alone; values add the same at their width): the caller's n_r,
- * the send buffer (n_r minus the own bucket) and the receive buffer (m_r) during the
- * exchange; then the receive buffer and the local sort's scratch (m_r) while the send
- * buffer is back in the pool. About 3 n_r at the peak, whatever the key distribution:
- * m_r exceeds n_r by at most the fine bins at its two boundaries.
+ * No pass over the keys besides the two sorts (or the sort and the merges) and the copies:
+ * the splitting touches O(p K log n) keys per round.
+ *
+ * Memory per rank (keys alone; values add the same at their width): the caller's n_r, the
+ * sorted copy (n_r) and the local sort's scratch; then the copy and the receive buffer
+ * (n_r, exactly: the split is exact); the merge rounds alternate between those two. About
+ * 3 n_r at the peak, whatever the key distribution.
  *
  * Failures: one rank's failed check or allocation fails the call on every rank with the
  * same status (pp_dist_agree before each collective that could otherwise wait for it);
- * the caller's buffers are written only by the rebalance, after every fallible step.
+ * the caller's buffers are written only after the last agreement.
  */
 #include "dist_sort.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Candidates for the splitters: more of them narrow the fine bins (the imbalance before
- * the rebalance) and lengthen the binary search of the counting pass. The CUDA passes
- * keep the candidates in shared memory and accept at most PP_DSORT_MAX_CANDIDATES. */
-#ifndef PP_DSORT_CANDIDATES
-#define PP_DSORT_CANDIDATES 2048
-#endif
+/* Probes per boundary and round of the exact split: a round narrows each boundary's
+ * image interval (K+1)-fold. The ranks' counts of (p-1) K probes are summed by one
+ * all-reduce per round; for many ranks fewer probes keep that message small. */
+#define DSORT_PROBES_MAX 255
+#define DSORT_PROBES_MIN 15
+#define DSORT_PROBES_TOTAL 8192
 
-/* A fixed 64-bit mix (the SplitMix64 finaliser: Steele, Lea & Flood 2014, "Fast
- * splittable pseudorandom number generators"): the random position within each stratum. */
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-/* floor(i * N / F) for i <= F without overflow: (N/F) i + ((N%F) i)/F, and (N%F) i < F^2. */
-static uint64_t stratum_begin(uint64_t N, uint64_t F, uint64_t i) {
-  return (N / F) * i + ((N % F) * i) / F;
-}
-
-typedef struct cand_pair {
-  uint64_t image, index;
-} cand_pair;
-
-static int cand_cmp(const void *a, const void *b) {
-  const cand_pair *x = (const cand_pair *)a, *y = (const cand_pair *)b;
-  if (x->image != y->image) return x->image < y->image ? -1 : 1;
-  return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/* Host arrays of one call, carved from one allocation (so one failure point). */
-typedef struct dsort_host {
-  uint64_t *n_all;     /* [p] each rank's n */
-  uint64_t *off;       /* [p + 1] exclusive scan of n_all */
-  uint64_t *my_img;    /* [F] images of the candidates this rank holds (0 elsewhere) */
-  uint64_t *all_img;   /* [p][F] */
-  uint64_t *local_idx; /* [F] local indices of this rank's candidates */
-  uint64_t *cimg, *cidx; /* [F] the sorted candidates */
-  cand_pair *cand;     /* [F] */
-  uint64_t *counts;    /* [p][F + 1] every rank's fine-bin counts */
-  uint64_t *prefix;    /* [F + 2] global count of keys in bins below f */
-  size_t *bin_first;   /* [p + 1] first fine bin of bucket b */
-  size_t *xfer;        /* [8][p] send/recv bytes and offsets, keys then values */
-  void **dst;          /* [2p] scatter destinations: keys, then values */
-  void *block;
-} dsort_host;
-
-static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t F) {
-  memset(h, 0, sizeof *h);
-  /* p <= INT_MAX and F <= PP_DSORT_CANDIDATES: no product below can overflow 64 bits */
-  const size_t words = p + (p + 1) + F + p * F + F + 2 * F + 2 * F + p * (F + 1) + (F + 2) +
-                       (p + 1) + 8 * p + 2 * p;
-  h->block = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(words * sizeof(uint64_t));
-  if (!h->block)
-    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no host memory for %zu ranks' counts", p);
-  uint64_t *w = (uint64_t *)h->block;
-  h->n_all = w; w += p;
-  h->off = w; w += p + 1;
-  h->my_img = w; w += F;
-  h->all_img = w; w += p * F;
-  h->local_idx = w; w += F;
-  h->cimg = w; w += F;
-  h->cidx = w; w += F;
-  h->cand = (cand_pair *)w; w += 2 * F;
-  h->counts = w; w += p * (F + 1);
-  h->prefix = w; w += F + 2;
-  h->bin_first = (size_t *)w; w += p + 1;
-  h->xfer = (size_t *)w; w += 8 * p;
-  h->dst = (void **)w;
-  return PP_OK;
-}
-
-/* The receive side of a buffer pair: keys and (optionally) values of `count` elements. */
+/* The receive side of a buffer pair: keys and (optionally) values. */
 typedef struct dsort_buf {
   void *keys, *values;
 } dsort_buf;
@@ -150,32 +82,172 @@ static pp_status buf_alloc(pp_context *ctx, dsort_buf *b, size_t count, size_t k
   return s;
 }
 
-/* Step 3: bucket b starts at the bin boundary whose global position is nearest to off_b
- * (the lower one on a tie), never below the previous bucket's start. */
-static void choose_buckets(const dsort_host *h, size_t p, size_t F) {
-  const size_t bins = F + 1;
-  h->prefix[0] = 0;
-  for (size_t f = 0; f < bins; f++) {
-    uint64_t t = 0;
-    for (size_t q = 0; q < p; q++) t += h->counts[q * bins + f];
-    h->prefix[f + 1] = h->prefix[f] + t;
-  }
-  h->bin_first[0] = 0;
-  h->bin_first[p] = bins;
-  size_t f = 0;
-  for (size_t b = 1; b < p; b++) {
-    const uint64_t target = h->off[b];
-    while (f < bins && h->prefix[f] < target) f++;
-    if (f > h->bin_first[b - 1] && target - h->prefix[f - 1] < h->prefix[f] - target) f--;
-    h->bin_first[b] = f;
-  }
+/* Host arrays of one call, carved from one allocation (so one failure point). */
+typedef struct dsort_host {
+  uint64_t *n_all;   /* [p] each rank's n */
+  uint64_t *off;     /* [p + 1] exclusive scan of n_all */
+  uint64_t *lo, *hi; /* [p + 1] each boundary's image interval [lo, hi] holding v* */
+  uint64_t *probe;   /* [(p - 1) K] this round's probes */
+  uint64_t *count;   /* [(p - 1) K] their global counts */
+  uint64_t *mine;    /* [2 (p - 1)] this rank's count below v* and equal to v*, per boundary */
+  uint64_t *all;     /* [p][2 (p - 1)] every rank's */
+  uint64_t *cut;     /* [p][p + 1] rank q sends its sorted slice [cut[q][b], cut[q][b+1]) to b */
+  size_t *xfer;      /* [8][p] send/recv bytes and offsets, keys then values */
+  size_t *run_off;   /* [p + 1] where each received run starts */
+  void *block;
+} dsort_host;
+
+static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t K) {
+  memset(h, 0, sizeof *h);
+  /* p <= INT_MAX and K <= DSORT_PROBES_MAX: no product below overflows 64 bits */
+  const size_t words = p + (p + 1) + 2 * (p + 1) + 2 * (p - 1) * K + 2 * (p - 1) +
+                       p * 2 * (p - 1) + p * (p + 1) + 8 * p + (p + 1);
+  h->block = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(words * sizeof(uint64_t));
+  if (!h->block)
+    return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no host memory for %zu ranks' counts", p);
+  uint64_t *w = (uint64_t *)h->block;
+  h->n_all = w; w += p;
+  h->off = w; w += p + 1;
+  h->lo = w; w += p + 1;
+  h->hi = w; w += p + 1;
+  h->probe = w; w += (p - 1) * K;
+  h->count = w; w += (p - 1) * K;
+  h->mine = w; w += 2 * (p - 1);
+  h->all = w; w += p * 2 * (p - 1);
+  h->cut = w; w += p * (p + 1);
+  h->xfer = (size_t *)w; w += 8 * p;
+  h->run_off = (size_t *)w;
+  return PP_OK;
 }
 
-/* Keys of rank q that go to bucket b. */
-static uint64_t bucket_count(const dsort_host *h, size_t F, size_t q, size_t b) {
-  uint64_t c = 0;
-  for (size_t f = h->bin_first[b]; f < h->bin_first[b + 1]; f++) c += h->counts[q * (F + 1) + f];
-  return c;
+/* Probe k of K in the interval (lo, hi] of width w = hi - lo >= 1: lo + ceil-ish
+ * (k + 1) w / (K + 1), all distinct and inside when w > K, else lo + 1 + k (capped). */
+static uint64_t probe_at(uint64_t lo, uint64_t hi, size_t k, size_t K) {
+  const uint64_t w = hi - lo;
+  if (w <= K) return lo + 1 + (k < w ? k : w - 1);
+  const uint64_t d = (uint64_t)K + 1, j = (uint64_t)k + 1;
+  return lo + (w / d) * j + ((w % d) * j) / d;
+}
+
+/* Step 2: the exact split. On return h->cut holds every rank's cut points. */
+static pp_status exact_split(pp_context *ctx, dsort_host *h, size_t p, size_t K, pp_dtype key_t,
+                             pp_order order, const void *sorted, size_t n, uint64_t *dev) {
+  pp_comm *comm = pp_dsort_comm(ctx);
+  const pp_backend_ops *ops = ctx->ops;
+  const unsigned bits = (unsigned)(8 * pp_dtype_size(key_t));
+  const uint64_t top = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  const size_t nb = p - 1; /* boundaries 1..p-1, as b - 1 */
+  const size_t cap = nb * K;
+  uint64_t *dq = dev, *dc = dev + cap;
+  for (size_t b = 0; b < nb; b++) {
+    h->lo[b] = 0;
+    h->hi[b] = top;
+  }
+  pp_status st = PP_OK;
+  for (;;) {
+    /* probes of the boundaries still open, K each (fewer when the interval is narrow) */
+    size_t q = 0;
+    for (size_t b = 0; b < nb; b++) {
+      if (h->lo[b] == h->hi[b]) continue;
+      const uint64_t w = h->hi[b] - h->lo[b];
+      const size_t kb = w < K ? (size_t)w : K;
+      for (size_t k = 0; k < kb; k++) h->probe[q++] = probe_at(h->lo[b], h->hi[b], k, K);
+    }
+    /* every rank has the same intervals, so every rank leaves together */
+    if (q == 0) break;
+    st = ops->copy(ctx, dq, h->probe, q * sizeof(uint64_t));
+    if (st == PP_OK) st = ops->dsort_rank(ctx, key_t, order, sorted, n, dq, q, dc);
+    st = pp_dsort_agree(ctx, st);
+    if (st == PP_OK) st = comm->ops->allreduce(comm, ctx, dc, dc, q, PP_U64, PP_SUM);
+    if (st == PP_OK) st = ops->copy(ctx, h->count, dc, q * sizeof(uint64_t));
+    if (st != PP_OK) return st;
+    /* C(v) is nondecreasing: v* lies between the last probe with C <= G and the first
+     * probe above it */
+    q = 0;
+    for (size_t b = 0; b < nb; b++) {
+      if (h->lo[b] == h->hi[b]) continue;
+      const uint64_t G = h->off[b + 1], w = h->hi[b] - h->lo[b];
+      const size_t kb = w < K ? (size_t)w : K;
+      uint64_t lo = h->lo[b], hi = h->hi[b];
+      for (size_t k = 0; k < kb; k++, q++) {
+        if (h->count[q] <= G) {
+          lo = h->probe[q];
+        } else {
+          hi = h->probe[q] - 1;
+          q += kb - k;
+          break;
+        }
+      }
+      h->lo[b] = lo;
+      h->hi[b] = hi;
+    }
+  }
+  /* this rank's keys below v* and below v* + 1, per boundary */
+  size_t q = 0;
+  for (size_t b = 0; b < nb; b++) {
+    h->probe[q++] = h->lo[b];
+    h->probe[q++] = h->lo[b] == top ? top : h->lo[b] + 1;
+  }
+  st = ops->copy(ctx, dq, h->probe, q * sizeof(uint64_t));
+  if (st == PP_OK) st = ops->dsort_rank(ctx, key_t, order, sorted, n, dq, q, dc);
+  if (st == PP_OK) st = ops->copy(ctx, h->mine, dc, q * sizeof(uint64_t));
+  st = pp_dsort_agree(ctx, st);
+  if (st != PP_OK) return st;
+  for (size_t b = 0; b < nb; b++) {
+    const uint64_t below = h->mine[2 * b];
+    /* the image `top` has no successor: every key at or below it is all of them */
+    const uint64_t upto = h->lo[b] == top ? n : h->mine[2 * b + 1];
+    h->mine[2 * b + 1] = upto - below; /* keys equal to v* */
+  }
+  st = comm->ops->host_allgather(comm, ctx, h->mine, h->all, 2 * nb * sizeof(uint64_t));
+  if (st != PP_OK) return st;
+  /* boundary b: every rank's keys below v*, then G - C(v*) of the keys equal to v*, taken
+   * from the ranks in order */
+  for (size_t j = 0; j < p; j++) {
+    h->cut[j * (p + 1)] = 0;
+    h->cut[j * (p + 1) + p] = h->n_all[j];
+  }
+  for (size_t b = 0; b < nb; b++) {
+    uint64_t below = 0;
+    for (size_t j = 0; j < p; j++) below += h->all[j * 2 * nb + 2 * b];
+    uint64_t need = h->off[b + 1] - below; /* C(v*) <= G by the search */
+    for (size_t j = 0; j < p; j++) {
+      const uint64_t eq = h->all[j * 2 * nb + 2 * b + 1];
+      const uint64_t take = need < eq ? need : eq;
+      h->cut[j * (p + 1) + b + 1] = h->all[j * 2 * nb + 2 * b] + take;
+      need -= take;
+    }
+  }
+  return PP_OK;
+}
+
+/* Step 4 for keys: merge the runs [run_off[i], run_off[i + 1]) of cur pairwise into other
+ * until one is left; *result says which buffer holds it. */
+static pp_status merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
+                            char *cur, char *other, size_t *run_off, size_t runs,
+                            char **result) {
+  pp_status st = PP_OK;
+  while (runs > 1 && st == PP_OK) {
+    size_t out = 0;
+    for (size_t i = 0; i < runs && st == PP_OK; i += 2) {
+      const size_t a = run_off[i], m = run_off[i + 1];
+      if (i + 1 < runs) {
+        const size_t e = run_off[i + 2];
+        st = ctx->ops->merge(ctx, key_t, cur + a * ks, m - a, cur + m * ks, e - m, other + a * ks,
+                             order);
+      } else {
+        st = ctx->ops->copy(ctx, other + a * ks, cur + a * ks, (m - a) * ks);
+      }
+      run_off[out++] = a;
+    }
+    run_off[out] = run_off[runs];
+    runs = out;
+    char *t = cur;
+    cur = other;
+    other = t;
+  }
+  *result = cur;
+  return st;
 }
 
 pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void *keys,
@@ -185,15 +257,16 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   const size_t p = (size_t)comm->nranks, r = (size_t)comm->rank;
   size_t vs = values ? value_size : 0; /* the ranks' common width, once agreed */
   const pp_backend_ops *ops = ctx->ops;
+  size_t K = DSORT_PROBES_TOTAL / (p > 1 ? p - 1 : 1);
+  K = K > DSORT_PROBES_MAX ? DSORT_PROBES_MAX : K < DSORT_PROBES_MIN ? DSORT_PROBES_MIN : K;
   dsort_host h;
   memset(&h, 0, sizeof h);
 
   pp_status st = checked;
-  if (st == PP_OK && (!ops->dsort_sample || !ops->dsort_count || !ops->dsort_scatter ||
-                      !ops->dsort_plan_free))
+  if (st == PP_OK && (!ops->dsort_rank || !ops->merge))
     st = pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: the %s backend has no distributed sort", fn,
                  ops->name);
-  if (st == PP_OK) st = host_alloc(ctx, &h, p, PP_DSORT_CANDIDATES);
+  if (st == PP_OK) st = host_alloc(ctx, &h, p, K);
   /* the first agreement also brings every rank's n, and checks that the ranks sort the
      same way */
   const pp_dist_val vals[5] = {{NULL, n},
@@ -245,150 +318,72 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
     free(h.block);
     return pp_args_finish(ctx, &args, st);
   }
-  /* a failed staging is agreed on with the sample below */
 
-  /* 1. candidates */
-  const size_t F = N < PP_DSORT_CANDIDATES ? (size_t)N : PP_DSORT_CANDIDATES;
-  const uint64_t lo = h.off[r], hi = h.off[r] + n;
-  size_t mine = 0, first_mine = 0;
-  for (size_t i = 0; i < F; i++) {
-    const uint64_t b0 = stratum_begin(N, F, i), width = stratum_begin(N, F, i + 1) - b0;
-    const uint64_t g = b0 + mix64(i) % width;
-    h.cidx[i] = g;
-    if (g >= lo && g < hi) {
-      if (mine == 0) first_mine = i;
-      h.local_idx[mine++] = g - lo;
-    }
-  }
-  memset(h.my_img, 0, F * sizeof(uint64_t));
-  if (st == PP_OK && mine)
-    st = ops->dsort_sample(ctx, key_t, opts.order, dkeys, h.local_idx, mine, h.my_img + first_mine);
+  /* 1. local sort of a copy (the caller's buffers stay as they are until the end) */
+  dsort_buf mine = {NULL, NULL}, recv = {NULL, NULL};
+  uint64_t *dev = NULL; /* the split's probes and counts, where the backend computes */
+  if (st == PP_OK) st = buf_alloc(ctx, &mine, n, ks, vs, "the sorted copy");
+  if (st == PP_OK) st = ops->temp_alloc(ctx, (void **)&dev, 2 * (p - 1) * K * sizeof(uint64_t));
+  if (st == PP_OK && n) st = ops->copy(ctx, mine.keys, dkeys, n * ks);
+  if (st == PP_OK && n && vs) st = ops->copy(ctx, mine.values, dvalues, n * vs);
+  if (st == PP_OK && n > 1)
+    st = ops->sort(ctx, key_t, mine.keys, mine.values, vs, n, opts.order, opts.algo);
   st = pp_dsort_agree(ctx, st);
-  if (st == PP_OK) st = comm->ops->host_allgather(comm, ctx, h.my_img, h.all_img, F * sizeof(uint64_t));
-  if (st == PP_OK) {
-    size_t owner = 0;
-    for (size_t i = 0; i < F; i++) {
-      while (h.cidx[i] >= h.off[owner + 1]) owner++;
-      h.cand[i].image = h.all_img[owner * F + i];
-      h.cand[i].index = h.cidx[i];
-    }
-    qsort(h.cand, F, sizeof(cand_pair), cand_cmp);
-    for (size_t i = 0; i < F; i++) {
-      h.cimg[i] = h.cand[i].image;
-      h.cidx[i] = h.cand[i].index;
-    }
-  }
 
-  /* 2. fine-bin counts of every rank */
-  void *plan = NULL;
-  uint64_t *my_counts = h.counts + r * (F + 1);
-  if (st == PP_OK)
-    st = ops->dsort_count(ctx, key_t, opts.order, dkeys, n, h.off[r], h.cimg, h.cidx, F,
-                          my_counts, &plan);
-  st = pp_dsort_agree(ctx, st);
-  if (st == PP_OK) {
-    /* allgather in place: my counts move to a staging copy first */
-    uint64_t *mine_copy = h.all_img; /* p * F >= F + 1 words unless p == 1 (handled above) */
-    memcpy(mine_copy, my_counts, (F + 1) * sizeof(uint64_t));
-    st = comm->ops->host_allgather(comm, ctx, mine_copy, h.counts, (F + 1) * sizeof(uint64_t));
-  }
+  /* 2. exact split */
+  if (st == PP_OK) st = exact_split(ctx, &h, p, K, key_t, opts.order, mine.keys, n, dev);
+  if (dev) ops->temp_free(ctx, dev);
 
-  /* 3. buckets and the exchange's sizes (bytes, keys then values) */
+  /* 3. exchange: exactly n keys arrive, rank q's run at the sum of the runs before it */
   size_t *ksend = h.xfer, *ksoff = h.xfer + p, *krecv = h.xfer + 2 * p, *kroff = h.xfer + 3 * p;
   size_t *vsend = h.xfer + 4 * p, *vsoff = h.xfer + 5 * p, *vrecv = h.xfer + 6 * p,
          *vroff = h.xfer + 7 * p;
-  size_t m = 0, nsend = 0;
+  size_t *run_off = h.run_off;
   if (st == PP_OK) {
-    choose_buckets(&h, p, F);
+    size_t m = 0;
+    const uint64_t *my_cut = h.cut + r * (p + 1);
     for (size_t q = 0; q < p; q++) {
-      const size_t out = (size_t)bucket_count(&h, F, r, q), in = (size_t)bucket_count(&h, F, q, r);
-      ksoff[q] = nsend * ks;
-      vsoff[q] = nsend * vs;
+      const uint64_t *their = h.cut + q * (p + 1);
+      const size_t out = (size_t)(my_cut[q + 1] - my_cut[q]), in = (size_t)(their[r + 1] - their[r]);
+      ksend[q] = out * ks;
+      vsend[q] = out * vs;
+      ksoff[q] = (size_t)my_cut[q] * ks;
+      vsoff[q] = (size_t)my_cut[q] * vs;
+      krecv[q] = in * ks;
+      vrecv[q] = in * vs;
       kroff[q] = m * ks;
       vroff[q] = m * vs;
-      if (q == r) {
-        ksend[q] = vsend[q] = krecv[q] = vrecv[q] = 0; /* written in place by the scatter */
-      } else {
-        ksend[q] = out * ks;
-        vsend[q] = out * vs;
-        krecv[q] = in * ks;
-        vrecv[q] = in * vs;
-        nsend += out;
-      }
-      m += in; /* m <= N, and N * ks fits: checked by buf_alloc */
+      run_off[q] = m;
+      m += in;
     }
+    run_off[p] = m; /* = n: the split is exact */
+    st = buf_alloc(ctx, &recv, n, ks, vs, "received keys");
   }
-  dsort_buf send = {NULL, NULL}, recv = {NULL, NULL};
-  if (st == PP_OK) st = buf_alloc(ctx, &recv, m, ks, vs, "received keys");
-  if (st == PP_OK) st = buf_alloc(ctx, &send, nsend, ks, vs, "keys to send");
-
-  /* 4. scatter */
-  if (st == PP_OK) {
-    void **kdst = h.dst, **vdst = h.dst + p;
-    for (size_t q = 0; q < p; q++) {
-      char *kb = q == r ? (char *)recv.keys + kroff[r] : (char *)send.keys + ksoff[q];
-      char *vb = q == r ? (char *)recv.values + vroff[r] : (char *)send.values + vsoff[q];
-      kdst[q] = kb;
-      vdst[q] = vs ? vb : NULL;
-    }
-    st = ops->dsort_scatter(ctx, plan, dkeys, dvalues, vs, h.bin_first, p, kdst, vdst);
-  }
-  if (plan) ops->dsort_plan_free(ctx, plan);
   st = pp_dsort_agree(ctx, st);
-
-  /* 5. exchange */
   if (st == PP_OK)
-    st = comm->ops->alltoallv(comm, ctx, send.keys, ksend, ksoff, recv.keys, krecv, kroff);
+    st = comm->ops->alltoallv(comm, ctx, mine.keys, ksend, ksoff, recv.keys, krecv, kroff);
   if (st == PP_OK && vs)
-    st = comm->ops->alltoallv(comm, ctx, send.values, vsend, vsoff, recv.values, vrecv, vroff);
-  buf_free(ctx, &send);
+    st = comm->ops->alltoallv(comm, ctx, mine.values, vsend, vsoff, recv.values, vrecv, vroff);
 
-  /* 6. local sort */
-  if (st == PP_OK && m > 1)
-    st = ops->sort(ctx, key_t, recv.keys, recv.values, vs, m, opts.order, opts.algo);
+  /* 4. merge the runs (keys) or sort again (pairs) */
+  char *result_keys = (char *)recv.keys, *result_values = (char *)recv.values;
+  if (st == PP_OK && vs) {
+    buf_free(ctx, &mine);
+    if (n > 1) st = ops->sort(ctx, key_t, recv.keys, recv.values, vs, n, opts.order, opts.algo);
+  } else if (st == PP_OK) {
+    size_t runs = 0; /* the non-empty runs, in rank order */
+    for (size_t q = 0; q < p; q++)
+      if (run_off[q + 1] > run_off[q]) run_off[runs++] = run_off[q];
+    run_off[runs] = n;
+    st = merge_runs(ctx, key_t, opts.order, ks, (char *)recv.keys, (char *)mine.keys, run_off,
+                    runs, &result_keys);
+  }
   st = pp_dsort_agree(ctx, st);
 
-  /* 7. rebalance: this rank holds [S_r, S_r + m); rank q's window is [off_q, off_q + n_q) */
-  if (st == PP_OK) {
-    const uint64_t S = h.prefix[h.bin_first[r]];
-    size_t self_from = 0, self_to = 0, self_len = 0;
-    for (size_t q = 0; q < p; q++) {
-      /* what goes from here to q */
-      const uint64_t a = S > h.off[q] ? S : h.off[q];
-      const uint64_t e = S + m < h.off[q + 1] ? S + m : h.off[q + 1];
-      const size_t len = a < e ? (size_t)(e - a) : 0, from = a < e ? (size_t)(a - S) : 0;
-      /* what comes from q to here */
-      const uint64_t Sq = h.prefix[h.bin_first[q]], Eq = h.prefix[h.bin_first[q + 1]];
-      const uint64_t a2 = Sq > h.off[r] ? Sq : h.off[r];
-      const uint64_t e2 = Eq < h.off[r + 1] ? Eq : h.off[r + 1];
-      const size_t len2 = a2 < e2 ? (size_t)(e2 - a2) : 0, to = a2 < e2 ? (size_t)(a2 - h.off[r]) : 0;
-      if (q == r) {
-        self_from = from;
-        self_to = to;
-        self_len = len;
-        ksend[q] = vsend[q] = krecv[q] = vrecv[q] = 0;
-      } else {
-        ksend[q] = len * ks;
-        vsend[q] = len * vs;
-        krecv[q] = len2 * ks;
-        vrecv[q] = len2 * vs;
-      }
-      ksoff[q] = from * ks;
-      vsoff[q] = from * vs;
-      kroff[q] = to * ks;
-      vroff[q] = to * vs;
-    }
-    if (self_len)
-      st = ops->copy(ctx, (char *)dkeys + self_to * ks, (char *)recv.keys + self_from * ks,
-                     self_len * ks);
-    if (st == PP_OK && self_len && vs)
-      st = ops->copy(ctx, (char *)dvalues + self_to * vs, (char *)recv.values + self_from * vs,
-                     self_len * vs);
-    if (st == PP_OK)
-      st = comm->ops->alltoallv(comm, ctx, recv.keys, ksend, ksoff, dkeys, krecv, kroff);
-    if (st == PP_OK && vs)
-      st = comm->ops->alltoallv(comm, ctx, recv.values, vsend, vsoff, dvalues, vrecv, vroff);
-  }
+  /* 5. into the caller's buffers */
+  if (st == PP_OK && n) st = ops->copy(ctx, dkeys, result_keys, n * ks);
+  if (st == PP_OK && n && vs) st = ops->copy(ctx, dvalues, result_values, n * vs);
+  buf_free(ctx, &mine);
   buf_free(ctx, &recv);
   free(h.block);
   return pp_args_finish(ctx, &args, st);
