@@ -320,6 +320,11 @@ struct cmp_pred {
   }
 };
 
+/* A flag keeps its record when it is not zero. */
+struct flag_set {
+  __device__ __forceinline__ bool operator()(uint8_t f) const { return f != 0; }
+};
+
 static unsigned accept_set(pp_cmp cmp) {
   enum { LT = 1, EQ = 2, GT = 4, UN = 8 };
   switch (cmp) {
@@ -356,6 +361,33 @@ __device__ __forceinline__ uint32_t rank_kept(const uint32_t (&kept)[V], uint32_
   return ts.total;
 }
 
+/* Loads the tile at base (x, cnt: load_tile), marks the elements keep() accepts (bit c of
+ * kept[v]: element c of vector v) and ranks them (rank_base: rank_kept); the first warp
+ * then looks back for the kept count of the tiles before this one and leaves it in
+ * tile_prefix (shared: read it after the next barrier) while the other warps go on to
+ * pack the tile. Returns the tile's kept count. */
+template <typename T, int V, typename Keep>
+__device__ __forceinline__ uint32_t load_kept(const T *in, size_t n, size_t base, bool vector_ok,
+                                              Keep keep, pp_vec16<T> (&x)[V], int (&cnt)[V],
+                                              uint32_t (&kept)[V], uint32_t (&rank_base)[V],
+                                              uint32_t *warp_total, void *descs, size_t tile,
+                                              uint32_t epoch, unsigned long long &tile_prefix) {
+  load_tile<T, V>(in, n, base, vector_ok, x, cnt);
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    kept[v] = 0;
+#pragma unroll
+    for (int c = 0; c < 16 / (int)sizeof(T); c++)
+      if (c < cnt[v] && keep(x[v].e[c])) kept[v] |= 1u << c;
+  }
+  const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
+  if (threadIdx.x / PP_WARP == 0) {
+    unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
+    if (threadIdx.x == 0) tile_prefix = p;
+  }
+  return tile_kept;
+}
+
 /* PARTITION: the kept elements go to out[prefix ...], the others to
  * out[*true_total + (elements before them that were not kept) ...]. Otherwise only the
  * kept ones are written and the last tile writes *count. */
@@ -371,7 +403,6 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   __shared__ uint32_t warp_total[V * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
-  const int warp = threadIdx.x / PP_WARP;
   const size_t tile = next_tile(counter, num_tiles);
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
@@ -379,22 +410,10 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
 
   pp_vec16<T> x[V];
   int cnt[V];
-  load_tile<T, V>(in, n, base, aligned && full, x, cnt);
   uint32_t kept[V], rank_base[V];
-#pragma unroll
-  for (int v = 0; v < V; v++) {
-    kept[v] = 0;
-#pragma unroll
-    for (int c = 0; c < VW; c++)
-      if (c < cnt[v] && pred(x[v].e[c])) kept[v] |= 1u << c;
-  }
-  const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
-
-  /* the first warp looks back while the others pack the tile */
-  if (warp == 0) {
-    unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
-    if (threadIdx.x == 0) tile_prefix = p;
-  }
+  const uint32_t tile_kept = load_kept<T, V>(in, n, base, aligned && full, pred, x, cnt, kept,
+                                              rank_base, warp_total, descs, tile, epoch,
+                                              tile_prefix);
 #pragma unroll
   for (int v = 0; v < V; v++) {
     const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
@@ -463,27 +482,16 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   __shared__ uint32_t warp_total[FLAG_VECS * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
-  const int warp = threadIdx.x / PP_WARP;
   const size_t tile = next_tile(counter, num_tiles);
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
 
   pp_vec16<uint8_t> f[FLAG_VECS];
   int cnt[FLAG_VECS];
-  load_tile<uint8_t, FLAG_VECS>(flags, n, base, aligned && full, f, cnt);
   uint32_t kept[FLAG_VECS], rank_base[FLAG_VECS];
-#pragma unroll
-  for (int v = 0; v < FLAG_VECS; v++) {
-    kept[v] = 0;
-#pragma unroll
-    for (int c = 0; c < 16; c++)
-      if (c < cnt[v] && f[v].e[c] != 0) kept[v] |= 1u << c;
-  }
-  const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
-  if (warp == 0) {
-    unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
-    if (threadIdx.x == 0) tile_prefix = p;
-  }
+  const uint32_t tile_kept =
+      load_kept<uint8_t, FLAG_VECS>(flags, n, base, aligned && full, flag_set(), f, cnt, kept,
+                                    rank_base, warp_total, descs, tile, epoch, tile_prefix);
 #pragma unroll
   for (int v = 0; v < FLAG_VECS; v++) {
     const uint32_t pos0 = (uint32_t)vec_first<uint8_t>(0, v);
