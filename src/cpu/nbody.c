@@ -1,9 +1,12 @@
 /* nbody.c — pp_nbody_accel, pp_nbody_step and pp_nbody_energy on the CPU (OpenMP).
  *
- * All-pairs, one target body per iteration of a parallel loop; the inner loop runs over
- * the source bodies in the caller's structure of arrays with no branch (the guard below
- * is a select), so the compiler vectorises it under `omp simd` (the reduction clause
- * allows it to keep one partial sum per SIMD lane).
+ * All-pairs over chunks of target bodies that the threads take dynamically. On x86 with
+ * AVX2 + FMA or AVX-512 (chosen at run time), the common case (softening not tiny) runs
+ * nbody_simd.h: four targets per pass over the sources, the hardware's reciprocal square
+ * root estimate and one Newton step. Elsewhere, and for the guarded case, one target per
+ * iteration: the inner loop runs over the source bodies in the caller's structure of
+ * arrays with no branch (the guard below is a select), so the compiler vectorises it under
+ * `omp simd` (the reduction clause allows it to keep one partial sum per SIMD lane).
  *
  * Physics, shared with the CUDA backend (src/cuda/nbody.cu says it in full): G = 1,
  * a_i = sum_j m_j (x_j - x_i) / (|x_j - x_i|^2 + eps^2)^(3/2); a body does not act on
@@ -80,59 +83,66 @@ static inline void accel_one(const pp_bodies *b, size_t i, float eps2, bool guar
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define NB_HAVE_AVX2_PATH 1
+#define NB_HAVE_SIMD_PATHS 1
+#if defined(__clang__)
+#define NB_CONTRACT /* clang contracts a * b + c within a statement by default */
+#else
+#define NB_CONTRACT optimize("fp-contract=fast")
+#endif
 
-/* The unguarded loop of accel_one for AVX2 + FMA cores, eight sources per step: the
- * hardware's reciprocal square root estimate (vrsqrtps, relative error below 1.5 * 2^-12
- * on Intel and AMD parts) and one Newton step y (3/2 - r^2 y^2 / 2), which squares the
- * error to a few ulp, instead of the integer guess and three steps above (the
- * approach of the N-body kernels in GPU Gems 3 ch. 31, which use the GPU's rsqrt). The
- * few sources past the last multiple of eight take the portable loop's arithmetic. */
-__attribute__((target("avx2,fma"))) static void accel_one_avx2(const pp_bodies *b, size_t i,
-                                                               float eps2, float *ax, float *ay,
-                                                               float *az) {
-  const float *x = b->x, *y = b->y, *z = b->z, *m = b->mass;
-  const size_t n = b->n;
-  const __m256 xi = _mm256_set1_ps(x[i]), yi = _mm256_set1_ps(y[i]), zi = _mm256_set1_ps(z[i]);
-  const __m256 e2 = _mm256_set1_ps(eps2), three_halves = _mm256_set1_ps(1.5f),
-               half = _mm256_set1_ps(0.5f);
-  __m256 sx = _mm256_setzero_ps(), sy = _mm256_setzero_ps(), sz = _mm256_setzero_ps();
-  size_t j = 0;
-  for (; j + 8 <= n; j += 8) {
-    const __m256 dx = _mm256_sub_ps(_mm256_loadu_ps(x + j), xi);
-    const __m256 dy = _mm256_sub_ps(_mm256_loadu_ps(y + j), yi);
-    const __m256 dz = _mm256_sub_ps(_mm256_loadu_ps(z + j), zi);
-    const __m256 r2 = _mm256_fmadd_ps(dx, dx, _mm256_fmadd_ps(dy, dy, _mm256_fmadd_ps(dz, dz, e2)));
-    __m256 inv = _mm256_rsqrt_ps(r2);
-    const __m256 t = _mm256_mul_ps(_mm256_mul_ps(half, r2), _mm256_mul_ps(inv, inv));
-    inv = _mm256_mul_ps(inv, _mm256_sub_ps(three_halves, t));
-    const __m256 s =
-        _mm256_mul_ps(_mm256_loadu_ps(m + j), _mm256_mul_ps(inv, _mm256_mul_ps(inv, inv)));
-    sx = _mm256_fmadd_ps(dx, s, sx);
-    sy = _mm256_fmadd_ps(dy, s, sy);
-    sz = _mm256_fmadd_ps(dz, s, sz);
-  }
-  float lx[8], ly[8], lz[8];
-  _mm256_storeu_ps(lx, sx);
-  _mm256_storeu_ps(ly, sy);
-  _mm256_storeu_ps(lz, sz);
-  float rx = 0.0f, ry = 0.0f, rz = 0.0f;
-  for (int k = 0; k < 8; k++) rx += lx[k], ry += ly[k], rz += lz[k];
-  for (; j < n; j++) {
-    const float dx = x[j] - x[i], dy = y[j] - y[i], dz = z[j] - z[i];
-    const float inv = rsqrt_newton(dx * dx + dy * dy + dz * dz + eps2);
-    const float s = m[j] * inv * inv * inv;
-    rx += dx * s, ry += dy * s, rz += dz * s;
-  }
-  ax[i] = rx;
-  ay[i] = ry;
-  az[i] = rz;
-}
+/* The unguarded loop for AVX2 + FMA and for AVX-512 cores, one source (nbody_simd.h)
+ * stamped out per instruction set and chosen at run time; fp-contract lets the compiler
+ * fuse each a * b + c of the vector code into one multiply-add. */
+typedef float nb_v8 __attribute__((vector_size(8 * sizeof(float))));
+typedef float nb_v16 __attribute__((vector_size(16 * sizeof(float))));
+
+#define NB_FN accel_block_avx2
+#define NB_TARGET __attribute__((target("avx2,fma"), NB_CONTRACT))
+#define NB_VEC nb_v8
+#define NB_W 8
+#define NB_RSQRT(v) ((nb_v8)_mm256_rsqrt_ps((__m256)(v)))
+#include "nbody_simd.h"
+#undef NB_FN
+#undef NB_TARGET
+#undef NB_VEC
+#undef NB_W
+#undef NB_RSQRT
+
+#define NB_FN accel_block_avx512
+#define NB_TARGET __attribute__((target("avx512f,avx2,fma"), NB_CONTRACT))
+#define NB_VEC nb_v16
+#define NB_W 16
+#define NB_RSQRT(v) ((nb_v16)_mm512_rsqrt14_ps((__m512)(v)))
+#include "nbody_simd.h"
+#undef NB_FN
+#undef NB_TARGET
+#undef NB_VEC
+#undef NB_W
+#undef NB_RSQRT
 #endif
 
 /* Targets in chunks the threads take dynamically: a thread that loses its core (other
  * processes on the machine) holds the others up by one chunk, not by its whole share. */
 #define NB_CHUNK 32
+
+/* The unguarded loop over targets [i0, i1) in the portable arithmetic. */
+static void accel_block_portable(const pp_bodies *b, size_t i0, size_t i1, float eps2,
+                                 float *ax, float *ay, float *az) {
+  for (size_t i = i0; i < i1; i++) accel_one(b, i, eps2, false, ax, ay, az);
+}
+
+typedef void (*nb_block_fn)(const pp_bodies *, size_t, size_t, float, float *, float *,
+                            float *);
+
+/* The widest unguarded loop this CPU runs. */
+static nb_block_fn accel_block_pick(void) {
+#ifdef NB_HAVE_SIMD_PATHS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return accel_block_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return accel_block_avx2;
+#endif
+  return accel_block_portable;
+}
 
 static void accel_all(const pp_bodies *b, float softening, float *ax, float *ay, float *az) {
   const float eps2 = softening * softening;
@@ -143,15 +153,13 @@ static void accel_all(const pp_bodies *b, float softening, float *ax, float *ay,
     for (size_t i = 0; i < n; i++) accel_one(b, i, eps2, true, ax, ay, az);
     return;
   }
-#ifdef NB_HAVE_AVX2_PATH
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-#pragma omp parallel for schedule(dynamic, NB_CHUNK) if (n >= NB_PARALLEL_MIN)
-    for (size_t i = 0; i < n; i++) accel_one_avx2(b, i, eps2, ax, ay, az);
-    return;
+  const nb_block_fn block = accel_block_pick();
+  const size_t chunks = (n + NB_CHUNK - 1) / NB_CHUNK;
+#pragma omp parallel for schedule(dynamic, 1) if (n >= NB_PARALLEL_MIN)
+  for (size_t c = 0; c < chunks; c++) {
+    const size_t i0 = c * NB_CHUNK, i1 = i0 + NB_CHUNK < n ? i0 + NB_CHUNK : n;
+    block(b, i0, i1, eps2, ax, ay, az);
   }
-#endif
-#pragma omp parallel for schedule(dynamic, NB_CHUNK) if (n >= NB_PARALLEL_MIN)
-  for (size_t i = 0; i < n; i++) accel_one(b, i, eps2, false, ax, ay, az);
 }
 
 pp_status pp_cpu_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
