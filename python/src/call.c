@@ -594,6 +594,49 @@ int ppy_check_out(call *c, arr *o, int dt, size_t n) {
   return 0;
 }
 
+/* An input array of a dtype the library takes (not bool); NULL with the error set. */
+arr *ppy_input(call *c, PyObject *obj, const char *name) {
+  arr *a = ppy_call_arg(c, obj, ROLE_IN, name);
+  return a && !ppy_want_pp_dtype(c, a) ? a : NULL;
+}
+
+/* out=, unless it is None: the result is written into it, so its dtype and element count
+ * must be the result's. */
+int ppy_user_out(call *c, outbuf *o, PyObject *out, int dt, size_t n) {
+  if (out == Py_None) return 0;
+  o->user = ppy_call_arg(c, out, ROLE_OUT, "out");
+  return o->user && !ppy_check_out(c, o->user, dt, n) ? 0 : -1;
+}
+
+/* A job's last step: after a failure, the result buffers it took are given back (b may be
+ * NULL); the status is handed on. */
+pp_status ppy_job_end(pp_status s, outbuf *a, outbuf *b) {
+  if (s != PP_OK) {
+    ppy_out_drop(a);
+    if (b) ppy_out_drop(b);
+  }
+  return s;
+}
+
+/* Ends the call (its arguments given back) and hands on its result, NULL on an error. */
+PyObject *ppy_call_return(call *c, PyObject *result) {
+  ppy_call_end(c);
+  return result;
+}
+
+/* The same for a call that made result buffers a and b (b may be NULL): the ones an error
+ * left unused are given back too. */
+PyObject *ppy_call_return_outs(call *c, PyObject *result, outbuf *a, outbuf *b) {
+  ppy_out_drop(a);
+  if (b) ppy_out_drop(b);
+  return ppy_call_return(c, result);
+}
+
+/* Runs the job, then makes its result array from o; NULL with the error set. */
+PyObject *ppy_run_result(call *c, job_fn fn, void *job, outbuf *o, int ndim, const int64_t *shape, int dtype) {
+  return ppy_run(c, fn, job) ? NULL : ppy_out_result(c, o, ndim, shape, dtype);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Running the library: lock, stream, GIL released                                      */
 /* ------------------------------------------------------------------------------------ */

@@ -39,6 +39,35 @@ static int as_matrix(call *c, arr *a, size_t *ld, bool *transposed) {
   return -1;
 }
 
+static int as_image(call *c, arr *a, size_t *pitch) {
+  *pitch = ppy_arr_row_pitch(a);
+  if (!*pitch) {
+    PyErr_Format(PyExc_ValueError, "parprim.%s: %s must be a 2-D float32 image with compact rows", c->fn, a->name);
+    return -1;
+  }
+  return 0;
+}
+
+/* A float32 rows x cols result written into the caller's array (out=, or sgemm's c) when
+ * target is not None: an image takes any row pitch with compact rows, a matrix must be
+ * row-major; *pitch is the row pitch in elements. */
+static int f32_out(call *c, outbuf *o, PyObject *target, int role, const char *name, bool image, size_t rows,
+                   size_t cols, size_t *pitch) {
+  if (target == Py_None) return 0;
+  bool transposed = false;
+  if (!(o->user = ppy_call_arg_impl(c, target, role, name, CONV_NONE, ARG_ANY_LAYOUT, 0)) ||
+      ppy_want_dtype(c, o->user, PP_F32) ||
+      (image ? as_image(c, o->user, pitch) : as_matrix(c, o->user, pitch, &transposed)))
+    return -1;
+  if (!transposed && (size_t)o->user->shape[0] == rows && (size_t)o->user->shape[1] == cols) return 0;
+  if (image)
+    PyErr_Format(PyExc_ValueError, "parprim.%s: out must be %zu x %zu like the image", c->fn, rows, cols);
+  else
+    PyErr_Format(PyExc_ValueError, "parprim.%s: %s must be a row-major %zu x %zu float32 matrix", c->fn, name, rows,
+                 cols);
+  return -1;
+}
+
 typedef struct {
   arr *a, *b;
   pp_trans ta, tb;
@@ -53,8 +82,7 @@ static pp_status gemm_run(call *c, void *p) {
   if (s == PP_OK)
     s = pp_sgemm(c->st->ctx, PP_ROW_MAJOR, j->ta, j->tb, j->m, j->n, j->k, j->alpha, j->a->data, j->lda, j->b->data,
                  j->ldb, j->beta, j->o.ptr, j->ldc);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 /* matmul: C = alpha op(A) op(B) into a new array or out=; sgemm: C = alpha op(A) op(B) + beta C in place */
@@ -89,28 +117,13 @@ static PyObject *do_gemm(const char *fn, bool inplace, PyObject *args, PyObject 
   }
   PyObject *target = inplace ? cmat : out;
   j.ldc = j.n > 0 ? j.n : 1;
-  if (target != Py_None) {
-    bool ct;
-    if (!(j.o.user = ppy_call_arg_impl(&c, target, inplace ? ROLE_INOUT : ROLE_OUT, inplace ? "c" : "out", CONV_NONE,
-                                   ARG_ANY_LAYOUT, 0)) ||
-        ppy_want_dtype(&c, j.o.user, PP_F32) || as_matrix(&c, j.o.user, &j.ldc, &ct))
-      goto done;
-    if (ct || (size_t)j.o.user->shape[0] != j.m || (size_t)j.o.user->shape[1] != j.n) {
-      PyErr_Format(PyExc_ValueError, "parprim.%s: %s must be a row-major %zu x %zu float32 matrix", fn,
-                   inplace ? "c" : "out", j.m, j.n);
-      goto done;
-    }
-  }
-  if (ppy_run(&c, gemm_run, &j)) goto done;
+  if (f32_out(&c, &j.o, target, inplace ? ROLE_INOUT : ROLE_OUT, inplace ? "c" : "out", false, j.m, j.n, &j.ldc))
+    goto done;
   int64_t shape[2] = {(int64_t)j.m, (int64_t)j.n};
-  r = ppy_out_result(&c, &j.o, 2, shape, PP_F32);
+  r = ppy_run_result(&c, gemm_run, &j, &j.o, 2, shape, PP_F32);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
-
-PyObject *py_matmul(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_gemm("matmul", false, a, k); }
-PyObject *py_sgemm(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_gemm("sgemm", true, a, k); }
 
 /* ------------------------------------------------------------------------------------ */
 /* Convolution                                                                          */
@@ -133,17 +146,7 @@ static pp_status conv_run(call *c, void *p) {
   else
     s = pp_conv2d_separable(c->st->ctx, j->src->data, j->width, j->height, j->src_pitch, j->row->data, j->row->n,
                             j->col->data, j->col->n, j->border, j->o.ptr, j->dst_pitch);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
-}
-
-static int as_image(call *c, arr *a, size_t *pitch) {
-  *pitch = ppy_arr_row_pitch(a);
-  if (!*pitch) {
-    PyErr_Format(PyExc_ValueError, "parprim.%s: %s must be a 2-D float32 image with compact rows", c->fn, a->name);
-    return -1;
-  }
-  return 0;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 static PyObject *do_conv(const char *fn, bool separable, PyObject *args, PyObject *kw) {
@@ -183,25 +186,12 @@ static PyObject *do_conv(const char *fn, bool separable, PyObject *args, PyObjec
     }
   }
   j.dst_pitch = j.width > 0 ? j.width : 1;
-  if (out != Py_None) {
-    if (!(j.o.user = ppy_call_arg_impl(&c, out, ROLE_OUT, "out", CONV_NONE, ARG_ANY_LAYOUT, 0)) ||
-        ppy_want_dtype(&c, j.o.user, PP_F32) || as_image(&c, j.o.user, &j.dst_pitch))
-      goto done;
-    if ((size_t)j.o.user->shape[0] != j.height || (size_t)j.o.user->shape[1] != j.width) {
-      PyErr_Format(PyExc_ValueError, "parprim.%s: out must be %zu x %zu like the image", fn, j.height, j.width);
-      goto done;
-    }
-  }
-  if (ppy_run(&c, conv_run, &j)) goto done;
+  if (f32_out(&c, &j.o, out, ROLE_OUT, "out", true, j.height, j.width, &j.dst_pitch)) goto done;
   int64_t shape[2] = {(int64_t)j.height, (int64_t)j.width};
-  r = ppy_out_result(&c, &j.o, 2, shape, PP_F32);
+  r = ppy_run_result(&c, conv_run, &j, &j.o, 2, shape, PP_F32);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
-
-PyObject *py_conv2d(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_conv("conv2d", false, a, k); }
-PyObject *py_conv2d_separable(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_conv("conv2d_separable", true, a, k); }
 
 /* ------------------------------------------------------------------------------------ */
 /* N-body                                                                               */
@@ -343,8 +333,15 @@ PyObject *py_bench_reduce_c(PyObject *self, PyObject *args, PyObject *kw) {
   ppy_call_init(&c, "_bench_reduce_c", ctx, Py_None, 0);
   bench_job j = {.iters = iters > 0 ? iters : 1};
   PyObject *r = NULL;
-  if ((j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) && !ppy_want_pp_dtype(&c, j.x) && !ppy_run(&c, bench_run, &j))
-    r = PyFloat_FromDouble(j.seconds / (double)j.iters);
-  ppy_call_end(&c);
-  return r;
+  if ((j.x = ppy_input(&c, x, "x")) && !ppy_run(&c, bench_run, &j)) r = PyFloat_FromDouble(j.seconds / (double)j.iters);
+  return ppy_call_return(&c, r);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The module table's functions                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+PPY_FUNCTION(matmul, do_gemm("matmul", false, args, kw))
+PPY_FUNCTION(sgemm, do_gemm("sgemm", true, args, kw))
+PPY_FUNCTION(conv2d, do_conv("conv2d", false, args, kw))
+PPY_FUNCTION(conv2d_separable, do_conv("conv2d_separable", true, args, kw))

@@ -168,10 +168,24 @@ arr *ppy_call_arg(call *c, PyObject *obj, int role, const char *name);
 int ppy_want_dtype(call *c, arr *a, int dt);
 int ppy_want_pp_dtype(call *c, arr *a);
 int ppy_check_out(call *c, arr *o, int dt, size_t n);
+arr *ppy_input(call *c, PyObject *obj, const char *name);
+int ppy_user_out(call *c, outbuf *o, PyObject *out, int dt, size_t n);
+PyObject *ppy_call_return(call *c, PyObject *result);
+pp_status ppy_job_end(pp_status s, outbuf *a, outbuf *b);
+PyObject *ppy_call_return_outs(call *c, PyObject *result, outbuf *a, outbuf *b);
+PyObject *ppy_run_result(call *c, job_fn fn, void *job, outbuf *o, int ndim, const int64_t *shape, int dtype);
 int ppy_run(call *c, job_fn fn, void *job);
 pp_status ppy_out_get(call *c, outbuf *o, size_t bytes);
 void ppy_out_drop(outbuf *o);
 PyObject *ppy_out_result(call *c, outbuf *o, int ndim, const int64_t *shape, int dtype);
+/* py_<name>, a function of the module table that is one shared do_<family>(...) call; the
+ * call names the Python arguments args and kw. */
+#define PPY_FUNCTION(name, ...)                                                                \
+  PyObject *py_##name(PyObject *self, PyObject *args, PyObject *kw) {                         \
+    (void)self;                                                                                \
+    return __VA_ARGS__;                                                                        \
+  }
+
 /* primitives.c, dense.c: enumerations by name and the functions of the module table */
 int ppy_by_name(call *c, const char *what, PyObject *o, const named *table, int *out);
 PyObject *py_sum(PyObject *s, PyObject *a, PyObject *k);

@@ -6,7 +6,6 @@
 /* Enumerations by name                                                                 */
 /* ------------------------------------------------------------------------------------ */
 
-
 int ppy_by_name(call *c, const char *what, PyObject *o, const named *table, int *out) {
   const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
   if (s)
@@ -90,8 +89,7 @@ static pp_status reduce_run(call *c, void *p) {
   reduce_job *j = p;
   pp_status s = ppy_out_get(c, &j->o, j->x->itemsize);
   if (s == PP_OK) s = pp_reduce(c->st->ctx, j->op, (pp_dtype)j->x->dtype, j->x->data, j->x->n, j->o.ptr);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 static PyObject *do_reduce(const char *fn, int op, PyObject *args, PyObject *kw, bool op_arg) {
@@ -108,21 +106,12 @@ static PyObject *do_reduce(const char *fn, int op, PyObject *args, PyObject *kw,
   PyObject *r = NULL;
   if (op_o && ppy_by_name(&c, "op", op_o, OPS, &op)) goto done;
   j.op = (pp_op)op;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
-  if (out != Py_None) {
-    if (!(j.o.user = ppy_call_arg(&c, out, ROLE_OUT, "out")) || ppy_check_out(&c, j.o.user, j.x->dtype, 1)) goto done;
-  }
-  if (ppy_run(&c, reduce_run, &j)) goto done;
-  r = ppy_out_result(&c, &j.o, 0, NULL, j.x->dtype);
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
+  if (ppy_user_out(&c, &j.o, out, j.x->dtype, 1)) goto done;
+  r = ppy_run_result(&c, reduce_run, &j, &j.o, 0, NULL, j.x->dtype);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
-
-PyObject *py_sum(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_reduce("sum", PP_SUM, a, k, false); }
-PyObject *py_min(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_reduce("min", PP_MIN, a, k, false); }
-PyObject *py_max(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_reduce("max", PP_MAX, a, k, false); }
-PyObject *py_reduce(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_reduce("reduce", PP_SUM, a, k, true); }
 
 static pp_status argreduce_run(call *c, void *p) {
   reduce_job *j = p;
@@ -130,11 +119,7 @@ static pp_status argreduce_run(call *c, void *p) {
   if (s == PP_OK) s = ppy_out_get(c, &j->idx, sizeof(uint64_t));
   if (s == PP_OK)
     s = pp_argreduce(c->st->ctx, j->op, (pp_dtype)j->x->dtype, j->x->data, j->x->n, j->o.ptr, (uint64_t *)j->idx.ptr);
-  if (s != PP_OK) {
-    ppy_out_drop(&j->o);
-    ppy_out_drop(&j->idx);
-  }
-  return s;
+  return ppy_job_end(s, &j->o, &j->idx);
 }
 
 static PyObject *do_argreduce(const char *fn, int op, PyObject *args, PyObject *kw) {
@@ -146,7 +131,7 @@ static PyObject *do_argreduce(const char *fn, int op, PyObject *args, PyObject *
   ppy_call_init(&c, fn, ctx, stream, copy);
   reduce_job j = {.op = (pp_op)op};
   PyObject *r = NULL;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
   if (ppy_run(&c, argreduce_run, &j)) goto done;
   PyObject *value = ppy_out_result(&c, &j.o, 0, NULL, j.x->dtype);
   PyObject *index = ppy_out_result(&c, &j.idx, 0, NULL, PP_I64);
@@ -163,12 +148,8 @@ static PyObject *do_argreduce(const char *fn, int op, PyObject *args, PyObject *
   }
   Py_DECREF(value);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
-
-PyObject *py_argmin(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_argreduce("argmin", PP_MIN, a, k); }
-PyObject *py_argmax(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_argreduce("argmax", PP_MAX, a, k); }
 
 /* ------------------------------------------------------------------------------------ */
 /* Scan                                                                                 */
@@ -186,8 +167,7 @@ static pp_status scan_run(call *c, void *p) {
   pp_status s = ppy_out_get(c, &j->o, j->x->n * j->x->itemsize);
   if (s == PP_OK)
     s = pp_scan(c->st->ctx, j->op, (pp_dtype)j->x->dtype, j->x->data, j->o.ptr, j->x->n, j->inclusive);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 static PyObject *do_scan(const char *fn, PyObject *args, PyObject *kw, bool cumsum) {
@@ -205,19 +185,12 @@ static PyObject *do_scan(const char *fn, PyObject *args, PyObject *kw, bool cums
   PyObject *r = NULL;
   if (op_o && ppy_by_name(&c, "op", op_o, OPS, &op)) goto done;
   j.op = (pp_op)op;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
-  if (out != Py_None) {
-    if (!(j.o.user = ppy_call_arg(&c, out, ROLE_OUT, "out")) || ppy_check_out(&c, j.o.user, j.x->dtype, j.x->n)) goto done;
-  }
-  if (ppy_run(&c, scan_run, &j)) goto done;
-  r = ppy_out_result(&c, &j.o, j.x->ndim, j.x->shape, j.x->dtype);
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
+  if (ppy_user_out(&c, &j.o, out, j.x->dtype, j.x->n)) goto done;
+  r = ppy_run_result(&c, scan_run, &j, &j.o, j.x->ndim, j.x->shape, j.x->dtype);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
-
-PyObject *py_scan(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_scan("scan", a, k, false); }
-PyObject *py_cumsum(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_scan("cumsum", a, k, true); }
 
 /* ------------------------------------------------------------------------------------ */
 /* Select, select_flagged, partition                                                    */
@@ -243,8 +216,7 @@ static pp_status select_run(call *c, void *p) {
     s = pp_select_flagged(ctx, j->x->itemsize, j->x->data, j->flags->data, j->x->n, j->o.ptr, &j->count);
   else
     s = pp_partition(ctx, (pp_dtype)j->x->dtype, j->x->data, j->x->n, j->cmp, j->value, j->o.ptr, &j->count);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 static PyObject *do_select(const char *fn, int kind, PyObject *args, PyObject *kw) {
@@ -264,7 +236,7 @@ static PyObject *do_select(const char *fn, int kind, PyObject *args, PyObject *k
   int cmp = PP_GT;
   if (cmp_o && ppy_by_name(&c, "cmp", cmp_o, CMPS, &cmp)) goto done;
   j.cmp = (pp_cmp)cmp;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
   if (value && scalar_of(&c, value, j.x->dtype, j.value)) goto done;
   if (flags) {
     if (!(j.flags = ppy_call_arg(&c, flags, ROLE_IN, "flags"))) goto done;
@@ -277,9 +249,7 @@ static PyObject *do_select(const char *fn, int kind, PyObject *args, PyObject *k
       goto done;
     }
   }
-  if (out != Py_None) {
-    if (!(j.o.user = ppy_call_arg(&c, out, ROLE_OUT, "out")) || ppy_check_out(&c, j.o.user, j.x->dtype, j.x->n)) goto done;
-  }
+  if (ppy_user_out(&c, &j.o, out, j.x->dtype, j.x->n)) goto done;
   if (ppy_run(&c, select_run, &j)) goto done;
   if (kind == 2) {
     int64_t n = (int64_t)j.x->n;
@@ -290,14 +260,8 @@ static PyObject *do_select(const char *fn, int kind, PyObject *args, PyObject *k
     r = ppy_out_result(&c, &j.o, 1, &n, j.x->dtype);
   }
 done:
-  ppy_out_drop(&j.o);
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return_outs(&c, r, &j.o, NULL);
 }
-
-PyObject *py_select(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_select("select", 0, a, k); }
-PyObject *py_select_flagged(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_select("select_flagged", 1, a, k); }
-PyObject *py_partition(PyObject *s, PyObject *a, PyObject *k) { (void)s; return do_select("partition", 2, a, k); }
 
 /* ------------------------------------------------------------------------------------ */
 /* Sort, argsort, merge                                                                 */
@@ -345,13 +309,8 @@ static pp_status sort_run(call *c, void *p) {
   if (s == PP_OK && j->values) s = pp_copy(ctx, j->vals.ptr, j->values->data, n * vsize);
   if (s == PP_OK && j->indices) s = fill_iota(c, j->vals.ptr, n, vsize);
   if (s == PP_OK) s = pp_sort(ctx, (pp_dtype)j->x->dtype, j->keys.ptr, vsize ? j->vals.ptr : NULL, vsize, n, &j->opts);
-  if (s != PP_OK) {
-    ppy_out_drop(&j->keys);
-    ppy_out_drop(&j->vals);
-  }
-  return s;
+  return ppy_job_end(s, &j->keys, &j->vals);
 }
-
 
 PyObject *py_sort(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
@@ -381,7 +340,7 @@ PyObject *py_sort(PyObject *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_ValueError, "parprim.sort: values= and return_indices=True exclude each other");
     goto done;
   }
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
   if (j.indices && j.index_size == 4 && j.x->n > (size_t)INT32_MAX) {
     PyErr_Format(PyExc_ValueError, "parprim.sort: %zu elements do not fit int32 indices", j.x->n);
     goto done;
@@ -397,9 +356,7 @@ PyObject *py_sort(PyObject *self, PyObject *args, PyObject *kw) {
       goto done;
     }
   }
-  if (out != Py_None) {
-    if (!(j.keys.user = ppy_call_arg(&c, out, ROLE_OUT, "out")) || ppy_check_out(&c, j.keys.user, j.x->dtype, j.x->n)) goto done;
-  }
+  if (ppy_user_out(&c, &j.keys, out, j.x->dtype, j.x->n)) goto done;
   if (values_out != Py_None) {
     if (!j.values) {
       PyErr_SetString(PyExc_ValueError, "parprim.sort: values_out= needs values=");
@@ -422,10 +379,7 @@ PyObject *py_sort(PyObject *self, PyObject *args, PyObject *kw) {
   Py_DECREF(keys);
   Py_XDECREF(vals);
 done:
-  ppy_out_drop(&j.keys);
-  ppy_out_drop(&j.vals);
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return_outs(&c, r, &j.keys, &j.vals);
 }
 
 typedef struct {
@@ -439,8 +393,7 @@ static pp_status merge_run(call *c, void *p) {
   pp_status s = ppy_out_get(c, &j->o, (j->a->n + j->b->n) * j->a->itemsize);
   if (s == PP_OK)
     s = pp_merge(c->st->ctx, (pp_dtype)j->a->dtype, j->a->data, j->a->n, j->b->data, j->b->n, j->o.ptr, j->order);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
 
 PyObject *py_merge(PyObject *self, PyObject *args, PyObject *kw) {
@@ -454,23 +407,18 @@ PyObject *py_merge(PyObject *self, PyObject *args, PyObject *kw) {
   ppy_call_init(&c, "merge", ctx, stream, copy);
   merge_job j = {.order = descending ? PP_DESCENDING : PP_ASCENDING};
   PyObject *r = NULL;
-  if (!(j.a = ppy_call_arg(&c, a, ROLE_IN, "a")) || ppy_want_pp_dtype(&c, j.a)) goto done;
+  if (!(j.a = ppy_input(&c, a, "a"))) goto done;
   if (!(j.b = ppy_call_arg(&c, b, ROLE_IN, "b")) || ppy_want_dtype(&c, j.b, j.a->dtype)) goto done;
-  if (out != Py_None) {
-    if (!(j.o.user = ppy_call_arg(&c, out, ROLE_OUT, "out")) || ppy_check_out(&c, j.o.user, j.a->dtype, j.a->n + j.b->n)) goto done;
-  }
-  if (ppy_run(&c, merge_run, &j)) goto done;
+  if (ppy_user_out(&c, &j.o, out, j.a->dtype, j.a->n + j.b->n)) goto done;
   int64_t n = (int64_t)(j.a->n + j.b->n);
-  r = ppy_out_result(&c, &j.o, 1, &n, j.a->dtype);
+  r = ppy_run_result(&c, merge_run, &j, &j.o, 1, &n, j.a->dtype);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* Top-k                                                                                */
 /* ------------------------------------------------------------------------------------ */
-
 
 typedef struct {
   arr *x;
@@ -492,11 +440,7 @@ static pp_status topk_run(call *c, void *p) {
       s = pp_topk(c->st->ctx, (pp_dtype)j->x->dtype, j->x->data, j->x->n, j->k, j->largest, j->vals.ptr,
                   (uint64_t *)j->idx.ptr);
   }
-  if (s != PP_OK) {
-    ppy_out_drop(&j->vals);
-    ppy_out_drop(&j->idx);
-  }
-  return s;
+  return ppy_job_end(s, &j->vals, &j->idx);
 }
 
 PyObject *py_topk(PyObject *self, PyObject *args, PyObject *kw) {
@@ -515,7 +459,7 @@ PyObject *py_topk(PyObject *self, PyObject *args, PyObject *kw) {
     goto done;
   }
   j.k = (size_t)k;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
   if (j.x->ndim == 2) {
     if (dim != -1 && dim != 1) {
       PyErr_Format(PyExc_ValueError, "parprim.topk: dim must be the last one (-1 or 1), not %d", dim);
@@ -542,10 +486,7 @@ PyObject *py_topk(PyObject *self, PyObject *args, PyObject *kw) {
     Py_XDECREF(i);
   }
 done:
-  ppy_out_drop(&j.vals);
-  ppy_out_drop(&j.idx);
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return_outs(&c, r, &j.vals, &j.idx);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -573,10 +514,8 @@ static pp_status hist_run(call *c, void *p) {
     s = pp_histogram_range(ctx, (pp_dtype)j->x->dtype, j->x->data, j->x->n, j->edges->data, j->bins, j->o.ptr);
   else
     s = pp_histogram_image(ctx, j->x->data, j->width, j->height, j->pitch, j->channels, j->o.ptr);
-  if (s != PP_OK) ppy_out_drop(&j->o);
-  return s;
+  return ppy_job_end(s, &j->o, NULL);
 }
-
 
 PyObject *py_histogram(PyObject *self, PyObject *args, PyObject *kw) {
   (void)self;
@@ -589,7 +528,7 @@ PyObject *py_histogram(PyObject *self, PyObject *args, PyObject *kw) {
   ppy_call_init(&c, "histogram", ctx, stream, copy);
   hist_job j = {0};
   PyObject *r = NULL;
-  if (!(j.x = ppy_call_arg(&c, x, ROLE_IN, "x")) || ppy_want_pp_dtype(&c, j.x)) goto done;
+  if (!(j.x = ppy_input(&c, x, "x"))) goto done;
   if (PyLong_Check(bins)) {
     Py_ssize_t b = PyLong_AsSsize_t(bins);
     if (b == -1 && PyErr_Occurred()) goto done;
@@ -624,12 +563,10 @@ PyObject *py_histogram(PyObject *self, PyObject *args, PyObject *kw) {
     }
     if (ppy_check_out(&c, j.o.user, j.o.user->dtype, j.bins)) goto done;
   }
-  if (ppy_run(&c, hist_run, &j)) goto done;
   int64_t n = (int64_t)j.bins;
-  r = ppy_out_result(&c, &j.o, 1, &n, PP_I64);
+  r = ppy_run_result(&c, hist_run, &j, &j.o, 1, &n, PP_I64);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
 
 PyObject *py_histogram_image(PyObject *self, PyObject *args, PyObject *kw) {
@@ -667,10 +604,24 @@ PyObject *py_histogram_image(PyObject *self, PyObject *args, PyObject *kw) {
     if (!(j.o.user = ppy_call_arg(&c, out, ROLE_OUT, "out"))) goto done;
     if (ppy_check_out(&c, j.o.user, j.o.user->dtype == PP_U64 ? PP_U64 : PP_I64, (size_t)j.channels * 256)) goto done;
   }
-  if (ppy_run(&c, hist_run, &j)) goto done;
   int64_t shape[2] = {j.channels, 256};
-  r = ppy_out_result(&c, &j.o, 2, shape, PP_I64);
+  r = ppy_run_result(&c, hist_run, &j, &j.o, 2, shape, PP_I64);
 done:
-  ppy_call_end(&c);
-  return r;
+  return ppy_call_return(&c, r);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* The module table's functions                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+PPY_FUNCTION(sum, do_reduce("sum", PP_SUM, args, kw, false))
+PPY_FUNCTION(min, do_reduce("min", PP_MIN, args, kw, false))
+PPY_FUNCTION(max, do_reduce("max", PP_MAX, args, kw, false))
+PPY_FUNCTION(reduce, do_reduce("reduce", PP_SUM, args, kw, true))
+PPY_FUNCTION(argmin, do_argreduce("argmin", PP_MIN, args, kw))
+PPY_FUNCTION(argmax, do_argreduce("argmax", PP_MAX, args, kw))
+PPY_FUNCTION(scan, do_scan("scan", args, kw, false))
+PPY_FUNCTION(cumsum, do_scan("cumsum", args, kw, true))
+PPY_FUNCTION(select, do_select("select", 0, args, kw))
+PPY_FUNCTION(select_flagged, do_select("select_flagged", 1, args, kw))
+PPY_FUNCTION(partition, do_select("partition", 2, args, kw))
