@@ -6,12 +6,14 @@
  * peer as missing.
  *
  * Each call runs under a tbb::global_control that caps TBB's workers at the context's
- * thread count. The sorts use the same record packing as the serial peers of
- * peer_std.cpp (keys: std::sort; pairs: std::stable_sort of (key, value) records).
+ * thread count. The sorts pack pairs into records as the serial peers of peer_std.cpp do,
+ * through the dispatch they share (peer_std_sort.hpp).
  */
 #include "gpu.h"
 
 #ifdef PP_PEER_TBB
+#include "peer_std_sort.hpp"
+
 #include <tbb/global_control.h>
 #include <tbb/version.h>
 
@@ -27,48 +29,32 @@ namespace {
 
 constexpr auto par = std::execution::par;
 
-template <typename K, typename V> struct record {
-  K key;
-  V value;
-};
+using bench_std::by_type;
+using bench_std::record;
 
-template <typename K> void sort_keys(void *keys, size_t n, bool descending) {
-  K *k = static_cast<K *>(keys);
-  if (descending)
-    std::sort(par, k, k + n, std::greater<K>());
-  else
-    std::sort(par, k, k + n, std::less<K>());
-}
-
-template <typename K, typename V>
-void sort_pairs(void *keys, void *values, size_t n, bool descending, void *scratch) {
-  K *k = static_cast<K *>(keys);
-  V *v = static_cast<V *>(values);
-  record<K, V> *r = static_cast<record<K, V> *>(scratch);
-  std::transform(par, k, k + n, v, r, [](K a, V b) { return record<K, V>{a, b}; });
-  if (descending)
-    std::stable_sort(par, r, r + n, [](const record<K, V> &a, const record<K, V> &b) { return b.key < a.key; });
-  else
-    std::stable_sort(par, r, r + n, [](const record<K, V> &a, const record<K, V> &b) { return a.key < b.key; });
-  std::transform(par, r, r + n, k, [](const record<K, V> &a) { return a.key; });
-  std::transform(par, r, r + n, v, [](const record<K, V> &a) { return a.value; });
-}
-
-template <typename K>
-int sort_any(void *keys, void *values, size_t value_size, size_t n, bool descending, void *scratch) {
-  if (!values) {
-    sort_keys<K>(keys, n, descending);
-    return 0;
+struct par_sort {
+  template <typename K> static void keys(void *keys, size_t n, bool descending) {
+    K *k = static_cast<K *>(keys);
+    if (descending)
+      std::sort(par, k, k + n, std::greater<K>());
+    else
+      std::sort(par, k, k + n, std::less<K>());
   }
-  if (!scratch) return -1;
-  if (value_size == 4)
-    sort_pairs<K, uint32_t>(keys, values, n, descending, scratch);
-  else if (value_size == 8)
-    sort_pairs<K, uint64_t>(keys, values, n, descending, scratch);
-  else
-    return -1;
-  return 0;
-}
+
+  template <typename K, typename V>
+  static void pairs(void *keys, void *values, size_t n, bool descending, void *scratch) {
+    K *k = static_cast<K *>(keys);
+    V *v = static_cast<V *>(values);
+    record<K, V> *r = static_cast<record<K, V> *>(scratch);
+    std::transform(par, k, k + n, v, r, [](K a, V b) { return record<K, V>{a, b}; });
+    if (descending)
+      std::stable_sort(par, r, r + n, [](const record<K, V> &a, const record<K, V> &b) { return b.key < a.key; });
+    else
+      std::stable_sort(par, r, r + n, [](const record<K, V> &a, const record<K, V> &b) { return a.key < b.key; });
+    std::transform(par, r, r + n, k, [](const record<K, V> &a) { return a.key; });
+    std::transform(par, r, r + n, v, [](const record<K, V> &a) { return a.value; });
+  }
+};
 
 /* The accumulator type of SUM, as pp_reduce's: f32 in double (API.md), integers wrap. */
 template <typename T> struct acc_of { using type = T; };
@@ -114,20 +100,6 @@ void topk(const void *in, size_t n, size_t k, bool largest, void *values_out, vo
   std::memcpy(values_out, s, k * sizeof(T));
 }
 
-/* One instantiation of f per key type: calls f(T{}) for t, returns -1 for an unknown t. */
-template <typename F> int by_type(pp_dtype t, F f) {
-  switch (t) {
-  case PP_U8: f(uint8_t()); return 0;
-  case PP_I32: f(int32_t()); return 0;
-  case PP_U32: f(uint32_t()); return 0;
-  case PP_I64: f(int64_t()); return 0;
-  case PP_U64: f(uint64_t()); return 0;
-  case PP_F32: f(float()); return 0;
-  case PP_F64: f(double()); return 0;
-  }
-  return -1;
-}
-
 /* The cap on TBB's workers for the length of one call. */
 struct threads_cap {
   tbb::global_control gc;
@@ -144,12 +116,7 @@ extern "C" const char *bench_cpu_tbb_name(void) {
 extern "C" int bench_par_sort(pp_dtype key_t, void *keys, void *values, size_t value_size,
                               size_t n, bool descending, void *scratch, int threads) {
   threads_cap cap(threads);
-  int rc = 0;
-  if (by_type(key_t, [&](auto k) {
-        rc = sort_any<decltype(k)>(keys, values, value_size, n, descending, scratch);
-      }) != 0)
-    return -1;
-  return rc;
+  return bench_std::sort_any<par_sort>(key_t, keys, values, value_size, n, descending, scratch);
 }
 
 extern "C" int bench_par_reduce(pp_dtype t, const void *in, size_t n, void *out, int threads) {

@@ -9,6 +9,7 @@
  * out one instantiation per key type, value size and order.
  */
 #include "gpu.h"
+#include "peer_std_sort.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -18,55 +19,39 @@
 
 namespace {
 
-template <typename K, typename V> struct record {
-  K key;
-  V value;
-};
+using bench_std::record;
 
 template <typename K> bool before(K a, K b, bool descending) { return descending ? b < a : a < b; }
 
-template <typename K> void sort_keys(void *keys, size_t n, bool descending) {
-  K *k = static_cast<K *>(keys);
-  if (descending)
-    std::sort(k, k + n, std::greater<K>());
-  else
-    std::sort(k, k + n, std::less<K>());
-}
+struct serial_sort {
+  template <typename K> static void keys(void *keys, size_t n, bool descending) {
+    K *k = static_cast<K *>(keys);
+    if (descending)
+      std::sort(k, k + n, std::greater<K>());
+    else
+      std::sort(k, k + n, std::less<K>());
+  }
 
-/* Structure of arrays in, structure of arrays out: packing into records and back is
- * part of what the standard answer costs for the layout the API takes. */
-template <typename K, typename V>
-void sort_pairs(void *keys, void *values, size_t n, bool descending, void *scratch) {
-  K *k = static_cast<K *>(keys);
-  V *v = static_cast<V *>(values);
-  record<K, V> *r = static_cast<record<K, V> *>(scratch);
-  for (size_t i = 0; i < n; i++) {
-    r[i].key = k[i];
-    r[i].value = v[i];
+  /* Structure of arrays in, structure of arrays out: packing into records and back is
+   * part of what the standard answer costs for the layout the API takes. */
+  template <typename K, typename V>
+  static void pairs(void *keys, void *values, size_t n, bool descending, void *scratch) {
+    K *k = static_cast<K *>(keys);
+    V *v = static_cast<V *>(values);
+    record<K, V> *r = static_cast<record<K, V> *>(scratch);
+    for (size_t i = 0; i < n; i++) {
+      r[i].key = k[i];
+      r[i].value = v[i];
+    }
+    std::stable_sort(r, r + n, [descending](const record<K, V> &a, const record<K, V> &b) {
+      return before(a.key, b.key, descending);
+    });
+    for (size_t i = 0; i < n; i++) {
+      k[i] = r[i].key;
+      v[i] = r[i].value;
+    }
   }
-  std::stable_sort(r, r + n, [descending](const record<K, V> &a, const record<K, V> &b) {
-    return before(a.key, b.key, descending);
-  });
-  for (size_t i = 0; i < n; i++) {
-    k[i] = r[i].key;
-    v[i] = r[i].value;
-  }
-}
-
-template <typename K> int sort_any_value(void *keys, void *values, size_t value_size, size_t n,
-                                         bool descending, void *scratch) {
-  if (!values) {
-    sort_keys<K>(keys, n, descending);
-    return 0;
-  }
-  if (value_size == 4)
-    sort_pairs<K, uint32_t>(keys, values, n, descending, scratch);
-  else if (value_size == 8)
-    sort_pairs<K, uint64_t>(keys, values, n, descending, scratch);
-  else
-    return -1;
-  return 0;
-}
+};
 
 template <typename K>
 void merge_keys(const void *a, size_t na, const void *b, size_t nb, void *out, bool descending) {
@@ -102,25 +87,9 @@ extern "C" size_t bench_std_sort_scratch_bytes(pp_dtype key_t, size_t value_size
 
 extern "C" int bench_std_sort(pp_dtype key_t, void *keys, void *values, size_t value_size,
                               size_t n, bool descending, void *scratch) {
-  if (values && !scratch)
-    return -1;
   try {
-    switch (key_t) {
-    case PP_U8:
-      return sort_any_value<uint8_t>(keys, values, value_size, n, descending, scratch);
-    case PP_I32:
-      return sort_any_value<int32_t>(keys, values, value_size, n, descending, scratch);
-    case PP_U32:
-      return sort_any_value<uint32_t>(keys, values, value_size, n, descending, scratch);
-    case PP_I64:
-      return sort_any_value<int64_t>(keys, values, value_size, n, descending, scratch);
-    case PP_U64:
-      return sort_any_value<uint64_t>(keys, values, value_size, n, descending, scratch);
-    case PP_F32:
-      return sort_any_value<float>(keys, values, value_size, n, descending, scratch);
-    case PP_F64:
-      return sort_any_value<double>(keys, values, value_size, n, descending, scratch);
-    }
+    return bench_std::sort_any<serial_sort>(key_t, keys, values, value_size, n, descending,
+                                            scratch);
   } catch (const std::bad_alloc &) {
     /* std::stable_sort falls back to an in-place merge rather than throw; be safe */
   }
@@ -129,28 +98,6 @@ extern "C" int bench_std_sort(pp_dtype key_t, void *keys, void *values, size_t v
 
 extern "C" int bench_std_merge(pp_dtype t, bool descending, const void *a, size_t na,
                                const void *b, size_t nb, void *out) {
-  switch (t) {
-  case PP_U8:
-    merge_keys<uint8_t>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_I32:
-    merge_keys<int32_t>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_U32:
-    merge_keys<uint32_t>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_I64:
-    merge_keys<int64_t>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_U64:
-    merge_keys<uint64_t>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_F32:
-    merge_keys<float>(a, na, b, nb, out, descending);
-    return 0;
-  case PP_F64:
-    merge_keys<double>(a, na, b, nb, out, descending);
-    return 0;
-  }
-  return -1;
+  return bench_std::by_type(
+      t, [&](auto k) { merge_keys<decltype(k)>(a, na, b, nb, out, descending); });
 }
