@@ -287,11 +287,19 @@ static int after(call *c, pp_status s, int must_fail) {
   return 0;
 }
 
+/* The input array a 1-D call starts with: *n elements (up to max_n) of dtype t, 4 bytes
+ * each when t is not a dtype; read right after the call's enumerations. */
+static int add_input(call *c, reader *r, int t, size_t max_n, size_t *n, size_t *es) {
+  *n = rd_size(r, max_n);
+  *es = dsize(t) ? dsize(t) : 4;
+  return add_arg(c, r, *n * *es, 0);
+}
+
 static void do_reduce(reader *r, int which) {
   call c = {0};
   int op = rd_enum(r, 3), t = rd_enum(r, 7);
-  size_t n = rd_size(r, 64), es = dsize(t) ? dsize(t) : 4;
-  int in = add_arg(&c, r, n * es, 0);
+  size_t n, es;
+  int in = add_input(&c, r, t, 64, &n, &es);
   int out = add_arg(&c, r, es, 1);
   int idx = which ? add_arg(&c, r, 8, 1) : -1;
   materialize(&c, r);
@@ -327,8 +335,8 @@ static void do_reduce(reader *r, int which) {
 static void do_scan(reader *r) {
   call c = {0};
   int op = rd_enum(r, 3), t = rd_enum(r, 7), inclusive = rd8(r) & 1;
-  size_t n = rd_size(r, 64), es = dsize(t) ? dsize(t) : 4;
-  int in = add_arg(&c, r, n * es, 0);
+  size_t n, es;
+  int in = add_input(&c, r, t, 64, &n, &es);
   int out = add_arg(&c, r, n * es, 1);
   materialize(&c, r);
   snapshot(&c);
@@ -351,8 +359,8 @@ static void do_scan(reader *r) {
 static void do_select(reader *r, int partition) {
   call c = {0};
   int t = rd_enum(r, 7), cmp = rd_enum(r, 6);
-  size_t n = rd_size(r, 64), es = dsize(t) ? dsize(t) : 4;
-  int in = add_arg(&c, r, n * es, 0);
+  size_t n, es;
+  int in = add_input(&c, r, t, 64, &n, &es);
   int value = add_arg(&c, r, es, 0);
   c.a[value].early = 1; /* one element, taken by value before the call runs */
   int out = add_arg(&c, r, n * es, 1);

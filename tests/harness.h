@@ -190,6 +190,15 @@ static inline int th_copy(pp_context *ctx, void *dst, const void *src, size_t by
                   pp_status_string(s), pp_last_error(ctx));
 }
 
+/* TH_PTRS(a, b, c) passes a list of pointers as (array, count), so one call can give back
+ * every buffer a case made: TH_FREE(host, want, got). */
+#define TH_PTRS(...)                                                                           \
+  (void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *)
+static inline void th_free_all(void *const *ptrs, size_t n) {
+  for (size_t i = 0; i < n; i++) free(ptrs[i]);
+}
+#define TH_FREE(...) th_free_all(TH_PTRS(__VA_ARGS__))
+
 /* A pp_malloc buffer holding a copy of host data. */
 static inline void *th_dev_from_host(pp_context *ctx, const void *host, size_t bytes) {
   void *d = th_dev_alloc(ctx, bytes);
@@ -284,6 +293,19 @@ static inline int th_finish(pp_context *ctx) {
   printf("%ld passed, %ld failed\n", st->passed, st->failed);
   fflush(stdout);
   return st->failed ? 1 : 0;
+}
+
+/* A program whose steps each need only the context: main() is
+ *     static const th_step steps[] = {test_a, test_b, ...};
+ *     return th_run(argc, argv, steps, TH_COUNT(steps));
+ * which runs them in order between th_init and th_finish. */
+typedef void (*th_step)(pp_context *ctx);
+#define TH_COUNT(array) (sizeof(array) / sizeof((array)[0]))
+
+static inline int th_run(int argc, char **argv, const th_step *steps, size_t n_steps) {
+  pp_context *ctx = th_init(argc, argv);
+  for (size_t i = 0; i < n_steps; i++) steps[i](ctx);
+  return th_finish(ctx);
 }
 
 #endif /* PARPRIM_TEST_HARNESS_H */

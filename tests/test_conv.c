@@ -59,7 +59,8 @@ static long long walk_mirror(long long i, long long n) {
   return pos;
 }
 
-static void test_remap_rule(void) {
+static void test_remap_rule(pp_context *ctx) {
+  (void)ctx; /* the rule is checked on its own; a step of main takes the context */
   int bad = 0;
   for (long long n = 1; n <= 9; n++)
     for (long long i = -40; i < 40 + n; i++)
@@ -424,13 +425,7 @@ static void test_arguments(pp_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  pp_context *ctx = th_init(argc, argv);
-  test_remap_rule();
-  test_arguments(ctx);
-  test_filters_and_borders(ctx);
-  test_large_filters(ctx);
-  test_special_values(ctx);
-  test_separable(ctx);
-  test_big(ctx);
-  return th_finish(ctx);
+  static const th_step steps[] = {test_remap_rule,     test_arguments, test_filters_and_borders,
+                                  test_large_filters,  test_special_values, test_separable, test_big};
+  return th_run(argc, argv, steps, TH_COUNT(steps));
 }

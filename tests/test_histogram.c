@@ -723,14 +723,8 @@ static void test_failure_writes_nothing(pp_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  pp_context *ctx = th_init(argc, argv);
-  test_even_wide(ctx);
-  test_failure_writes_nothing(ctx);
-  test_errors(ctx);
-  test_interleaved(ctx);
-  test_even_integer_edges(ctx);
-  test_image(ctx);
-  test_range(ctx);
-  test_even_patterns(ctx);
-  return th_finish(ctx);
+  static const th_step steps[] = {test_even_wide,  test_failure_writes_nothing, test_errors,
+                                  test_interleaved, test_even_integer_edges,    test_image,
+                                  test_range,       test_even_patterns};
+  return th_run(argc, argv, steps, TH_COUNT(steps));
 }

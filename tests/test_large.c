@@ -66,8 +66,6 @@ static void test_f32(pp_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  pp_context *ctx = th_init(argc, argv);
-  test_u8(ctx);
-  test_f32(ctx);
-  return th_finish(ctx);
+  static const th_step steps[] = {test_u8, test_f32};
+  return th_run(argc, argv, steps, TH_COUNT(steps));
 }

@@ -208,9 +208,6 @@ static void test_pairs_scarce_memory(pp_context *main_ctx) {
 }
 
 int main(int argc, char **argv) {
-  pp_context *ctx = th_init(argc, argv);
-  test_pairs_scarce_memory(ctx);
-  test_u8(ctx);
-  test_u32_pairs(ctx);
-  return th_finish(ctx);
+  static const th_step steps[] = {test_pairs_scarce_memory, test_u8, test_u32_pairs};
+  return th_run(argc, argv, steps, TH_COUNT(steps));
 }

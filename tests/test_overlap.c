@@ -343,12 +343,16 @@ static void get(pp_context *ctx, int dev, void *host, const void *p, size_t byte
     memcpy(host, p, bytes);
 }
 
-static void drop(pp_context *ctx, int dev, void *p) {
-  if (dev)
-    th_dev_free(ctx, p);
-  else
-    free(p);
+static void drop_all(pp_context *ctx, int dev, void *const *ptrs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (dev)
+      th_dev_free(ctx, ptrs[i]);
+    else
+      free(ptrs[i]);
+  }
 }
+/* DROP(ctx, dev, a, b): gives back buffers made by put */
+#define DROP(ctx, dev, ...) drop_all(ctx, dev, TH_PTRS(__VA_ARGS__))
 
 static void fill_typed(pp_dtype t, void *buf, size_t n, th_rng *r) {
   for (size_t i = 0; i < n; i++) {
@@ -425,13 +429,8 @@ static void inplace_select(pp_context *ctx, int dev, int partition, pp_dtype t, 
         dev ? "pp_malloc" : "host");
   CHECK(memcmp(sep, want, cmp) == 0, "%s dtype %d n %zu (%s): separate result differs", fn,
         (int)t, n, dev ? "pp_malloc" : "host");
-  drop(ctx, dev, buf);
-  drop(ctx, dev, in2);
-  drop(ctx, dev, out2);
-  free(host);
-  free(want);
-  free(got);
-  free(sep);
+  DROP(ctx, dev, buf, in2, out2);
+  TH_FREE(host, want, got, sep);
 }
 
 static void inplace_select_flagged(pp_context *ctx, int dev, size_t es, size_t n) {
@@ -455,12 +454,8 @@ static void inplace_select_flagged(pp_context *ctx, int dev, size_t es, size_t n
         dev ? "pp_malloc" : "host", (unsigned long long)c, kept);
   CHECK(memcmp(got, want, bytes) == 0, "pp_select_flagged es %zu n %zu (%s): in-place result wrong",
         es, n, dev ? "pp_malloc" : "host");
-  drop(ctx, dev, buf);
-  drop(ctx, dev, dfl);
-  free(host);
-  free(want);
-  free(got);
-  free(fl);
+  DROP(ctx, dev, buf, dfl);
+  TH_FREE(host, want, got, fl);
 }
 
 static void inplace_scan(pp_context *ctx, int dev, pp_dtype t, pp_op op, bool inclusive,
@@ -479,12 +474,8 @@ static void inplace_scan(pp_context *ctx, int dev, pp_dtype t, pp_op op, bool in
   get(ctx, dev, b, out2, bytes);
   CHECK(memcmp(a, b, bytes) == 0, "pp_scan op %d dtype %d n %zu inclusive %d (%s): in place differs",
         (int)op, (int)t, n, (int)inclusive, dev ? "pp_malloc" : "host");
-  drop(ctx, dev, buf);
-  drop(ctx, dev, in2);
-  drop(ctx, dev, out2);
-  free(host);
-  free(a);
-  free(b);
+  DROP(ctx, dev, buf, in2, out2);
+  TH_FREE(host, a, b);
 }
 
 /* Inputs that overlap each other: merge a == b, sgemm A == B, against separate copies. */
@@ -500,12 +491,8 @@ static void shared_inputs(pp_context *ctx, int dev) {
   CHECK(s == PP_OK && s2 == PP_OK && memcmp(o1, o2, 2 * n * 4) == 0,
         "pp_merge with a == b (%s) differs from separate copies: %s", dev ? "pp_malloc" : "host",
         pp_last_error(ctx));
-  drop(ctx, dev, a);
-  drop(ctx, dev, b);
-  drop(ctx, dev, out);
-  free(h);
-  free(o1);
-  free(o2);
+  DROP(ctx, dev, a, b, out);
+  TH_FREE(h, o1, o2);
 
   float m[64], c1[64], c2[64];
   th_rng r = th_rng_make(77);
@@ -517,9 +504,7 @@ static void shared_inputs(pp_context *ctx, int dev) {
   get(ctx, dev, c2, C, sizeof c2);
   CHECK(s == PP_OK && s2 == PP_OK && memcmp(c1, c2, sizeof c1) == 0,
         "pp_sgemm with A == B (%s) differs from separate copies", dev ? "pp_malloc" : "host");
-  drop(ctx, dev, A);
-  drop(ctx, dev, B);
-  drop(ctx, dev, C);
+  DROP(ctx, dev, A, B, C);
 }
 
 /* pp_nbody_accel reading x == y == z, and writing into the velocity arrays it does not
@@ -540,8 +525,7 @@ static void nbody_shared(pp_context *ctx, int dev) {
   CHECK(s1 == PP_OK && s2 == PP_OK && memcmp(a1, a2, sizeof a1) == 0,
         "pp_nbody_accel with x == y == z into the velocities (%s) differs from separate buffers",
         dev ? "pp_malloc" : "host");
-  drop(ctx, dev, d);
-  drop(ctx, dev, o);
+  DROP(ctx, dev, d, o);
 }
 
 /* In-place select with value pointing into the buffer itself (host memory only: value is

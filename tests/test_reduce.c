@@ -396,55 +396,53 @@ static void run_case(pp_context *ctx, pp_dtype t, int p, size_t n, unsigned vmas
 
 /* ---- the differential sweep --------------------------------------------------------- */
 
-static void sweep(pp_context *ctx) {
-  size_t sizes[32] = {0,    1,    2,    3,    31,    32,    33,    255,   256,   257,  1000,
-                      1023, 1024, 1025, 4095, 4096,  4097,  65535, 65537, (1u << 20) + 7};
-  size_t ns = 20;
-  th_rng sr = th_rng_make(1);
-  for (int i = 0; i < 3; i++) sizes[ns++] = 1 + (size_t)th_below(&sr, th_quick() ? 300000 : 3000000);
+/* fixed sizes around warps, blocks and tiles, then three drawn ones (set by sweep) */
+static size_t g_sweep_sizes[32] = {0,    1,    2,    3,    31,    32,    33,    255,   256,   257,  1000,
+                                   1023, 1024, 1025, 4095, 4096,  4097,  65535, 65537, (1u << 20) + 7};
+static size_t g_sweep_ns = 20;
 
-  for (size_t ti = 0; ti < N_TYPES; ti++) {
-    pp_dtype t = all_types[ti];
-    th_rng r = th_rng_make(100 + ti);
-    long before = th_state_get()->failed;
-    for (size_t si = 0; si < ns; si++) {
-      size_t n = sizes[si];
-      for (int p = 0; p < P_COUNT; p++) {
-        if (!pattern_applies(t, p)) continue;
-        unsigned vmask;
-        if (th_quick()) {
-          /* quick: random data and one pattern rotating with the size, one placement */
-          if (p != P_RANDOM && p != (int)(si % P_COUNT)) continue;
-          vmask = 1u << ((si + (size_t)p) % 16);
-        } else if (n <= 257) {
-          vmask = 0xFFFF; /* every placement */
-        } else if (n <= 4097) {
-          vmask = 1u | 1u << ((si + (size_t)p) % 15 + 1) | 1u << ((si + (size_t)p + 7) % 15 + 1);
-        } else {
-          /* large sizes: random data, the float summation traps, and one rotating pattern */
-          int rot = (int)((si * 7) % P_COUNT);
-          int keep = p == P_RANDOM || p == rot ||
-                     (is_float(t) && (p == P_POSITIVE || p == P_BIG_ONES || p == P_TINY ||
-                                      p == P_WIDE || p == P_ALT_HUGE));
-          if (!keep) continue;
-          vmask = 1u | 1u << ((si * 5 + (size_t)p) % 15 + 1);
-        }
-        run_case(ctx, t, p, n, vmask, &r);
+static void sweep_type(pp_context *ctx, pp_dtype t, th_rng *r) {
+  for (size_t si = 0; si < g_sweep_ns; si++) {
+    const size_t n = g_sweep_sizes[si];
+    for (int p = 0; p < P_COUNT; p++) {
+      if (!pattern_applies(t, p)) continue;
+      unsigned vmask;
+      if (th_quick()) {
+        /* quick: random data and one pattern rotating with the size, one placement */
+        if (p != P_RANDOM && p != (int)(si % P_COUNT)) continue;
+        vmask = 1u << ((si + (size_t)p) % 16);
+      } else if (n <= 257) {
+        vmask = 0xFFFF; /* every placement */
+      } else if (n <= 4097) {
+        vmask = 1u | 1u << ((si + (size_t)p) % 15 + 1) | 1u << ((si + (size_t)p + 7) % 15 + 1);
+      } else {
+        /* large sizes: random data, the float summation traps, and one rotating pattern */
+        int rot = (int)((si * 7) % P_COUNT);
+        int keep = p == P_RANDOM || p == rot ||
+                   (is_float(t) && (p == P_POSITIVE || p == P_BIG_ONES || p == P_TINY ||
+                                    p == P_WIDE || p == P_ALT_HUGE));
+        if (!keep) continue;
+        vmask = 1u | 1u << ((si * 5 + (size_t)p) % 15 + 1);
       }
+      run_case(ctx, t, p, n, vmask, r);
     }
-    /* Enough 16-byte vectors (3 * 2^20, plus a tail) that on the GPU every block of a full
-     * grid walks several tiles and the last tile is partial: up to 384 SMs at 4 blocks of
-     * 2048 vectors. Random data (u8 has ties for argmin/max everywhere), the extreme in the
-     * tail, all equal (first index across every block); device input aligned and unaligned. */
-    size_t many = ((size_t)3 << (th_quick() ? 17 : 20)) * (16 / pp_dtype_size(t)) + 5;
-    const int many_patterns[] = {P_RANDOM, P_EXT_LAST, P_EQUAL};
-    for (int k = 0; k < 3; k++)
-      if (pattern_applies(t, many_patterns[k]))
-        run_case(ctx, t, many_patterns[k], many, 1u << 1 | 1u << 7, &r);
-    printf("sweep %s: %s\n", pp_dtype_string(t),
-           th_state_get()->failed == before ? "ok" : "FAILURES");
-    fflush(stdout);
   }
+  /* Enough 16-byte vectors (3 * 2^20, plus a tail) that on the GPU every block of a full
+   * grid walks several tiles and the last tile is partial: up to 384 SMs at 4 blocks of
+   * 2048 vectors. Random data (u8 has ties for argmin/max everywhere), the extreme in the
+   * tail, all equal (first index across every block); device input aligned and unaligned. */
+  size_t many = ((size_t)3 << (th_quick() ? 17 : 20)) * (16 / pp_dtype_size(t)) + 5;
+  const int many_patterns[] = {P_RANDOM, P_EXT_LAST, P_EQUAL};
+  for (int k = 0; k < 3; k++)
+    if (pattern_applies(t, many_patterns[k]))
+      run_case(ctx, t, many_patterns[k], many, 1u << 1 | 1u << 7, r);
+}
+
+static void sweep(pp_context *ctx) {
+  th_rng sr = th_rng_make(1);
+  for (int i = 0; i < 3; i++)
+    g_sweep_sizes[g_sweep_ns++] = 1 + (size_t)th_below(&sr, th_quick() ? 300000 : 3000000);
+  th_sweep_types(ctx, "sweep", 100, sweep_type);
 }
 
 /* ---- targeted semantics ------------------------------------------------------------- */

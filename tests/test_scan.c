@@ -280,31 +280,24 @@ static const struct big_case big_cases[] = {
     {PP_F64, P_WIDE, M3, OPS_SUM},          {PP_U8, P_RANDOM, (1u << 24) + 9, OPS_ALL},
 };
 
-static void sweep_scan(pp_context *ctx) {
-  for (size_t ti = 0; ti < N_TYPES; ti++) {
-    pp_dtype t = all_types[ti];
-    th_rng r = th_rng_make(100 + ti);
-    long before = th_state_get()->failed;
-    for (size_t si = 0; si < N_SCAN_SIZES; si++) {
-      size_t n = scan_sizes[si];
-      if (g_quick && si % 3 != 0) continue;
-      for (int p = 0; p < P_COUNT; p++) {
-        if (!pattern_applies(t, p)) continue;
-        if (g_quick && p != P_RANDOM) continue;
-        /* above 8193 elements: every other pattern (random always), by size */
-        if (n > 8193 && p != P_RANDOM && p % 2 != (int)(si % 2)) continue;
-        scan_case(ctx, t, p, n, OPS_ALL, n <= 257 && !g_quick ? 4 : 1, &r);
-      }
+static void sweep_scan_type(pp_context *ctx, pp_dtype t, th_rng *r) {
+  for (size_t si = 0; si < N_SCAN_SIZES; si++) {
+    if (g_quick && si % 3 != 0) continue;
+    const size_t n = scan_sizes[si];
+    for (int p = 0; p < P_COUNT; p++) {
+      if (!pattern_applies(t, p) || (g_quick && p != P_RANDOM)) continue;
+      /* above 8193 elements: every other pattern (random always), by size */
+      if (n > 8193 && p != P_RANDOM && p % 2 != (int)(si % 2)) continue;
+      scan_case(ctx, t, p, n, OPS_ALL, n <= 257 && !g_quick ? 4 : 1, r);
     }
-    int bigs = 0;
-    for (size_t k = 0; k < sizeof big_cases / sizeof big_cases[0]; k++)
-      if (big_cases[k].t == t && !(g_quick && (bigs++ || (t != PP_U8 && t != PP_F32))))
-        scan_case(ctx, t, big_cases[k].p, big_cases[k].n, big_cases[k].ops, 1, &r);
-    printf("scan sweep %s: %s\n", pp_dtype_string(t),
-           th_state_get()->failed == before ? "ok" : "FAILURES");
-    fflush(stdout);
   }
+  int bigs = 0;
+  for (size_t k = 0; k < sizeof big_cases / sizeof big_cases[0]; k++)
+    if (big_cases[k].t == t && !(g_quick && (bigs++ || (t != PP_U8 && t != PP_F32))))
+      scan_case(ctx, t, big_cases[k].p, big_cases[k].n, big_cases[k].ops, 1, r);
 }
+
+static void sweep_scan(pp_context *ctx) { th_sweep_types(ctx, "scan sweep", 100, sweep_scan_type); }
 
 /* ---- targeted cases ----------------------------------------------------------------- */
 

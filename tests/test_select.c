@@ -187,42 +187,37 @@ static const struct big_case big_select_cases[] = {
     {PP_F32, P_NAN_SOME, M3, 0},           {PP_U64, P_RANDOM, M3, 0},   {PP_F64, P_ZERO_MIX, M1, 0},
 };
 
-static void sweep_select(pp_context *ctx) {
+static void sweep_select_type(pp_context *ctx, pp_dtype t, th_rng *r) {
   /* 3073, 6145, 24577: one past select's tiles (3072, 6144, 24576 elements of 8, 4, 1 bytes);
    * partition's are powers of two (PP_SELECT_VECS, PP_PARTITION_VECS in scan.cu) */
   static const size_t sizes[] = {0,    1,    2,    3,    31,    32,    33,    255,
                                  256,  257,  1023, 1025, 3073,  4096,  6145,  8193,
                                  24577, 65535, 65536, 65537, 300007};
   const size_t ns = sizeof sizes / sizeof sizes[0];
-  for (size_t ti = 0; ti < N_TYPES; ti++) {
-    pp_dtype t = all_types[ti];
-    th_rng r = th_rng_make(200 + ti);
-    long before = th_state_get()->failed;
-    for (size_t si = 0; si < ns; si++) {
-      size_t n = sizes[si];
-      if (g_quick && si % 3 != 1 && n != 6145 && n != 24577) continue;
-      for (int p = 0; p < P_COUNT; p++) {
-        if (!pattern_applies(t, p)) continue;
-        if (g_quick && p != P_RANDOM) continue;
-        int wide = p == P_RANDOM || p == P_NEAR || p == P_NAN_SOME || p == P_ZERO_MIX;
-        if (n <= 257)
-          select_case(ctx, t, p, n, -1, 1, &r);
-        else if (n <= 8193)
-          select_case(ctx, t, p, n, 2, 1, &r);
-        else if (n <= 65537 && (wide || p % 4 == (int)(si % 4)))
-          select_case(ctx, t, p, n, 1, 1, &r);
-        else if (wide && (t == PP_F32 || t == PP_U64 || t == PP_I32 || t == PP_U8))
-          select_case(ctx, t, p, n, 1, 1, &r);
-      }
+  for (size_t si = 0; si < ns; si++) {
+    const size_t n = sizes[si];
+    if (g_quick && si % 3 != 1 && n != 6145 && n != 24577) continue;
+    for (int p = 0; p < P_COUNT; p++) {
+      if (!pattern_applies(t, p) || (g_quick && p != P_RANDOM)) continue;
+      int wide = p == P_RANDOM || p == P_NEAR || p == P_NAN_SOME || p == P_ZERO_MIX;
+      if (n <= 257)
+        select_case(ctx, t, p, n, -1, 1, r);
+      else if (n <= 8193)
+        select_case(ctx, t, p, n, 2, 1, r);
+      else if (n <= 65537 && (wide || p % 4 == (int)(si % 4)))
+        select_case(ctx, t, p, n, 1, 1, r);
+      else if (wide && (t == PP_F32 || t == PP_U64 || t == PP_I32 || t == PP_U8))
+        select_case(ctx, t, p, n, 1, 1, r);
     }
-    int bigs = 0;
-    for (size_t k = 0; k < sizeof big_select_cases / sizeof big_select_cases[0]; k++)
-      if (big_select_cases[k].t == t && !(g_quick && (bigs++ || t != PP_F32)))
-        select_case(ctx, t, big_select_cases[k].p, big_select_cases[k].n, 2, 1, &r);
-    printf("select/partition sweep %s: %s\n", pp_dtype_string(t),
-           th_state_get()->failed == before ? "ok" : "FAILURES");
-    fflush(stdout);
   }
+  int bigs = 0;
+  for (size_t k = 0; k < sizeof big_select_cases / sizeof big_select_cases[0]; k++)
+    if (big_select_cases[k].t == t && !(g_quick && (bigs++ || t != PP_F32)))
+      select_case(ctx, t, big_select_cases[k].p, big_select_cases[k].n, 2, 1, r);
+}
+
+static void sweep_select(pp_context *ctx) {
+  th_sweep_types(ctx, "select/partition sweep", 200, sweep_select_type);
 }
 
 /* ---- select_flagged ----------------------------------------------------------------- */

@@ -469,12 +469,8 @@ static void test_bad_args(pp_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  pp_context *ctx = th_init(argc, argv);
-  bufs_make(ctx);
-  test_bad_args(ctx);
-  test_arrays(ctx);
-  test_rows(ctx);
-  test_sampled(ctx);
-  bufs_free(ctx);
-  return th_finish(ctx);
+  /* the shared buffers are made first and freed last, as steps of their own */
+  static const th_step steps[] = {bufs_make, test_bad_args, test_arrays, test_rows, test_sampled,
+                                  bufs_free};
+  return th_run(argc, argv, steps, TH_COUNT(steps));
 }

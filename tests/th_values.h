@@ -30,6 +30,24 @@ static const pp_dtype all_types[] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F
 #define N_TYPES (sizeof all_types / sizeof all_types[0])
 static const pp_cmp all_cmps[] = {PP_GT, PP_GE, PP_LT, PP_LE, PP_EQ, PP_NE};
 
+/* The differential sweeps' outer loop: body runs once for each dtype, with a random stream
+ * of that dtype's own (stream_base + its place in all_types, so adding cases to one dtype
+ * leaves the others' data alone), and a line "<what> <dtype>: ok" or ": FAILURES" says
+ * where to look in a long log. */
+typedef void (*th_type_sweep)(pp_context *ctx, pp_dtype t, th_rng *r);
+static inline void th_sweep_types(pp_context *ctx, const char *what, uint64_t stream_base,
+                                  th_type_sweep body) {
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    const pp_dtype t = all_types[ti];
+    th_rng r = th_rng_make(stream_base + ti);
+    const long failed_before = th_state_get()->failed;
+    body(ctx, t, &r);
+    printf("%s %s: %s\n", what, pp_dtype_string(t),
+           th_state_get()->failed == failed_before ? "ok" : "FAILURES");
+    fflush(stdout);
+  }
+}
+
 static inline int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 static inline int is_signed(pp_dtype t) { return t == PP_I32 || t == PP_I64; }
 
