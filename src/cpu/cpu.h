@@ -18,6 +18,10 @@ static inline size_t pp_cpu_part_begin(size_t n, size_t t, size_t parts) {
   return (n / parts) * t + (t < n % parts ? t : n % parts);
 }
 
+/* Whether t is one of pp_dtype's values: the dispatch tables are indexed by it. */
+#define PP_CPU_DTYPES 7
+static inline bool pp_cpu_dtype_ok(pp_dtype t) { return (unsigned)t < PP_CPU_DTYPES; }
+
 /* x rounded up to whole 64-byte cache lines: where a sub-buffer of one scratch block starts. */
 #define PP_CPU_ALIGN64(x) (((x) + 63) & ~(size_t)63)
 
@@ -34,22 +38,17 @@ static inline int pp_cpu_threads_for(size_t n, size_t min_part) {
  * take the caller's pointers as they come); memcpy compiles to one plain load or store. */
 static inline uint8_t pp_cpu_ld_u8(const void *p, size_t i) { return ((const uint8_t *)p)[i]; }
 static inline void pp_cpu_st_u8(void *p, size_t i, uint8_t v) { ((uint8_t *)p)[i] = v; }
-static inline uint32_t pp_cpu_ld_u32(const void *p, size_t i) {
-  uint32_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void pp_cpu_st_u32(void *p, size_t i, uint32_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
-static inline uint64_t pp_cpu_ld_u64(const void *p, size_t i) {
-  uint64_t v;
-  memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);
-  return v;
-}
-static inline void pp_cpu_st_u64(void *p, size_t i, uint64_t v) {
-  memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);
-}
+#define PP_CPU_LDST(W, T)                                                                   \
+  static inline T pp_cpu_ld_##W(const void *p, size_t i) {                                  \
+    T v;                                                                                    \
+    memcpy(&v, (const unsigned char *)p + i * sizeof v, sizeof v);                          \
+    return v;                                                                               \
+  }                                                                                         \
+  static inline void pp_cpu_st_##W(void *p, size_t i, T v) {                                \
+    memcpy((unsigned char *)p + i * sizeof v, &v, sizeof v);                                \
+  }
+PP_CPU_LDST(u32, uint32_t)
+PP_CPU_LDST(u64, uint64_t)
 
 /* Order keys (sort.c, topk.c): an unsigned image of a key's bits whose unsigned order is
  * API.md's order of the values: signed integers with the sign bit flipped; floats by value
@@ -77,71 +76,36 @@ static inline uint64_t pp_cpu_okey_f64(uint64_t b) {
   return (b & ~sign) > UINT64_C(0x7ff0000000000000) ? UINT64_MAX : k;
 }
 
-pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
-                        void *out);
-pp_status pp_cpu_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
-                           void *value_out, uint64_t *index_out);
+/* The entry points of the backend's table (backend.c) are declared with the type of their
+ * slot in pp_backend_ops (src/core/internal.h), so each definition is checked against the
+ * table's signature and the parameter lists are written once. */
+#define PP_CPU_ENTRY(slot, fn) extern __typeof__(*((pp_backend_ops *)0)->slot) fn
+PP_CPU_ENTRY(reduce, pp_cpu_reduce); /* reduce.c */
+PP_CPU_ENTRY(argreduce, pp_cpu_argreduce);
+PP_CPU_ENTRY(scan, pp_cpu_scan); /* scan.c */
+PP_CPU_ENTRY(select, pp_cpu_select); PP_CPU_ENTRY(partition, pp_cpu_partition);
+PP_CPU_ENTRY(select_flagged, pp_cpu_select_flagged);
+PP_CPU_ENTRY(sort, pp_cpu_sort); PP_CPU_ENTRY(merge, pp_cpu_merge); /* sort.c */
+PP_CPU_ENTRY(histogram_even, pp_cpu_histogram_even); /* histogram.c */
+PP_CPU_ENTRY(histogram_range, pp_cpu_histogram_range);
+PP_CPU_ENTRY(histogram_image, pp_cpu_histogram_image);
+PP_CPU_ENTRY(topk, pp_cpu_topk); PP_CPU_ENTRY(topk_rows, pp_cpu_topk_rows); /* topk.c */
+PP_CPU_ENTRY(sgemm, pp_cpu_sgemm); /* sgemm.c */
+PP_CPU_ENTRY(conv2d, pp_cpu_conv2d); /* conv.c */
+PP_CPU_ENTRY(conv2d_separable, pp_cpu_conv2d_separable);
+PP_CPU_ENTRY(nbody_accel, pp_cpu_nbody_accel); /* nbody.c */
+PP_CPU_ENTRY(nbody_step, pp_cpu_nbody_step); PP_CPU_ENTRY(nbody_energy, pp_cpu_nbody_energy);
 
-/* scan.c */
-pp_status pp_cpu_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
-                      size_t n, bool inclusive);
-pp_status pp_cpu_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
-                        const void *value, void *out, uint64_t *count);
-pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
-                                const uint8_t *flags, size_t n, void *out, uint64_t *count);
-pp_status pp_cpu_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
-                           const void *value, void *out, uint64_t *count_true);
-
-/* sort.c */
-pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                      size_t value_size, size_t n, pp_order order, pp_sort_algo algo);
-pp_status pp_cpu_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
-                       const void *b, size_t nb, void *out, pp_order order);
 /* sort_merge.c, sort_sample.c, sort_quick.c: the other algorithms of pp_sort, called by
-   pp_cpu_sort for n >= 2; same contract as the radix sort */
-pp_status pp_cpu_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                            size_t value_size, size_t n, pp_order order);
-pp_status pp_cpu_sort_sample(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                             size_t value_size, size_t n, pp_order order);
-pp_status pp_cpu_sort_quick(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                            size_t value_size, size_t n, pp_order order);
+ * pp_cpu_sort for n >= 2, with its contract less the algo argument */
+typedef pp_status pp_cpu_sort_algo_fn(pp_context *ctx, pp_dtype key_t, void *keys,
+                                      void *values, size_t value_size, size_t n,
+                                      pp_order order);
+extern pp_cpu_sort_algo_fn pp_cpu_sort_merge, pp_cpu_sort_sample, pp_cpu_sort_quick;
 
-/* histogram.c */
-pp_status pp_cpu_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
-                                size_t bins, double lo, double hi, uint64_t *counts);
-pp_status pp_cpu_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
-                                 const double *edges, size_t bins, uint64_t *counts);
-pp_status pp_cpu_histogram_image(pp_context *ctx, const uint8_t *pixels, size_t width,
-                                 size_t height, size_t pitch_bytes, int channels,
-                                 uint64_t *counts);
-/* topk.c */
-pp_status pp_cpu_topk(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
-                      bool largest, void *values_out, uint64_t *indices_out);
-pp_status pp_cpu_topk_rows(pp_context *ctx, pp_dtype t, const void *in, size_t rows,
-                           size_t cols, size_t k, bool largest, void *values_out,
-                           uint64_t *indices_out);
-/* sgemm.c */
-pp_status pp_cpu_sgemm(pp_context *ctx, pp_layout layout, pp_trans ta, pp_trans tb, size_t m,
-                       size_t n, size_t k, float alpha, const float *A, size_t lda,
-                       const float *B, size_t ldb, float beta, float *C, size_t ldc);
-/* conv.c */
-pp_status pp_cpu_conv2d(pp_context *ctx, const float *src, size_t width, size_t height,
-                        size_t src_pitch, const float *filter, size_t fw, size_t fh,
-                        pp_border border, float *dst, size_t dst_pitch);
-pp_status pp_cpu_conv2d_separable(pp_context *ctx, const float *src, size_t width,
-                                  size_t height, size_t src_pitch, const float *row_filter,
-                                  size_t row_len, const float *col_filter, size_t col_len,
-                                  pp_border border, float *dst, size_t dst_pitch);
-/* nbody.c */
-/* The kick (close: v += h a) and the kick-then-drift (open: v += h a, x += dt v) of the
- * leapfrog, shared by pp_nbody_step and the distributed step. */
+/* nbody.c: the kick (close: v += h a) and the kick-then-drift (open: v += h a,
+ * x += dt v) of the leapfrog, shared by pp_nbody_step and the distributed step. */
 void pp_cpu_nbody_advance(pp_bodies *b, const float *ax, const float *ay, const float *az,
                           float h, float dt, bool close, bool open);
-pp_status pp_cpu_nbody_accel(pp_context *ctx, const pp_bodies *b, float softening, float *ax,
-                             float *ay, float *az);
-pp_status pp_cpu_nbody_step(pp_context *ctx, pp_bodies *b, float dt, float softening,
-                            size_t steps);
-pp_status pp_cpu_nbody_energy(pp_context *ctx, const pp_bodies *b, float softening,
-                              double *kinetic, double *potential);
 
 #endif /* PP_CPU_H */

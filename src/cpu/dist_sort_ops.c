@@ -83,8 +83,10 @@ pp_status pp_cpu_dsort_count(pp_context *ctx, pp_dtype key_t, pp_order order, co
   const size_t parts = (size_t)pp_cpu_threads_for(n, 1 << 16);
   if (ncand > SIZE_MAX / (2 * sizeof(uint64_t)) || bins > SIZE_MAX / sizeof(uint64_t) / parts)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: %zu candidates overflow size_t", ncand);
-  cpu_dsort_plan *p = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : calloc(1, sizeof *p);
+  cpu_dsort_plan *p = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(sizeof *p);
   if (p) {
+    *p = (cpu_dsort_plan){.key_t = key_t, .order = order, .n = n, .ncand = ncand,
+                          .parts = parts, .first_index = first_index};
     p->cand = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(2 * ncand * sizeof(uint64_t) + 1);
     p->part_counts = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : calloc(parts * bins, sizeof(uint64_t));
   }
@@ -92,12 +94,6 @@ pp_status pp_cpu_dsort_count(pp_context *ctx, pp_dtype key_t, pp_order order, co
     pp_cpu_dsort_plan_free(ctx, p);
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no memory for the partition counts");
   }
-  p->key_t = key_t;
-  p->order = order;
-  p->n = n;
-  p->ncand = ncand;
-  p->parts = parts;
-  p->first_index = first_index;
   memcpy(p->cand, cand_image, ncand * sizeof(uint64_t));
   memcpy(p->cand + ncand, cand_index, ncand * sizeof(uint64_t));
   const uint64_t *cimg = p->cand, *cidx = p->cand + ncand;

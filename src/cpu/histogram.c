@@ -126,8 +126,10 @@ static void plan_end(hist_plan *plan, size_t bins, uint64_t *counts) {
 /* The counting loop, stamped out per element type and bin rule. BIN(v, &bin) decides. A
  * thread without private counters increments counts atomically. */
 #define PP_CPU_HIST(NAME, T, BIN_DECL, BIN)                                                 \
-  static void hist_##NAME(const T *in, size_t n, BIN_DECL, size_t bins, uint64_t *counts,    \
-                          const hist_plan *plan) {                                          \
+  static void hist_##NAME(const void *in_, size_t n, const void *rule, size_t bins,          \
+                          uint64_t *counts, const hist_plan *plan) {                        \
+    const T *in = in_;                                                                      \
+    BIN_DECL = rule;                                                                        \
     _Pragma("omp parallel num_threads(plan->parts) if (plan->parts > 1)")                   \
     {                                                                                       \
       size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();          \
@@ -153,53 +155,46 @@ static void plan_end(hist_plan *plan, size_t bins, uint64_t *counts) {
   PP_CPU_HIST(even_##NAME, T, const even_params *ep, EVEN_BIN)                              \
   PP_CPU_HIST(range_##NAME, T, const double *edges, RANGE_BIN)
 
-PP_CPU_HIST_TYPE(u8, uint8_t)
-PP_CPU_HIST_TYPE(i32, int32_t)
-PP_CPU_HIST_TYPE(u32, uint32_t)
-PP_CPU_HIST_TYPE(i64, int64_t)
-PP_CPU_HIST_TYPE(u64, uint64_t)
-PP_CPU_HIST_TYPE(f32, float)
+PP_CPU_HIST_TYPE(u8, uint8_t) PP_CPU_HIST_TYPE(i32, int32_t) PP_CPU_HIST_TYPE(u32, uint32_t)
+PP_CPU_HIST_TYPE(i64, int64_t) PP_CPU_HIST_TYPE(u64, uint64_t) PP_CPU_HIST_TYPE(f32, float)
 PP_CPU_HIST_TYPE(f64, double)
 
-#define HIST_CASE(DT, NAME, KIND, RULE)                                                     \
-  case DT:                                                                                  \
-    hist_##KIND##_##NAME((const void *)in, n, RULE, bins, counts, &plan);                   \
-    break;
+typedef void (*hist_fn)(const void *in, size_t n, const void *rule, size_t bins,
+                        uint64_t *counts, const hist_plan *plan);
 
-#define HIST_SWITCH(KIND, RULE)                                                             \
-  switch (t) {                                                                              \
-    HIST_CASE(PP_U8, u8, KIND, RULE)                                                        \
-    HIST_CASE(PP_I32, i32, KIND, RULE)                                                      \
-    HIST_CASE(PP_U32, u32, KIND, RULE)                                                      \
-    HIST_CASE(PP_I64, i64, KIND, RULE)                                                      \
-    HIST_CASE(PP_U64, u64, KIND, RULE)                                                      \
-    HIST_CASE(PP_F32, f32, KIND, RULE)                                                      \
-    HIST_CASE(PP_F64, f64, KIND, RULE)                                                      \
-  default: free(plan.priv); return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t); \
-  }
-
-pp_status pp_cpu_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
-                                size_t bins, double lo, double hi, uint64_t *counts) {
-  static const char fn[] = "pp_histogram_even";
-  even_params params = make_even(bins, lo, hi);
-  const even_params *ep = &params;
+/* Both histograms of one array: rule is the even_params (kind 0) or the edges (kind 1). */
+static pp_status hist_run(pp_context *ctx, const char *fn, pp_dtype t, const void *in,
+                          size_t n, int kind, const void *rule, size_t bins, uint64_t *counts) {
+#define HIST_ROW(DT, NAME) {DT, {hist_even_##NAME, hist_range_##NAME}}
+  static const struct {
+    pp_dtype t;
+    hist_fn f[2];
+  } table[] = {HIST_ROW(PP_U8, u8),   HIST_ROW(PP_I32, i32), HIST_ROW(PP_U32, u32),
+               HIST_ROW(PP_I64, i64), HIST_ROW(PP_U64, u64), HIST_ROW(PP_F32, f32),
+               HIST_ROW(PP_F64, f64)};
+#undef HIST_ROW
   hist_plan plan;
   pp_status s = plan_begin(ctx, fn, n, bins, counts, &plan);
   if (s != PP_OK) return s;
-  HIST_SWITCH(even, ep)
-  plan_end(&plan, bins, counts);
-  return PP_OK;
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+    if (table[i].t != t) continue;
+    table[i].f[kind](in, n, rule, bins, counts, &plan);
+    plan_end(&plan, bins, counts);
+    return PP_OK;
+  }
+  free(plan.priv);
+  return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t);
+}
+
+pp_status pp_cpu_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
+                                size_t bins, double lo, double hi, uint64_t *counts) {
+  const even_params params = make_even(bins, lo, hi);
+  return hist_run(ctx, "pp_histogram_even", t, in, n, 0, &params, bins, counts);
 }
 
 pp_status pp_cpu_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                                  const double *edges, size_t bins, uint64_t *counts) {
-  static const char fn[] = "pp_histogram_range";
-  hist_plan plan;
-  pp_status s = plan_begin(ctx, fn, n, bins, counts, &plan);
-  if (s != PP_OK) return s;
-  HIST_SWITCH(range, edges)
-  plan_end(&plan, bins, counts);
-  return PP_OK;
+  return hist_run(ctx, "pp_histogram_range", t, in, n, 1, edges, bins, counts);
 }
 
 /* ---- image: u8 channels ------------------------------------------------------------

@@ -20,7 +20,9 @@
 /* ---- integers ------------------------------------------------------------------------ */
 
 #define PP_CPU_INT_REDUCE(NAME, T, SUM_T, T_LOWEST, T_HIGHEST)                              \
-  static void reduce_##NAME(pp_op op, const T *in, size_t n, T *out) {                      \
+  static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
+    const T *in = in_;                                                                      \
+    T *out = out_;                                                                          \
     if (op == PP_SUM) {                                                                     \
       SUM_T s = 0;                                                                          \
       _Pragma("omp parallel for simd reduction(+ : s) schedule(static) if (n >= PP_CPU_PARALLEL_MIN)") \
@@ -42,8 +44,7 @@
 PP_CPU_INT_REDUCE(u8, uint8_t, uint64_t, 0, UINT8_MAX)
 PP_CPU_INT_REDUCE(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 PP_CPU_INT_REDUCE(u32, uint32_t, uint32_t, 0, UINT32_MAX)
-PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
-PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
+PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX) PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
 
 /* ---- floats -------------------------------------------------------------------------- */
 
@@ -90,7 +91,9 @@ PP_CPU_FLOAT_SUM(f32, float)
 PP_CPU_FLOAT_SUM(f64, double)
 
 #define PP_CPU_FLOAT_REDUCE(NAME, T)                                                        \
-  static void reduce_##NAME(pp_op op, const T *in, size_t n, T *out) {                      \
+  static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
+    const T *in = in_;                                                                      \
+    T *out = out_;                                                                          \
     if (op == PP_SUM) {                                                                     \
       *out = (T)sum_##NAME(in, n);                                                          \
       return;                                                                               \
@@ -112,18 +115,16 @@ PP_CPU_FLOAT_SUM(f64, double)
 PP_CPU_FLOAT_REDUCE(f32, float)
 PP_CPU_FLOAT_REDUCE(f64, double)
 
+#define BY_DTYPE(F)                                                                         \
+  {[PP_U8] = F##_u8,   [PP_I32] = F##_i32, [PP_U32] = F##_u32, [PP_I64] = F##_i64,           \
+   [PP_U64] = F##_u64, [PP_F32] = F##_f32, [PP_F64] = F##_f64}
+
 pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                         void *out) {
-  switch (t) {
-  case PP_U8: reduce_u8(op, in, n, out); break;
-  case PP_I32: reduce_i32(op, in, n, out); break;
-  case PP_U32: reduce_u32(op, in, n, out); break;
-  case PP_I64: reduce_i64(op, in, n, out); break;
-  case PP_U64: reduce_u64(op, in, n, out); break;
-  case PP_F32: reduce_f32(op, in, n, out); break;
-  case PP_F64: reduce_f64(op, in, n, out); break;
-  default: return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_reduce: dtype (%d)", (int)t);
-  }
+  static void (*const table[PP_CPU_DTYPES])(pp_op, const void *, size_t, void *) =
+      BY_DTYPE(reduce);
+  if (!pp_cpu_dtype_ok(t)) return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_reduce: dtype (%d)", (int)t);
+  table[t](op, in, n, out);
   return PP_OK;
 }
 
@@ -136,7 +137,10 @@ pp_status pp_cpu_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, s
 /* Each part finds its best (value, index) with a strict comparison, so its first index
  * wins ties; parts are then combined in index order the same way. */
 #define PP_CPU_ARGREDUCE(NAME, T, IS_NAN, T_LOWEST, T_HIGHEST)                              \
-  static void argreduce_##NAME(pp_op op, const T *in, size_t n, T *value, uint64_t *index) { \
+  static void argreduce_##NAME(pp_op op, const void *in_, size_t n, void *value_,          \
+                               uint64_t *index) {                                           \
+    const T *in = in_;                                                                      \
+    T *value = value_;                                                                      \
     int parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;                            \
     if (parts > PP_MAX_PARTS) parts = PP_MAX_PARTS;                                         \
     T part_v[PP_MAX_PARTS];                                                                 \
@@ -188,15 +192,10 @@ PP_CPU_ARGREDUCE(f64, double, PP_IS_NAN, -INFINITY, INFINITY)
 
 pp_status pp_cpu_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
                            void *value_out, uint64_t *index_out) {
-  switch (t) {
-  case PP_U8: argreduce_u8(op, in, n, value_out, index_out); break;
-  case PP_I32: argreduce_i32(op, in, n, value_out, index_out); break;
-  case PP_U32: argreduce_u32(op, in, n, value_out, index_out); break;
-  case PP_I64: argreduce_i64(op, in, n, value_out, index_out); break;
-  case PP_U64: argreduce_u64(op, in, n, value_out, index_out); break;
-  case PP_F32: argreduce_f32(op, in, n, value_out, index_out); break;
-  case PP_F64: argreduce_f64(op, in, n, value_out, index_out); break;
-  default: return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_argreduce: dtype (%d)", (int)t);
-  }
+  static void (*const table[PP_CPU_DTYPES])(pp_op, const void *, size_t, void *, uint64_t *) =
+      BY_DTYPE(argreduce);
+  if (!pp_cpu_dtype_ok(t))
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_argreduce: dtype (%d)", (int)t);
+  table[t](op, in, n, value_out, index_out);
   return PP_OK;
 }

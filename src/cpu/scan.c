@@ -1,37 +1,157 @@
 /* scan.c — pp_scan, pp_select, pp_select_flagged and pp_partition on the CPU (OpenMP).
  *
- * All four are two passes over contiguous parts, one part per thread: pass 1 reduces (or
- * counts) each part; after a barrier each thread folds the totals of the parts before its
- * own into a carry (an output offset), and pass 2 scans (or copies) its part from there.
- * Reading the input twice is cheaper than writing the output twice (scan, then add the
- * carry). Below PP_CPU_PARALLEL_MIN one thread runs pass 2 alone. Indices and counts are
- * size_t throughout, so inputs beyond 2^32 elements work.
+ * One pass over memory, cache-blocked and chained. The input is cut into chunks of
+ * CHUNK_BYTES (a fraction of a core's L2), handed out in index order by an atomic counter
+ * to whichever thread is free. A thread reduces (or counts) its chunk, which brings it into
+ * its cache; then waits until the chunk before has published its carry (running total, or
+ * output offset), publishes its own carry (the one before, merged with its chunk's total)
+ * and only then scans (or compacts) the chunk, now read from cache. The carries form a
+ * chain through one shared slot guarded by a release/acquire counter: the wait is the
+ * short time between the previous chunk's reduce and its publish, not its scan, so the
+ * threads overlap. This is the chained scan of Yan, Long and Zhang ("StreamScan", PPoPP
+ * 2013) on CPU threads; the carries always merge in chunk order, so a float result does
+ * not depend on the thread count or the timing.
+ *
+ * The output goes through a small per-thread staging buffer and is written in whole
+ * 64-byte lines with non-temporal stores when the output is far larger than the caches
+ * (STREAM_MIN_BYTES): a plain store first reads the line it writes, a third memory stream
+ * that a copy does not pay. Compaction (select) writes every element into the staging
+ * buffer and advances the write index by the predicate, so it has no branch per element;
+ * the buffer has room for the one slot past its end that this may write, and only
+ * out[0, count) is ever written.
+ *
+ * pp_partition needs the total count before it can place the rejected elements, so it
+ * counts all of its input once (a read-only pass) before the chained pass.
  *
  * Semantics (API.md):
  *  - inclusive out[i] is pp_reduce(in[0..i]); exclusive out[0] is pp_reduce's n == 0
  *    identity and out[i] the inclusive result at i - 1;
  *  - integer SUM wraps: it runs in the unsigned type of the same width;
- *  - f32 SUM runs in double (part totals, carries and running sums) and each output is
+ *  - f32 SUM runs in double (chunk totals, carries and running sums) and each output is
  *    rounded once, so the error stays near one f32 rounding for any n below ~2^29;
  *  - f64 SUM is compensated (Neumaier), which keeps the error near one rounding of the
  *    result where a plain running sum would grow with i;
- *  - float MIN/MAX order -0.0 below +0.0 and ignore NaN, as pp_reduce does (reduce.c keeps
- *    its helpers static, so the two small ones are repeated below);
+ *  - float MIN/MAX order -0.0 below +0.0 and ignore NaN, as pp_reduce does;
  *  - select keeps x when the C comparison (x cmp value) holds: that is exactly "NaN
  *    compares false except under PP_NE" and -0.0 == +0.0.
+ * Indices and counts are size_t throughout, so inputs beyond 2^32 elements work.
  */
+#define _POSIX_C_SOURCE 200809L /* sched_yield */
 #include "cpu.h"
 
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
-/* Part totals live on the stack; more threads than this only get this many parts. */
-#define SCAN_MAX_PARTS 256
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#define SCAN_HAVE_STREAM 1
+#else
+#define SCAN_HAVE_STREAM 0
+#endif
 
-static int scan_parts(size_t n) {
-  int parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
-  return parts < 1 ? 1 : parts > SCAN_MAX_PARTS ? SCAN_MAX_PARTS : parts;
+#define CHUNK_BYTES ((size_t)128 << 10)
+#define STAGE_BYTES ((size_t)4096)
+#define STREAM_MIN_BYTES ((size_t)32 << 20)
+
+/* ---- the chain ------------------------------------------------------------------------ */
+
+typedef struct chain {
+  _Alignas(64) atomic_size_t next; /* next chunk to hand out */
+  _Alignas(64) atomic_size_t done; /* chunks whose carry has been published */
+  size_t n, chunk, chunks;         /* elements, elements per chunk, chunks */
+  bool stream;                     /* write the output with non-temporal stores */
+} chain;
+
+static void chain_init(chain *ch, size_t n, size_t chunk_elems, const void *out,
+                       size_t out_bytes, size_t es) {
+  atomic_init(&ch->next, 0);
+  atomic_init(&ch->done, 0);
+  ch->n = n;
+  ch->chunk = chunk_elems;
+  ch->chunks = (n + chunk_elems - 1) / chunk_elems;
+  ch->stream = SCAN_HAVE_STREAM && out_bytes >= STREAM_MIN_BYTES && 64 % es == 0 &&
+               (uintptr_t)out % es == 0;
+}
+
+/* Threads for the chained pass: one below PP_CPU_PARALLEL_MIN, never more than chunks. */
+static int chain_threads(const chain *ch) {
+  if (ch->n < PP_CPU_PARALLEL_MIN) return 1;
+  const int t = pp_cpu_threads();
+  return (size_t)t > ch->chunks ? (int)ch->chunks : t;
+}
+
+/* The next chunk's [lo, hi), or false when none is left. */
+static bool chain_take(chain *ch, size_t *c, size_t *lo, size_t *hi) {
+  *c = atomic_fetch_add_explicit(&ch->next, 1, memory_order_relaxed);
+  if (*c >= ch->chunks) return false;
+  *lo = *c * ch->chunk;
+  *hi = ch->n - *lo < ch->chunk ? ch->n : *lo + ch->chunk;
+  return true;
+}
+
+/* Waits until chunk c may read the carry. A thread that spins long yields its core: with
+ * more threads than free cores the chunk before may be waiting for one. */
+static void chain_wait(chain *ch, size_t c) {
+  unsigned spins = 0;
+  while (atomic_load_explicit(&ch->done, memory_order_acquire) != c)
+    if (++spins > 1024) sched_yield();
+}
+
+static void chain_publish(chain *ch, size_t c) {
+  atomic_store_explicit(&ch->done, c + 1, memory_order_release);
+}
+
+/* ---- staged output ---------------------------------------------------------------------- */
+
+/* Output bytes collected in buf and written to dst, in whole aligned 64-byte lines with
+ * non-temporal stores when streaming; the few bytes before the first whole line and after
+ * the last are plain stores. */
+typedef struct stage {
+  unsigned char *dst; /* where buf[0] goes */
+  size_t held;        /* bytes in buf */
+  bool stream;
+  _Alignas(64) unsigned char buf[STAGE_BYTES + 256];
+} stage;
+
+static void stage_begin(stage *s, void *dst, bool stream) {
+  s->dst = dst;
+  s->held = 0;
+  s->stream = stream;
+}
+
+static void stage_flush(stage *s, bool last) {
+  size_t done = s->held;
+#if SCAN_HAVE_STREAM
+  if (s->stream && !last) {
+    const size_t head = (64 - ((uintptr_t)s->dst & 63)) & 63;
+    if (s->held < head + 64) return;
+    const size_t body = (s->held - head) & ~(size_t)63;
+    memcpy(s->dst, s->buf, head);
+    for (size_t o = head; o < head + body; o += 16)
+      _mm_stream_si128((__m128i *)(s->dst + o), _mm_loadu_si128((const __m128i *)(s->buf + o)));
+    done = head + body;
+  } else
+#endif
+  {
+    (void)last;
+    memcpy(s->dst, s->buf, done);
+  }
+  memmove(s->buf, s->buf + done, s->held - done);
+  s->dst += done;
+  s->held -= done;
+}
+
+/* Non-temporal stores are weakly ordered: each thread fences its own before the region
+ * ends, so that the caller sees them. */
+static void stage_fence(const chain *ch) {
+#if SCAN_HAVE_STREAM
+  if (ch->stream) _mm_sfence();
+#else
+  (void)ch;
+#endif
 }
 
 /* ---- accumulators --------------------------------------------------------------------- */
@@ -81,46 +201,159 @@ static inline kahan kahan_merge(kahan a, kahan b) {
 /* ---- scan ----------------------------------------------------------------------------- */
 
 /* One scan per (dtype, op): ACC is the running state, ZERO its start (the identity, or
- * NaN for float MIN/MAX), ADD folds in an element, MERGE folds in another part's total,
- * OUT turns the state into an element, EMPTY is the exclusive scan's out[0]. Elements are
- * loaded before out[i] is stored, so in == out works. */
-#define PP_CPU_SCAN(NAME, T, ACC, ZERO, EMPTY, ADD, MERGE, OUT)                             \
-  static void scan_##NAME(const T *in, T *out, size_t n, bool inclusive) {                  \
-    ACC total[SCAN_MAX_PARTS];                                                              \
-    int parts = scan_parts(n);                                                              \
-    _Pragma("omp parallel num_threads(parts) if (parts > 1)")                               \
+ * NaN for float MIN/MAX), ADD folds in an element, MERGE folds in a chunk's total, TOTAL
+ * computes a chunk's total, OUT turns the state into an element, EMPTY is the exclusive
+ * scan's out[0]. Elements are loaded before their output is stored, so in == out works. */
+#define PP_CPU_SCAN(NAME, T, ACC, ZERO, EMPTY, ADD, MERGE, TOTAL, TILE, DIRECT, OUT)        \
+  static inline ACC fold_##NAME(const T *in, size_t lo, size_t hi) {                        \
+    ACC a = ZERO;                                                                           \
+    for (size_t i = lo; i < hi; i++) a = ADD(a, in[i]);                                     \
+    return a;                                                                               \
+  }                                                                                         \
+  static inline ACC tile_##NAME(const T *in, T *o, size_t m, ACC acc, bool inclusive,      \
+                                bool stream) {                                              \
+    (void)stream;                                                                           \
+    if (inclusive) {                                                                        \
+      for (size_t i = 0; i < m; i++) {                                                      \
+        acc = ADD(acc, in[i]);                                                              \
+        o[i] = (T)OUT(acc);                                                                 \
+      }                                                                                     \
+    } else {                                                                                \
+      for (size_t i = 0; i < m; i++) {                                                      \
+        T x = in[i];                                                                        \
+        o[i] = (T)OUT(acc);                                                                 \
+        acc = ADD(acc, x);                                                                  \
+      }                                                                                     \
+    }                                                                                       \
+    return acc;                                                                             \
+  }                                                                                         \
+  static void scan_##NAME(const void *in_, void *out_, size_t n, bool inclusive) {          \
+    const T *in = in_;                                                                      \
+    T *out = out_;                                                                          \
+    chain ch;                                                                               \
+    chain_init(&ch, n, CHUNK_BYTES / sizeof(T), out, n * sizeof(T), sizeof(T));             \
+    ACC carry = ZERO;                                                                       \
+    int threads = chain_threads(&ch);                                                       \
+    _Pragma("omp parallel num_threads(threads) if (threads > 1)")                           \
     {                                                                                       \
-      size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();          \
-      size_t lo = pp_cpu_part_begin(n, p, np), hi = pp_cpu_part_begin(n, p + 1, np);        \
-      ACC acc = ZERO;                                                                       \
-      if (np > 1) {                                                                         \
-        for (size_t i = lo; i < hi; i++) acc = ADD(acc, in[i]);                             \
-        total[p] = acc;                                                                     \
-        _Pragma("omp barrier")                                                              \
-        acc = ZERO;                                                                         \
-        for (size_t q = 0; q < p; q++) acc = MERGE(acc, total[q]);                          \
-      }                                                                                     \
-      if (inclusive) {                                                                      \
-        for (size_t i = lo; i < hi; i++) {                                                  \
-          T x = in[i];                                                                      \
-          acc = ADD(acc, x);                                                                \
-          out[i] = (T)OUT(acc);                                                             \
+      stage st;                                                                             \
+      T *buf = (T *)(void *)st.buf;                                                         \
+      size_t c, lo, hi;                                                                     \
+      while (chain_take(&ch, &c, &lo, &hi)) {                                               \
+        const ACC total = TOTAL(in, lo, hi);                                                    \
+        chain_wait(&ch, c);                                                                 \
+        ACC acc = carry;                                                                    \
+        carry = MERGE(acc, total);                                                          \
+        chain_publish(&ch, c);                                                              \
+        if (DIRECT && ch.stream) { /* the tile streams its own whole lines */               \
+          TILE(in + lo, out + lo, hi - lo, acc, inclusive, true);                           \
+          continue;                                                                         \
         }                                                                                   \
-      } else {                                                                              \
-        for (size_t i = lo; i < hi; i++) {                                                  \
-          T x = in[i];                                                                      \
-          out[i] = (T)OUT(acc);                                                             \
-          acc = ADD(acc, x);                                                                \
+        stage_begin(&st, out + lo, ch.stream);                                              \
+        for (size_t t0 = lo; t0 < hi; t0 += STAGE_BYTES / sizeof(T)) {                      \
+          const size_t t1 = hi - t0 < STAGE_BYTES / sizeof(T) ? hi : t0 + STAGE_BYTES / sizeof(T); \
+          acc = TILE(in + t0, buf + st.held / sizeof(T), t1 - t0, acc, inclusive, false);   \
+          st.held += (t1 - t0) * sizeof(T);                                                 \
+          stage_flush(&st, false);                                                          \
         }                                                                                   \
+        stage_flush(&st, true);                                                             \
       }                                                                                     \
+      stage_fence(&ch);                                                                     \
     }                                                                                       \
     if (!inclusive && n > 0) out[0] = (T)(EMPTY);                                           \
   }
 
+/* Sums of integers and f32: independent lanes, so the chunk total vectorises (the lanes'
+ * order is fixed, so the total is too). */
+#define SUM_LANES 16
+#define PP_CPU_LANE_SUM(NAME, T, ACC, ADD)                                                  \
+  static inline ACC lanesum_##NAME(const T *x, size_t lo, size_t hi) {                      \
+    ACC lane[SUM_LANES] = {0};                                                              \
+    size_t i = lo;                                                                          \
+    for (; i + SUM_LANES <= hi; i += SUM_LANES)                                             \
+      for (int j = 0; j < SUM_LANES; j++) lane[j] = ADD(lane[j], x[i + j]);                 \
+    ACC s = 0;                                                                              \
+    for (; i < hi; i++) s = ADD(s, x[i]);                                                   \
+    for (int j = 0; j < SUM_LANES; j++) s += lane[j];                                       \
+    return s;                                                                               \
+  }
+
+/* Integer sums of 4- and 8-byte elements scan four (two) lanes per SSE2 register: the
+ * in-register inclusive sum is two (one) shifted adds (the step-doubling scan of Hillis
+ * and Steele, CACM 29(12), 1986, within one vector), plus the running carry broadcast to
+ * every lane; the exclusive result is that minus the element, exact in wrapping
+ * arithmetic. Elsewhere the scalar tile loop runs. */
+#if SCAN_HAVE_STREAM
+#define VEC_TILE(W, UT, LANES, ADDV, SUBV, SET1, LAST)                                      \
+  static inline __m128i vprefix_##W(__m128i x) {                                            \
+    x = ADDV(x, _mm_slli_si128(x, 16 / LANES));                                             \
+    return LANES == 4 ? ADDV(x, _mm_slli_si128(x, 8)) : x;                                  \
+  }                                                                                         \
+  static inline void vstore_##W(UT *o, __m128i v, bool stream) {                            \
+    if (stream)                                                                             \
+      _mm_stream_si128((__m128i *)(void *)o, v);                                            \
+    else                                                                                    \
+      _mm_storeu_si128((__m128i *)(void *)o, v);                                            \
+  }                                                                                         \
+  static inline UT vtile_##W(const void *in_, void *o_, size_t m, UT acc, bool inclusive,   \
+                             bool stream) {                                                 \
+    const UT *in = in_;                                                                     \
+    UT *o = o_;                                                                             \
+    size_t i = 0;                                                                           \
+    for (; i < m && stream && ((uintptr_t)(o + i) & 15) != 0; i++) {                        \
+      const UT x = in[i];                                                                   \
+      o[i] = inclusive ? (UT)(acc + x) : acc;                                               \
+      acc = (UT)(acc + x);                                                                  \
+    }                                                                                       \
+    __m128i carry = SET1(acc);                                                              \
+    /* two vectors a step: the carry's add-and-broadcast chain is paid once per two */      \
+    for (; i + 2 * LANES <= m; i += 2 * LANES) {                                            \
+      const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(in + i));          \
+      const __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(in + i + LANES));  \
+      const __m128i p0 = vprefix_##W(x0);                                                   \
+      const __m128i p1 = ADDV(vprefix_##W(x1), LAST(p0));                                   \
+      const __m128i q0 = ADDV(p0, carry), q1 = ADDV(p1, carry);                             \
+      vstore_##W(o + i, inclusive ? q0 : SUBV(q0, x0), stream);                             \
+      vstore_##W(o + i + LANES, inclusive ? q1 : SUBV(q1, x1), stream);                     \
+      carry = LAST(q1);                                                                     \
+    }                                                                                       \
+    acc = (UT)_mm_cvtsi128_si64(carry);                                                     \
+    for (; i < m; i++) {                                                                    \
+      const UT x = in[i];                                                                   \
+      o[i] = inclusive ? (UT)(acc + x) : acc;                                               \
+      acc = (UT)(acc + x);                                                                  \
+    }                                                                                       \
+    return acc;                                                                             \
+  }
+#define SET1_32(a) _mm_set1_epi32((int)(a))
+#define SET1_64(a) _mm_set1_epi64x((long long)(a))
+#define LAST_32(p) _mm_shuffle_epi32(p, 0xFF)
+#define LAST_64(p) _mm_unpackhi_epi64(p, p)
+VEC_TILE(32, uint32_t, 4, _mm_add_epi32, _mm_sub_epi32, SET1_32, LAST_32)
+VEC_TILE(64, uint64_t, 2, _mm_add_epi64, _mm_sub_epi64, SET1_64, LAST_64)
+#define SUM_TILE_u8 tile_u8_sum, false
+#define SUM_TILE_i32 vtile_32, true
+#define SUM_TILE_u32 vtile_32, true
+#define SUM_TILE_i64 vtile_64, true
+#define SUM_TILE_u64 vtile_64, true
+#else
+#define SUM_TILE_u8 tile_u8_sum, false
+#define SUM_TILE_i32 tile_i32_sum, false
+#define SUM_TILE_u32 tile_u32_sum, false
+#define SUM_TILE_i64 tile_i64_sum, false
+#define SUM_TILE_u64 tile_u64_sum, false
+#endif
+
+/* SUM_TILE_* stands for two arguments (TILE, DIRECT): expanded before PP_CPU_SCAN sees them */
+#define PP_CPU_SCAN_X(...) PP_CPU_SCAN(__VA_ARGS__)
 #define PP_CPU_SCAN_INT(NAME, T, UT, T_LOWEST, T_HIGHEST)                                   \
-  PP_CPU_SCAN(NAME##_sum, T, UT, 0, 0, ACC_ADD, ACC_ADD, ACC_SELF)                          \
-  PP_CPU_SCAN(NAME##_min, T, T, T_HIGHEST, T_HIGHEST, ACC_MIN, ACC_MIN, ACC_SELF)           \
-  PP_CPU_SCAN(NAME##_max, T, T, T_LOWEST, T_LOWEST, ACC_MAX, ACC_MAX, ACC_SELF)
+  PP_CPU_LANE_SUM(NAME, T, UT, ACC_ADD)                                                     \
+  PP_CPU_SCAN_X(NAME##_sum, T, UT, 0, 0, ACC_ADD, ACC_ADD, lanesum_##NAME, SUM_TILE_##NAME, \
+                ACC_SELF)                                                                   \
+  PP_CPU_SCAN(NAME##_min, T, T, T_HIGHEST, T_HIGHEST, ACC_MIN, ACC_MIN, fold_##NAME##_min,  \
+              tile_##NAME##_min, false, ACC_SELF)                                                  \
+  PP_CPU_SCAN(NAME##_max, T, T, T_LOWEST, T_LOWEST, ACC_MAX, ACC_MAX, fold_##NAME##_max,    \
+              tile_##NAME##_max, false, ACC_SELF)
 
 PP_CPU_SCAN_INT(u8, uint8_t, uint8_t, 0, UINT8_MAX)
 PP_CPU_SCAN_INT(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
@@ -128,176 +361,343 @@ PP_CPU_SCAN_INT(u32, uint32_t, uint32_t, 0, UINT32_MAX)
 PP_CPU_SCAN_INT(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
 PP_CPU_SCAN_INT(u64, uint64_t, uint64_t, 0, UINT64_MAX)
 
-PP_CPU_SCAN(f32_sum, float, double, 0.0, 0.0, ACC_WIDEN, ACC_ADD, ACC_SELF)
-PP_CPU_SCAN(f32_min, float, float, NAN, INFINITY, min_f32, min_f32, ACC_SELF)
-PP_CPU_SCAN(f32_max, float, float, NAN, -INFINITY, max_f32, max_f32, ACC_SELF)
-PP_CPU_SCAN(f64_sum, double, kahan, kahan_zero, 0.0, kahan_add, kahan_merge, kahan_value)
-PP_CPU_SCAN(f64_min, double, double, NAN, INFINITY, min_f64, min_f64, ACC_SELF)
-PP_CPU_SCAN(f64_max, double, double, NAN, -INFINITY, max_f64, max_f64, ACC_SELF)
+PP_CPU_LANE_SUM(f32, float, double, ACC_WIDEN)
+PP_CPU_SCAN(f32_sum, float, double, 0.0, 0.0, ACC_WIDEN, ACC_ADD, lanesum_f32, tile_f32_sum, false,
+            ACC_SELF)
+PP_CPU_SCAN(f32_min, float, float, NAN, INFINITY, min_f32, min_f32, fold_f32_min, tile_f32_min, false,
+            ACC_SELF)
+PP_CPU_SCAN(f32_max, float, float, NAN, -INFINITY, max_f32, max_f32, fold_f32_max, tile_f32_max, false,
+            ACC_SELF)
+PP_CPU_SCAN(f64_sum, double, kahan, kahan_zero, 0.0, kahan_add, kahan_merge, fold_f64_sum,
+            tile_f64_sum, false, kahan_value)
+PP_CPU_SCAN(f64_min, double, double, NAN, INFINITY, min_f64, min_f64, fold_f64_min, tile_f64_min, false,
+            ACC_SELF)
+PP_CPU_SCAN(f64_max, double, double, NAN, -INFINITY, max_f64, max_f64, fold_f64_max, tile_f64_max, false,
+            ACC_SELF)
 
-#define SCAN_CASE(DT, NAME)                                                                 \
-  case DT:                                                                                  \
-    (op == PP_SUM ? scan_##NAME##_sum : op == PP_MIN ? scan_##NAME##_min : scan_##NAME##_max)( \
-        in, out, n, inclusive);                                                             \
-    break;
+typedef void (*scan_fn)(const void *in, void *out, size_t n, bool inclusive);
+
+/* [dtype][op] */
+#define SCAN_ROW(NAME) {scan_##NAME##_sum, scan_##NAME##_min, scan_##NAME##_max}
 
 pp_status pp_cpu_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, void *out,
                       size_t n, bool inclusive) {
-  switch (t) {
-    SCAN_CASE(PP_U8, u8)
-    SCAN_CASE(PP_I32, i32)
-    SCAN_CASE(PP_U32, u32)
-    SCAN_CASE(PP_I64, i64)
-    SCAN_CASE(PP_U64, u64)
-    SCAN_CASE(PP_F32, f32)
-    SCAN_CASE(PP_F64, f64)
-  default: return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_scan: dtype (%d)", (int)t);
-  }
+  static const scan_fn table[PP_CPU_DTYPES][3] = {
+      [PP_U8] = SCAN_ROW(u8),   [PP_I32] = SCAN_ROW(i32), [PP_U32] = SCAN_ROW(u32),
+      [PP_I64] = SCAN_ROW(i64), [PP_U64] = SCAN_ROW(u64), [PP_F32] = SCAN_ROW(f32),
+      [PP_F64] = SCAN_ROW(f64)};
+  if (!pp_cpu_dtype_ok(t)) return pp_fail(ctx, PP_ERR_UNSUPPORTED, "pp_scan: dtype (%d)", (int)t);
+  table[t][op == PP_SUM ? 0 : op == PP_MIN ? 1 : 2](in, out, n, inclusive);
   return PP_OK;
 }
 
-/* ---- select and partition ------------------------------------------------------------- */
+/* ---- select, partition and select_flagged ---------------------------------------------- */
 
-/* The part's first output slot for kept elements (and, for a partition, for the others)
- * from the per-part counts. */
-static void part_offsets(const size_t *kept, size_t p, size_t np, size_t lo, size_t *before,
-                         size_t *total, size_t *rest) {
-  *before = 0;
-  *total = 0;
-  for (size_t q = 0; q < np; q++) {
-    if (q < p) *before += kept[q];
-    *total += kept[q];
+/* The per-type work of a compaction, behind pointers so that one chained loop serves every
+ * type and comparison: count(lo, hi) is how many of [lo, hi) are kept; keep(lo, hi, yes)
+ * stores the kept ones to yes and returns how many; split(lo, hi, yes, no) also stores the
+ * others to no. Both store every element and advance by the predicate (no branch), so yes
+ * and no need one slot past what they receive. */
+typedef struct compactor compactor;
+typedef struct compact_fns {
+  size_t (*count)(const compactor *c, size_t lo, size_t hi);
+  size_t (*keep)(const compactor *c, size_t lo, size_t hi, unsigned char *yes);
+  size_t (*split)(const compactor *c, size_t lo, size_t hi, unsigned char *yes,
+                  unsigned char *no);
+} compact_fns;
+struct compactor {
+  const void *in, *flags;
+  unsigned char value[16]; /* the compared value (select, partition) */
+  size_t es;
+  compact_fns f;
+  _Alignas(16) unsigned char shuffle[16][16]; /* the vector keep's byte shuffles, by mask */
+};
+
+/* Elements of es bytes, copied as one load and one store when es is a constant. */
+#define COMPACT_FNS(NAME, T, KEEP)                                                          \
+  static size_t count_##NAME(const compactor *c, size_t lo, size_t hi) {                    \
+    const T *in = c->in;                                                                    \
+    T v;                                                                                    \
+    memcpy(&v, c->value, sizeof v);                                                         \
+    (void)v, (void)in;                                                                      \
+    uint32_t kept = 0; /* lanes as wide as the elements vectorise best; hi - lo < 2^32 */  \
+    for (size_t i = lo; i < hi; i++) kept += KEEP;                                          \
+    return kept;                                                                            \
+  }                                                                                         \
+  static size_t keep_##NAME(const compactor *c, size_t lo, size_t hi, unsigned char *yes) { \
+    const T *in = c->in;                                                                    \
+    T v;                                                                                    \
+    memcpy(&v, c->value, sizeof v);                                                         \
+    (void)v;                                                                                \
+    size_t w = 0;                                                                           \
+    for (size_t i = lo; i < hi; i++) {                                                      \
+      memcpy(yes + w * sizeof(T), &in[i], sizeof(T));                                       \
+      w += KEEP;                                                                            \
+    }                                                                                       \
+    return w;                                                                               \
+  }                                                                                         \
+  static size_t split_##NAME(const compactor *c, size_t lo, size_t hi, unsigned char *yes,  \
+                             unsigned char *no) {                                           \
+    const T *in = c->in;                                                                    \
+    T v;                                                                                    \
+    memcpy(&v, c->value, sizeof v);                                                         \
+    (void)v;                                                                                \
+    size_t w = 0, r = 0;                                                                    \
+    for (size_t i = lo; i < hi; i++) {                                                      \
+      const size_t k = KEEP;                                                                \
+      memcpy(yes + w * sizeof(T), &in[i], sizeof(T));                                       \
+      memcpy(no + r * sizeof(T), &in[i], sizeof(T));                                        \
+      w += k;                                                                               \
+      r += 1 - k;                                                                           \
+    }                                                                                       \
+    return w;                                                                               \
   }
-  *rest = *total + (lo - *before); /* the rejected elements of earlier parts come first */
+
+/* One set per (type, comparison); KEEP reads in[i] and v. */
+#define COMPACT_CMPS(NAME, T)                                                               \
+  COMPACT_FNS(NAME##_gt, T, (in[i] > v))                                                    \
+  COMPACT_FNS(NAME##_ge, T, (in[i] >= v))                                                   \
+  COMPACT_FNS(NAME##_lt, T, (in[i] < v))                                                    \
+  COMPACT_FNS(NAME##_le, T, (in[i] <= v))                                                   \
+  COMPACT_FNS(NAME##_eq, T, (in[i] == v))                                                   \
+  COMPACT_FNS(NAME##_ne, T, (in[i] != v))
+
+COMPACT_CMPS(u8, uint8_t)
+COMPACT_CMPS(i32, int32_t)
+COMPACT_CMPS(u32, uint32_t)
+COMPACT_CMPS(i64, int64_t)
+COMPACT_CMPS(u64, uint64_t)
+COMPACT_CMPS(f32, float)
+COMPACT_CMPS(f64, double)
+
+/* select_flagged: records of the common sizes, kept where flags[i] != 0 */
+typedef struct rec16 {
+  unsigned char b[16];
+} rec16;
+#define FLAG_KEEP (((const uint8_t *)c->flags)[i] != 0)
+COMPACT_FNS(flag1, uint8_t, FLAG_KEEP)
+COMPACT_FNS(flag2, uint16_t, FLAG_KEEP)
+COMPACT_FNS(flag4, uint32_t, FLAG_KEEP)
+COMPACT_FNS(flag8, uint64_t, FLAG_KEEP)
+COMPACT_FNS(flag16, rec16, FLAG_KEEP)
+
+#define COMPACTOR(NAME) count_##NAME, keep_##NAME, split_##NAME
+
+/* Vector keep for 4-byte elements (SSSE3, chosen at run time): four elements a step; the
+ * comparison gives a 4-bit mask, a byte shuffle picked by the mask moves the kept lanes to
+ * the front, one unaligned 16-byte store writes them (the lanes past the kept ones land in
+ * the slack the staging buffer keeps), and the write index advances by the mask's bit
+ * count. No branch depends on the data. */
+#if SCAN_HAVE_STREAM && defined(__GNUC__)
+#define SCAN_HAVE_VKEEP 1
+#include <tmmintrin.h>
+
+/* shuffle[m]: the bytes of the lanes set in m, in order */
+static void vkeep_shuffles(unsigned char shuffle[16][16]) {
+  for (int m = 0; m < 16; m++) {
+    int b = 0;
+    for (int lane = 0; lane < 4; lane++)
+      for (int j = 0; j < 4 && (m >> lane & 1); j++) shuffle[m][b++] = (unsigned char)(4 * lane + j);
+    while (b < 16) shuffle[m][b++] = 0x80;
+  }
 }
 
-/* pass 1 counts, pass 2 copies. Only kept elements are stored by select, so out past the
- * count is left alone; a serial select needs no counting pass. in and out never overlap
- * here: for an in-place call src/core passes a private copy of the input, since a part
- * stores its kept elements into an earlier part's range, which that part may not have read
- * yet, and a partition stores its rejected elements ahead of its own reads. */
-#define PP_CPU_SELECT(NAME, T)                                                              \
-  static inline bool keep_##NAME(T x, T v, pp_cmp cmp) {                                    \
-    switch (cmp) {                                                                          \
-    case PP_GT: return x > v;                                                               \
-    case PP_GE: return x >= v;                                                              \
-    case PP_LT: return x < v;                                                               \
-    case PP_LE: return x <= v;                                                              \
-    case PP_EQ: return x == v;                                                              \
-    default: return x != v;                                                                 \
+#define VKEEP(NAME, MASK)                                                                   \
+  __attribute__((target("ssse3"))) static size_t vkeep_##NAME(                              \
+      const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
+    const uint32_t *in = c->in;                                                             \
+    uint32_t vb;                                                                            \
+    memcpy(&vb, c->value, sizeof vb);                                                       \
+    const __m128i v = _mm_set1_epi32((int)vb);                                              \
+    const int bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};                 \
+    size_t w = 0, i = lo;                                                                   \
+    for (; i + 4 <= hi; i += 4) {                                                           \
+      const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(in + i));           \
+      const int m = MASK(x, v);                                                             \
+      const __m128i sh = _mm_load_si128((const __m128i *)(const void *)c->shuffle[m]);      \
+      _mm_storeu_si128((__m128i *)(void *)(yes + 4 * w), _mm_shuffle_epi8(x, sh));          \
+      w += (size_t)bits[m];                                                                 \
     }                                                                                       \
-  }                                                                                         \
-  static void select_##NAME(const T *in, size_t n, pp_cmp cmp, T v, T *out, uint64_t *count, \
-                            bool partition) {                                               \
-    size_t kept[SCAN_MAX_PARTS];                                                            \
-    int parts = scan_parts(n);                                                              \
-    _Pragma("omp parallel num_threads(parts) if (parts > 1)")                               \
-    {                                                                                       \
-      size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();          \
-      size_t lo = pp_cpu_part_begin(n, p, np), hi = pp_cpu_part_begin(n, p + 1, np);        \
-      size_t before = 0, total = 0, rest = 0;                                               \
-      bool counted = np > 1 || partition;                                                   \
-      if (counted) {                                                                        \
-        size_t mine = 0;                                                                    \
-        for (size_t i = lo; i < hi; i++) mine += keep_##NAME(in[i], v, cmp);                \
-        kept[p] = mine;                                                                     \
-        _Pragma("omp barrier")                                                              \
-        part_offsets(kept, p, np, lo, &before, &total, &rest);                              \
-      }                                                                                     \
-      T *yes = out + before, *no = out + rest;                                              \
-      for (size_t i = lo; i < hi; i++) {                                                    \
-        T x = in[i];                                                                        \
-        if (keep_##NAME(x, v, cmp))                                                         \
-          *yes++ = x;                                                                       \
-        else if (partition)                                                                 \
-          *no++ = x;                                                                        \
-      }                                                                                     \
-      if (!counted) total = (size_t)(yes - out);                                            \
-      if (p == 0) *count = total;                                                           \
-    }                                                                                       \
+    return w + keep_##NAME(c, i, hi, yes + 4 * w);                                          \
   }
 
-PP_CPU_SELECT(u8, uint8_t)
-PP_CPU_SELECT(i32, int32_t)
-PP_CPU_SELECT(u32, uint32_t)
-PP_CPU_SELECT(i64, int64_t)
-PP_CPU_SELECT(u64, uint64_t)
-PP_CPU_SELECT(f32, float)
-PP_CPU_SELECT(f64, double)
+/* 4-bit masks of (x cmp v): floats compare as C does (NEQ is the unordered one, true for
+ * NaN); signed integers by cmpgt/cmpeq and their complements; unsigned ones the same
+ * after flipping both sign bits. */
+#define MF(x) _mm_movemask_ps(_mm_castsi128_ps(x))
+#define FCMP(OP, x, v) _mm_movemask_ps(OP(_mm_castsi128_ps(x), _mm_castsi128_ps(v)))
+#define F_GT(x, v) FCMP(_mm_cmpgt_ps, x, v)
+#define F_GE(x, v) FCMP(_mm_cmpge_ps, x, v)
+#define F_LT(x, v) FCMP(_mm_cmplt_ps, x, v)
+#define F_LE(x, v) FCMP(_mm_cmple_ps, x, v)
+#define F_EQ(x, v) FCMP(_mm_cmpeq_ps, x, v)
+#define F_NE(x, v) FCMP(_mm_cmpneq_ps, x, v)
+#define I_GT(x, v) MF(_mm_cmpgt_epi32(x, v))
+#define I_LT(x, v) MF(_mm_cmpgt_epi32(v, x))
+#define I_GE(x, v) (15 & ~I_LT(x, v))
+#define I_LE(x, v) (15 & ~I_GT(x, v))
+#define I_EQ(x, v) MF(_mm_cmpeq_epi32(x, v))
+#define I_NE(x, v) (15 & ~I_EQ(x, v))
+#define UFLIP(x) _mm_xor_si128(x, _mm_set1_epi32(INT32_MIN))
+#define U_GT(x, v) I_GT(UFLIP(x), UFLIP(v))
+#define U_GE(x, v) I_GE(UFLIP(x), UFLIP(v))
+#define U_LT(x, v) I_LT(UFLIP(x), UFLIP(v))
+#define U_LE(x, v) I_LE(UFLIP(x), UFLIP(v))
+#define U_EQ(x, v) I_EQ(x, v)
+#define U_NE(x, v) I_NE(x, v)
 
-#define SELECT_CASE(DT, NAME, T)                                                            \
-  case DT: {                                                                                \
-    T v;                                                                                    \
-    memcpy(&v, value, sizeof v);                                                            \
-    select_##NAME(in, n, cmp, v, out, count, partition);                                    \
-    break;                                                                                  \
+#define VKEEP_CMPS(NAME, P)                                                                 \
+  VKEEP(NAME##_gt, P##_GT) VKEEP(NAME##_ge, P##_GE) VKEEP(NAME##_lt, P##_LT)                \
+  VKEEP(NAME##_le, P##_LE) VKEEP(NAME##_eq, P##_EQ) VKEEP(NAME##_ne, P##_NE)
+VKEEP_CMPS(f32, F)
+VKEEP_CMPS(i32, I)
+VKEEP_CMPS(u32, U)
+
+#define VKEEP_ROW(NAME)                                                                     \
+  {[PP_GT] = vkeep_##NAME##_gt, [PP_GE] = vkeep_##NAME##_ge, [PP_LT] = vkeep_##NAME##_lt,   \
+   [PP_LE] = vkeep_##NAME##_le, [PP_EQ] = vkeep_##NAME##_eq, [PP_NE] = vkeep_##NAME##_ne}
+
+/* The vector keep for dtype t and comparison cmp, or NULL where there is none. */
+static size_t (*vkeep_for(pp_dtype t, pp_cmp cmp))(const compactor *, size_t, size_t,
+                                                    unsigned char *) {
+  static size_t (*const table[PP_CPU_DTYPES][6])(const compactor *, size_t, size_t,
+                                                 unsigned char *) = {
+      [PP_I32] = VKEEP_ROW(i32), [PP_U32] = VKEEP_ROW(u32), [PP_F32] = VKEEP_ROW(f32)};
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("ssse3") ? table[t][cmp] : NULL;
+}
+#else
+#define SCAN_HAVE_VKEEP 0
+#endif
+
+/* Any other record size: plain copies with a branch, straight to the output. */
+static size_t count_flag_any(const compactor *c, size_t lo, size_t hi) {
+  const uint8_t *f = c->flags;
+  size_t kept = 0;
+  for (size_t i = lo; i < hi; i++) kept += f[i] != 0;
+  return kept;
+}
+
+/* Chunks of the chained pass for records of es bytes (flags included for select_flagged). */
+static size_t compact_chunk_elems(size_t es, bool flagged) {
+  const size_t e = CHUNK_BYTES / (es + flagged);
+  return e > 0 ? e : 1;
+}
+
+/* The chained compaction: kept elements to out[0, count), and, when base_no is not
+ * SIZE_MAX (a partition), the others to out[base_no, n). Staged stores need es to divide
+ * 64 (and out aligned to it); other sizes copy straight to the output. */
+static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t base_no) {
+  const size_t es = cp->es;
+  const bool partition = base_no != SIZE_MAX;
+  const bool staged = cp->f.keep != NULL;
+  chain ch;
+  chain_init(&ch, n, compact_chunk_elems(es, cp->flags != NULL), out,
+             (partition ? n : n / 2) * es, es);
+  ch.stream = ch.stream && staged;
+  size_t carry_yes = 0, carry_no = 0;
+  int threads = chain_threads(&ch);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    stage yes, no;
+    size_t c, lo, hi;
+    while (chain_take(&ch, &c, &lo, &hi)) {
+      const size_t kept = cp->f.count(cp, lo, hi);
+      chain_wait(&ch, c);
+      const size_t at_yes = carry_yes, at_no = carry_no;
+      carry_yes += kept;
+      carry_no += (hi - lo) - kept;
+      chain_publish(&ch, c);
+      unsigned char *dst_yes = (unsigned char *)out + at_yes * es;
+      unsigned char *dst_no = partition ? (unsigned char *)out + (base_no + at_no) * es : NULL;
+      if (!staged) { /* large records: memcpy each, branching on its flag */
+        const unsigned char *src = cp->in;
+        const uint8_t *f = cp->flags;
+        for (size_t i = lo; i < hi; i++) {
+          if (f[i]) {
+            memcpy(dst_yes, src + i * es, es);
+            dst_yes += es;
+          }
+        }
+        continue;
+      }
+      stage_begin(&yes, dst_yes, ch.stream);
+      stage_begin(&no, dst_no, ch.stream);
+      const size_t tile = STAGE_BYTES / es;
+      for (size_t t0 = lo; t0 < hi; t0 += tile) {
+        const size_t t1 = hi - t0 < tile ? hi : t0 + tile;
+        if (partition) {
+          const size_t k = cp->f.split(cp, t0, t1, yes.buf + yes.held, no.buf + no.held);
+          yes.held += k * es;
+          no.held += ((t1 - t0) - k) * es;
+          stage_flush(&no, false);
+        } else {
+          yes.held += cp->f.keep(cp, t0, t1, yes.buf + yes.held) * es;
+        }
+        stage_flush(&yes, false);
+      }
+      stage_flush(&yes, true);
+      if (partition) stage_flush(&no, true);
+    }
+    stage_fence(&ch);
   }
+  return carry_yes;
+}
+
+/* [dtype][cmp] */
+#define CMP_ROW(NAME)                                                                       \
+  {[PP_GT] = {COMPACTOR(NAME##_gt)}, [PP_GE] = {COMPACTOR(NAME##_ge)},                      \
+   [PP_LT] = {COMPACTOR(NAME##_lt)}, [PP_LE] = {COMPACTOR(NAME##_le)},                      \
+   [PP_EQ] = {COMPACTOR(NAME##_eq)}, [PP_NE] = {COMPACTOR(NAME##_ne)}}
 
 static pp_status select_like(pp_context *ctx, const char *fn, pp_dtype t, const void *in,
                              size_t n, pp_cmp cmp, const void *value, void *out,
                              uint64_t *count, bool partition) {
-  switch (t) {
-    SELECT_CASE(PP_U8, u8, uint8_t)
-    SELECT_CASE(PP_I32, i32, int32_t)
-    SELECT_CASE(PP_U32, u32, uint32_t)
-    SELECT_CASE(PP_I64, i64, int64_t)
-    SELECT_CASE(PP_U64, u64, uint64_t)
-    SELECT_CASE(PP_F32, f32, float)
-    SELECT_CASE(PP_F64, f64, double)
-  default: return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t);
+  static const compact_fns table[PP_CPU_DTYPES][6] = {
+      [PP_U8] = CMP_ROW(u8),   [PP_I32] = CMP_ROW(i32), [PP_U32] = CMP_ROW(u32),
+      [PP_I64] = CMP_ROW(i64), [PP_U64] = CMP_ROW(u64), [PP_F32] = CMP_ROW(f32),
+      [PP_F64] = CMP_ROW(f64)};
+  if (!pp_cpu_dtype_ok(t)) return pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: dtype (%d)", fn, (int)t);
+  if ((unsigned)cmp >= 6) cmp = PP_NE;
+  const compact_fns *f = &table[t][cmp];
+  compactor cp = {in, NULL, {0}, pp_dtype_size(t), *f, {{0}}};
+  memcpy(cp.value, value, cp.es);
+#if SCAN_HAVE_VKEEP
+  if (!partition && vkeep_for(t, cmp)) {
+    vkeep_shuffles(cp.shuffle);
+    cp.f.keep = vkeep_for(t, cmp);
   }
+#endif
+  size_t base_no = SIZE_MAX;
+  if (partition) { /* the kept elements' total first: the others start there */
+    const size_t block = CHUNK_BYTES / cp.es;
+    const int threads = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
+    base_no = 0;
+#pragma omp parallel for reduction(+ : base_no) schedule(static) num_threads(threads) if (threads > 1)
+    for (size_t b = 0; b < n; b += block) base_no += f->count(&cp, b, n - b < block ? n : b + block);
+  }
+  *count = compact_chained(&cp, n, out, base_no);
   return PP_OK;
 }
 
-pp_status pp_cpu_select(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
-                        const void *value, void *out, uint64_t *count) {
-  return select_like(ctx, "pp_select", t, in, n, cmp, value, out, count, false);
-}
-
-pp_status pp_cpu_partition(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp,
-                           const void *value, void *out, uint64_t *count_true) {
-  return select_like(ctx, "pp_partition", t, in, n, cmp, value, out, count_true, true);
-}
-
-/* Called with a constant es for the common record sizes, so that memcpy becomes one
- * load and one store instead of a library call per record. */
-static inline void copy_flagged(const uint8_t *in, const uint8_t *flags, size_t lo, size_t hi,
-                                uint8_t *dst, size_t es) {
-  for (size_t i = lo; i < hi; i++) {
-    if (flags[i]) {
-      memcpy(dst, in + i * es, es);
-      dst += es;
-    }
+/* pp_cpu_select and pp_cpu_partition */
+#define SELECT_ENTRY(NAME, PARTITION)                                                       \
+  pp_status pp_cpu_##NAME(pp_context *ctx, pp_dtype t, const void *in, size_t n, pp_cmp cmp, \
+                          const void *value, void *out, uint64_t *count) {                  \
+    return select_like(ctx, "pp_" #NAME, t, in, n, cmp, value, out, count, PARTITION);      \
   }
-}
+SELECT_ENTRY(select, false)
+SELECT_ENTRY(partition, true)
 
 pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *in,
                                 const uint8_t *flags, size_t n, void *out, uint64_t *count) {
   (void)ctx;
-  const size_t es = elem_size;
-  size_t kept[SCAN_MAX_PARTS];
-  int parts = scan_parts(n);
-#pragma omp parallel num_threads(parts) if (parts > 1)
-  {
-    size_t p = (size_t)omp_get_thread_num(), np = (size_t)omp_get_num_threads();
-    size_t lo = pp_cpu_part_begin(n, p, np), hi = pp_cpu_part_begin(n, p + 1, np);
-    size_t mine = 0;
-    for (size_t i = lo; i < hi; i++) mine += flags[i] != 0;
-    kept[p] = mine;
-#pragma omp barrier
-    size_t before, total, rest;
-    part_offsets(kept, p, np, lo, &before, &total, &rest);
-    uint8_t *dst = (uint8_t *)out + before * es;
-    const uint8_t *src = in;
-    switch (es) {
-    case 1: copy_flagged(src, flags, lo, hi, dst, 1); break;
-    case 2: copy_flagged(src, flags, lo, hi, dst, 2); break;
-    case 4: copy_flagged(src, flags, lo, hi, dst, 4); break;
-    case 8: copy_flagged(src, flags, lo, hi, dst, 8); break;
-    case 16: copy_flagged(src, flags, lo, hi, dst, 16); break;
-    default: copy_flagged(src, flags, lo, hi, dst, es); break;
-    }
-    if (p == 0) *count = total;
-  }
+  static const compact_fns by_size[5] = {{COMPACTOR(flag1)}, {COMPACTOR(flag2)},
+                                         {COMPACTOR(flag4)}, {COMPACTOR(flag8)},
+                                         {COMPACTOR(flag16)}};
+  compactor cp = {in, flags, {0}, elem_size, {count_flag_any, NULL, NULL}, {{0}}};
+  for (size_t s = 0; s < 5; s++)
+    if (elem_size == (size_t)1 << s) cp.f = by_size[s];
+  *count = compact_chained(&cp, n, out, SIZE_MAX);
   return PP_OK;
 }

@@ -66,53 +66,41 @@ typedef struct sg_prob {
   size_t ldc;
 } sg_prob;
 
+/* One panel of `width` lanes by kc steps into d[p * width + lane], lanes past `lanes`
+ * zero. Element (lane, p) of the source is x[lane * s_lane + p * s_p]; one of the two
+ * strides is 1, and the loops walk that one innermost. */
+static void pack_panel(const float *x, size_t s_lane, size_t s_p, size_t lanes, size_t width,
+                       size_t kc, float *d) {
+  if (s_p == 1) { /* each lane contiguous along p */
+    for (size_t i = 0; i < width; i++)
+      for (size_t p = 0; p < kc; p++) d[p * width + i] = i < lanes ? x[i * s_lane + p] : 0.0f;
+  } else { /* each p gives contiguous lanes */
+    for (size_t p = 0; p < kc; p++)
+      for (size_t i = 0; i < width; i++) d[p * width + i] = i < lanes ? x[p * s_p + i] : 0.0f;
+  }
+}
+
 /* op(A) rows [i0, i0+mc) x k [p0, p0+kc) into MR-high panels: panel r holds, for each
  * p, MR consecutive rows; rows past mc are zero. */
 static void pack_a(const sg_prob *q, size_t i0, size_t mc, size_t p0, size_t kc, float *dst) {
-  for (size_t r = 0; r < mc; r += SG_MR) {
-    float *d = dst + r * kc;
-    size_t rows = mc - r < SG_MR ? mc - r : SG_MR;
-    if (!q->ta) { /* A(i, p) = A[i*lda + p]: walk each row along p */
-      for (size_t i = 0; i < SG_MR; i++) {
-        if (i >= rows) {
-          for (size_t p = 0; p < kc; p++) d[p * SG_MR + i] = 0.0f;
-          continue;
-        }
-        const float *s = q->A + (i0 + r + i) * q->lda + p0;
-        for (size_t p = 0; p < kc; p++) d[p * SG_MR + i] = s[p];
-      }
-    } else { /* A(i, p) = A[p*lda + i]: each p gives MR contiguous rows */
-      for (size_t p = 0; p < kc; p++) {
-        const float *s = q->A + (p0 + p) * q->lda + i0 + r;
-        for (size_t i = 0; i < SG_MR; i++) d[p * SG_MR + i] = i < rows ? s[i] : 0.0f;
-      }
-    }
-  }
+  /* A(i, p) = A[i*lda + p], or A[p*lda + i] transposed */
+  const size_t s_i = q->ta ? 1 : q->lda, s_p = q->ta ? q->lda : 1;
+  for (size_t r = 0; r < mc; r += SG_MR)
+    pack_panel(q->A + (i0 + r) * s_i + p0 * s_p, s_i, s_p, mc - r < SG_MR ? mc - r : SG_MR,
+               SG_MR, kc, dst + r * kc);
 }
 
 /* op(B) k [p0, p0+kc) x columns [j0, j0+nc) into NR-wide panels, zero past nc; panels
  * are independent, so the threads share the work. */
 static void pack_b(const sg_prob *q, size_t p0, size_t kc, size_t j0, size_t nc, float *dst) {
-  size_t panels = (nc + SG_NR - 1) / SG_NR;
+  /* B(p, j) = B[p*ldb + j], or B[j*ldb + p] transposed */
+  const size_t s_j = q->tb ? q->ldb : 1, s_p = q->tb ? 1 : q->ldb;
+  const size_t panels = (nc + SG_NR - 1) / SG_NR;
 #pragma omp for schedule(static)
   for (size_t c = 0; c < panels; c++) {
-    float *d = dst + c * SG_NR * kc;
-    size_t jb = c * SG_NR, cols = nc - jb < SG_NR ? nc - jb : SG_NR;
-    if (!q->tb) { /* B(p, j) = B[p*ldb + j]: each p gives NR contiguous columns */
-      for (size_t p = 0; p < kc; p++) {
-        const float *s = q->B + (p0 + p) * q->ldb + j0 + jb;
-        for (size_t j = 0; j < SG_NR; j++) d[p * SG_NR + j] = j < cols ? s[j] : 0.0f;
-      }
-    } else { /* B(p, j) = B[j*ldb + p]: walk each column along p */
-      for (size_t j = 0; j < SG_NR; j++) {
-        if (j >= cols) {
-          for (size_t p = 0; p < kc; p++) d[p * SG_NR + j] = 0.0f;
-          continue;
-        }
-        const float *s = q->B + (j0 + jb + j) * q->ldb + p0;
-        for (size_t p = 0; p < kc; p++) d[p * SG_NR + j] = s[p];
-      }
-    }
+    const size_t jb = c * SG_NR;
+    pack_panel(q->B + (j0 + jb) * s_j + p0 * s_p, s_j, s_p, nc - jb < SG_NR ? nc - jb : SG_NR,
+               SG_NR, kc, dst + c * SG_NR * kc);
   }
 }
 

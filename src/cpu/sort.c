@@ -225,11 +225,11 @@ typedef struct sort_job {
     }                                                                                       \
   }
 
+#define PP_CPU_RADIX_VARIANT(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V)                          \
+  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, SUF, VW, VT, HAS_V)
 #define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY)                                                 \
   PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                    \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, k, u32, uint32_t, 0)                   \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, v4, u32, uint32_t, 1)                  \
-  PP_CPU_SORT_VARIANT(NAME, W, KT, OKEY, RADIX_BITS, v8, u64, uint64_t, 1)                  \
+  PP_CPU_SORT_VALUES(PP_CPU_RADIX_VARIANT, NAME, W, KT, OKEY)                               \
   PP_CPU_MERGE(NAME, W, KT, OKEY)
 
 PP_CPU_SORT_KEY_TYPES(PP_CPU_SORT_TYPE)
@@ -273,14 +273,13 @@ static void count_sort_u8(uint8_t *keys, size_t n, bool desc, size_t *hist, int 
 
 pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
+  /* the other algorithms by pp_sort_algo; AUTO and RADIX run the radix sort below */
+  static pp_cpu_sort_algo_fn *const other[] = {[PP_SORT_MERGE] = pp_cpu_sort_merge,
+                                               [PP_SORT_SAMPLE] = pp_cpu_sort_sample,
+                                               [PP_SORT_QUICK] = pp_cpu_sort_quick};
   if (n < 2) return PP_OK;
-  switch (algo) {
-  case PP_SORT_MERGE: return pp_cpu_sort_merge(ctx, key_t, keys, values, value_size, n, order);
-  case PP_SORT_SAMPLE: return pp_cpu_sort_sample(ctx, key_t, keys, values, value_size, n, order);
-  case PP_SORT_QUICK: return pp_cpu_sort_quick(ctx, key_t, keys, values, value_size, n, order);
-  case PP_SORT_AUTO:
-  case PP_SORT_RADIX: break;
-  }
+  if ((size_t)algo < sizeof other / sizeof other[0] && other[algo])
+    return other[algo](ctx, key_t, keys, values, value_size, n, order);
   const bool desc = order == PP_DESCENDING;
   const int threads = pp_cpu_threads_for(n, SORT_MIN_PART);
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;

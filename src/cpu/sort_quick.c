@@ -173,9 +173,7 @@ static void qk_copy_back(const qk_job *job, size_t lo, size_t hi, size_t ks, siz
 
 #define PP_CPU_QUICK_TYPE(NAME, W, KT, OKEY)                                                \
   PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                    \
-  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                              \
-  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                             \
-  PP_CPU_QUICK_VARIANT(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+  PP_CPU_SORT_VALUES(PP_CPU_QUICK_VARIANT, NAME, W, KT, OKEY)
 
 PP_CPU_SORT_KEY_TYPES(PP_CPU_QUICK_TYPE)
 

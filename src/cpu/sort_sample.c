@@ -145,9 +145,7 @@ typedef struct ssc_job {
 
 #define SSC_ALL(NAME, W, KT, OKEY)                                                             \
   SSC_TYPE(NAME, W, KT, OKEY)                                                                  \
-  SSC_DRIVER(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                           \
-  SSC_DRIVER(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                          \
-  SSC_DRIVER(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+  PP_CPU_SORT_VALUES(SSC_DRIVER, NAME, W, KT, OKEY)
 
 PP_CPU_SORT_KEY_TYPES(SSC_ALL)
 

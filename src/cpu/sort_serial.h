@@ -177,12 +177,15 @@ static inline int ss_passes(size_t len) {
   X(f32, u32, uint32_t, pp_cpu_okey_f32)                                                       \
   X(f64, u64, uint64_t, pp_cpu_okey_f64)
 
-/* The serial pieces above for key type NAME, keys only (k), with 4-byte (v4) and with
- * 8-byte (v8) values. */
+/* M(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V) for the three value variants of key type NAME:
+ * keys only (k), with 4-byte (v4) and with 8-byte (v8) values. */
+#define PP_CPU_SORT_VALUES(M, NAME, W, KT, OKEY)                                               \
+  M(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                                    \
+  M(NAME, W, KT, OKEY, v4, u32, uint32_t, 1) M(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+
+/* The serial pieces above for key type NAME, every value variant. */
 #define PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                 \
   PP_CPU_SORT_SPLIT(NAME, W, KT, OKEY)                                                         \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, k, u32, uint32_t, 0)                                   \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v4, u32, uint32_t, 1)                                  \
-  PP_CPU_SORT_SERIAL(NAME, W, KT, OKEY, v8, u64, uint64_t, 1)
+  PP_CPU_SORT_VALUES(PP_CPU_SORT_SERIAL, NAME, W, KT, OKEY)
 
 #endif /* PP_CPU_SORT_SERIAL_H */
