@@ -359,101 +359,68 @@ void pp_bench_usage(FILE *f) {
         f);
 }
 
-static int usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("bench", pp_bench_usage, fmt, arg);
-}
-
-/* Matches "--name V" and "--name=V"; returns 1 and sets *val, 0 on no match, -1 when the
- * value is missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val) {
-  size_t len = strlen(name);
-  if (strncmp(argv[*i], name, len) != 0)
-    return 0;
-  if (argv[*i][len] == '=') {
-    *val = argv[*i] + len + 1;
-    return 1;
-  }
-  if (argv[*i][len] != '\0')
-    return 0;
-  if (*i + 1 >= argc)
-    return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
-/* 0: parsed, 1: help printed, 2: usage error (reported). */
-static int parse_valued(bench_opts *o, const char *flag, const char *v) {
-  size_t n = 0;
-  if (strcmp(flag, "--n") == 0) {
-    if (cli_parse_size(v, &n) || n == 0)
-      return usage_error("bad size for --n: '%s'", v);
-    if (o->nsizes == MAX_LIST)
-      return usage_error("too many --n (at most 16), at '%s'", v);
-    o->sizes[o->nsizes++] = n;
-  } else if (strcmp(flag, "--reps") == 0) {
-    if (cli_parse_size(v, &n) || n == 0 || n > 100000)
-      return usage_error("bad count for --reps: '%s'", v);
-    o->reps = (int)n;
-  } else if (strcmp(flag, "--backend") == 0) {
-    if (cli_parse_backend(v, &o->backend))
-      return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-  } else if (strcmp(flag, "--dtype") == 0) {
-    if (cli_parse_dtype(v, &o->dtype))
-      return usage_error("unknown dtype '%s' (u8 i32 u32 i64 u64 f32 f64)", v);
-    o->has_dtype = true;
-  } else if (strcmp(flag, "--k") == 0 || strcmp(flag, "--bins") == 0 ||
-             strcmp(flag, "--filter") == 0) {
-    if (cli_parse_size(v, &n) || n == 0)
-      return usage_error("bad value for %s", flag);
-    *(flag[2] == 'k' ? &o->k : flag[2] == 'b' ? &o->bins : &o->filter) = n;
-  } else if (strcmp(flag, "--op") == 0) {
-    if (cli_parse_op(v, &o->op))
-      return usage_error("unknown op '%s' (sum, min, max)", v);
-    o->has_op = true;
-  }
-  return 0;
-}
-
+/* -1 when parsed, else the exit code (0 after help). */
 static int parse_args(int argc, char **argv, bench_opts *o) {
-  static const char *const valued[] = {"--n",  "--reps", "--backend", "--dtype",
-                                       "--op", "--k",    "--bins",    "--filter"};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = NULL;
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "help") == 0) {
-      pp_bench_usage(stdout);
-      return 1;
+  enum { OPT_CSV, OPT_JSON, OPT_N, OPT_REPS, OPT_DTYPE, OPT_OP };
+  const cli_option options[] = {
+      CLI_VALUE("--n", OPT_N),
+      CLI_VALUE("--reps", OPT_REPS),
+      CLI_BACKEND("--backend", &o->backend),
+      CLI_VALUE("--dtype", OPT_DTYPE),
+      CLI_VALUE("--op", OPT_OP),
+      CLI_SIZE("--k", &o->k, CLI_OPTIONAL, 1, 0, "bad value for --k"),
+      CLI_SIZE("--bins", &o->bins, CLI_OPTIONAL, 1, 0, "bad value for --bins"),
+      CLI_SIZE("--filter", &o->filter, CLI_OPTIONAL, 1, 0, "bad value for --filter"),
+      CLI_SWITCH("--csv", OPT_CSV),
+      CLI_SWITCH("--json", OPT_JSON),
+      CLI_FLAG("--desc", &o->desc),
+      CLI_FLAG("--pairs", &o->pairs),
+      CLI_QUIET,
+  };
+  cli_scan sc = CLI_SCAN("bench", pp_bench_usage, options, argc, argv, NULL, NULL);
+  for (int got; (got = cli_scan_next(&sc)) != CLI_SCAN_END;) {
+    const char *v = sc.val, *a = sc.arg;
+    size_t n = 0;
+    switch (got) {
+    case CLI_SCAN_EXIT:
+      return sc.exit;
+    case OPT_CSV:
+    case OPT_JSON:
+      o->fmt = got == OPT_CSV ? FMT_CSV : FMT_JSON;
+      break;
+    case OPT_N:
+      if (cli_parse_size(v, &n) || n == 0)
+        return cli_scan_error(&sc, "bad size for --n: '%s'", v);
+      if (o->nsizes == MAX_LIST)
+        return cli_scan_error(&sc, "too many --n (at most 16), at '%s'", v);
+      o->sizes[o->nsizes++] = n;
+      break;
+    case OPT_REPS:
+      if (cli_parse_size(v, &n) || n == 0 || n > 100000)
+        return cli_scan_error(&sc, "bad count for --reps: '%s'", v);
+      o->reps = (int)n;
+      break;
+    case OPT_DTYPE:
+      if (cli_parse_dtype(v, &o->dtype))
+        return cli_scan_error(&sc, "unknown dtype '%s' (u8 i32 u32 i64 u64 f32 f64)", v);
+      o->has_dtype = true;
+      break;
+    case OPT_OP:
+      if (cli_parse_op(v, &o->op))
+        return cli_scan_error(&sc, "unknown op '%s' (sum, min, max)", v);
+      o->has_op = true;
+      break;
+    default: /* a primitive, or no option of bench */
+      if (a[0] == '-')
+        return cli_scan_error(&sc, "unknown option '%s'", a);
+      if (!find_entry(a))
+        return cli_scan_error(&sc, "unknown primitive '%s'", a);
+      if (o->nprims == MAX_LIST)
+        return cli_scan_error(&sc, "too many primitives, at '%s'", a);
+      o->prims[o->nprims++] = a;
     }
-    if (strcmp(a, "--csv") == 0 || strcmp(a, "--json") == 0) {
-      o->fmt = a[2] == 'c' ? FMT_CSV : FMT_JSON;
-      continue;
-    }
-    if (strcmp(a, "--quiet") == 0) {
-      cli_progress_allow(false);
-      continue;
-    }
-    if (strcmp(a, "--desc") == 0 || strcmp(a, "--pairs") == 0) {
-      *(a[2] == 'd' ? &o->desc : &o->pairs) = true;
-      continue;
-    }
-    int matched = 0;
-    for (size_t k = 0; !matched && k < sizeof valued / sizeof valued[0]; k++) {
-      matched = opt_value(argc, argv, &i, valued[k], &v);
-      if (matched < 0)
-        return usage_error("%s needs a value", valued[k]);
-      if (matched && parse_valued(o, valued[k], v))
-        return 2;
-    }
-    if (matched)
-      continue;
-    if (a[0] == '-')
-      return usage_error("unknown option '%s'", a);
-    if (!find_entry(a))
-      return usage_error("unknown primitive '%s'", a);
-    if (o->nprims == MAX_LIST)
-      return usage_error("too many primitives, at '%s'", a);
-    o->prims[o->nprims++] = a;
   }
-  return 0;
+  return -1;
 }
 
 /* 0 when ready; else the exit code: BENCH_EXIT_SKIP when the backend asked for has no
@@ -582,8 +549,8 @@ int pp_bench_main(int argc, char **argv) {
     return pp_bench_dist_main(argc, argv);
   bench_opts o = {.reps = DEFAULT_REPS, .fmt = FMT_HUMAN, .backend = PP_BACKEND_AUTO};
   int rc = parse_args(argc, argv, &o);
-  if (rc)
-    return rc == 1 ? 0 : rc;
+  if (rc >= 0)
+    return rc;
   bench_env env;
   cli_progress_begin("parprim bench");
   rc = env_open(&env, &o);

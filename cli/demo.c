@@ -331,37 +331,16 @@ void pp_cli_demo_usage(FILE *f) {
         f);
 }
 
-static int demo_usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("demo", pp_cli_demo_usage, fmt, arg);
-}
-
 /* Returns -1 when parsed, else the exit code (0 after help). */
 static int demo_parse(int argc, char **argv, pp_backend *backend, size_t *n) {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "help") == 0) {
-      pp_cli_demo_usage(stdout);
-      return 0;
-    }
-    bool is_backend = strcmp(a, "--backend") == 0, is_n = strcmp(a, "--n") == 0;
-    const char *v = NULL;
-    if (strncmp(a, "--backend=", 10) == 0)
-      v = a + 10, is_backend = true;
-    else if (strncmp(a, "--n=", 4) == 0)
-      v = a + 4, is_n = true;
-    else if (is_backend || is_n) {
-      if (i + 1 >= argc)
-        return demo_usage_error("%s needs a value", a);
-      v = argv[++i];
-    } else {
-      return demo_usage_error("unknown argument '%s'", a);
-    }
-    if (is_backend && cli_parse_backend(v, backend))
-      return demo_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-    if (is_n && (cli_parse_size(v, n) || *n == 0))
-      return demo_usage_error("bad size for --n: '%s' (at least 1)", v);
-  }
-  return -1;
+  const cli_option options[] = {
+      CLI_BACKEND("--backend", backend),
+      CLI_SIZE("--n", n, CLI_OPTIONAL, 1, 0, "bad size for --n: '%s' (at least 1)"),
+  };
+  cli_scan sc = CLI_SCAN("demo", pp_cli_demo_usage, options, argc, argv, NULL, NULL);
+  int got = cli_scan_next(&sc);
+  if (got == CLI_SCAN_OTHER) return cli_scan_error(&sc, "unknown argument '%s'", sc.arg);
+  return got == CLI_SCAN_EXIT ? sc.exit : -1;
 }
 
 /* Why AUTO did not pick CUDA, for the line that says both sides run on the CPU. */

@@ -19,10 +19,8 @@
 #include "out_file.h"
 #include "plot.h"
 #include "progress.h"
-#include "raw_file.h"
 #include "parprim.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -30,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HIST_EXIT_USAGE 2
 #define CHART_ROWS 32      /* terminal chart: the 256 values in 32 groups of 8 */
 #define CHART_WIDTH 50     /* characters of the longest bar */
 
@@ -62,10 +59,6 @@ void pp_cli_histogram_usage(FILE *f) {
         f);
 }
 
-static int usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("histogram", pp_cli_histogram_usage, fmt, arg);
-}
-
 typedef struct hist_opts {
   const char *in, *plot;
   bool csv, log, have_type, have_lo, have_hi;
@@ -75,90 +68,37 @@ typedef struct hist_opts {
   pp_backend backend;
 } hist_opts;
 
-static int parse_double(const char *s, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (!*s || *end || errno || !isfinite(v)) return -1;
-  *out = v;
-  return 0;
-}
-
 /* -1 when parsed, else the exit code. */
 static int parse(int argc, char **argv, hist_opts *o) {
-  static const char *const valued[] = {"--type", "--bins", "--lo", "--hi", "--plot", "--backend"};
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0) {
-      pp_cli_histogram_usage(stdout);
-      return 0;
-    }
-    if (strcmp(arg, "--csv") == 0) {
-      o->csv = true;
-      continue;
-    }
-    if (strcmp(arg, "--log") == 0) {
-      o->log = true;
-      continue;
-    }
-    if (strcmp(arg, "--quiet") == 0) {
-      cli_progress_allow(false);
-      continue;
-    }
-    int which = -1;
-    const char *v = NULL;
-    for (int k = 0; k < 6 && which < 0; k++) {
-      size_t len = strlen(valued[k]);
-      if (strcmp(arg, valued[k]) == 0) {
-        if (i + 1 >= argc) return usage_error("%s needs a value", arg);
-        which = k;
-        v = argv[++i];
-      } else if (strncmp(arg, valued[k], len) == 0 && arg[len] == '=') {
-        which = k;
-        v = arg + len + 1;
-      }
-    }
-    switch (which) {
-    case 0:
-      if (cli_parse_dtype(v, &o->type))
-        return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
-      o->have_type = true;
-      break;
-    case 1:
-      if (cli_parse_size(v, &o->bins) || o->bins == 0)
-        return usage_error("--bins needs a positive count, not '%s'", v);
-      break;
-    case 2:
-      if (parse_double(v, &o->lo)) return usage_error("--lo needs a finite number, not '%s'", v);
-      o->have_lo = true;
-      break;
-    case 3:
-      if (parse_double(v, &o->hi)) return usage_error("--hi needs a finite number, not '%s'", v);
-      o->have_hi = true;
-      break;
-    case 4:
-      if (!*v) return usage_error("%s", "--plot needs a file name");
-      if (!cli_plot_extension_ok(v))
-        return usage_error("--plot '%s': the name must end in .png, .svg, .ppm, .pgm or .pnm", v);
-      o->plot = v;
-      break;
-    case 5:
-      if (cli_parse_backend(v, &o->backend))
-        return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-      break;
-    default:
-      if (arg[0] == '-' && arg[1] != '\0') return usage_error("unknown option '%s'", arg);
-      if (o->in) return usage_error("unexpected argument '%s' (one input file)", arg);
-      o->in = arg;
-    }
+  enum { OPT_PLOT };
+  const cli_option options[] = {
+      CLI_DTYPE("--type", &o->type, &o->have_type, CLI_OPTIONAL),
+      CLI_SIZE("--bins", &o->bins, CLI_OPTIONAL, 1, 0, "--bins needs a positive count, not '%s'"),
+      CLI_NUMBER("--lo", &o->lo, &o->have_lo, "--lo needs a finite number, not '%s'"),
+      CLI_NUMBER("--hi", &o->hi, &o->have_hi, "--hi needs a finite number, not '%s'"),
+      CLI_VALUE("--plot", OPT_PLOT),
+      CLI_BACKEND("--backend", &o->backend),
+      CLI_FLAG("--csv", &o->csv),
+      CLI_FLAG("--log", &o->log),
+      CLI_QUIET,
+  };
+  cli_scan sc = CLI_SCAN("histogram", pp_cli_histogram_usage, options, argc, argv, &o->in,
+                         "no input file");
+  int got;
+  while ((got = cli_scan_next(&sc)) == OPT_PLOT) {
+    if (!*sc.val) return cli_scan_error(&sc, "%s", "--plot needs a file name");
+    if (!cli_plot_extension_ok(sc.val))
+      return cli_scan_error(
+          &sc, "--plot '%s': the name must end in .png, .svg, .ppm, .pgm or .pnm", sc.val);
+    o->plot = sc.val;
   }
-  if (!o->in) return usage_error("%s", "no input file");
+  if (got == CLI_SCAN_EXIT) return sc.exit;
   if (!o->have_type && (o->bins || o->have_lo || o->have_hi))
-    return usage_error("%s", "--bins, --lo and --hi go with --type (images have 256 bins)");
+    return cli_scan_error(&sc, "%s", "--bins, --lo and --hi go with --type (images have 256 bins)");
   if (o->have_lo && o->have_hi && !(o->lo < o->hi))
-    return usage_error("%s", "--lo must be below --hi");
+    return cli_scan_error(&sc, "%s", "--lo must be below --hi");
   if (o->have_lo && o->have_hi && !isfinite(o->hi - o->lo))
-    return usage_error("%s", "--hi - --lo must be a finite number (the bins' width)");
+    return cli_scan_error(&sc, "%s", "--hi - --lo must be a finite number (the bins' width)");
   if (!o->bins) o->bins = 64;
   return -1;
 }
@@ -238,11 +178,6 @@ static int write_plot(const hist_opts *o, const uint64_t *counts, size_t bins, i
 
 /* ---- the two inputs ----------------------------------------------------------------- */
 
-static int fail(pp_context *ctx, const char *what, pp_status s) {
-  fprintf(stderr, "parprim histogram: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
-  return 1;
-}
-
 static int do_image(pp_context *ctx, const hist_opts *o) {
   cli_image img;
   char err[512];
@@ -257,7 +192,7 @@ static int do_image(pp_context *ctx, const hist_opts *o) {
   double ms = cli_now_ms() - t0;
   if (s != PP_OK) {
     cli_image_free(&img);
-    return fail(ctx, "pp_histogram_image", s);
+    return cli_call_failed("histogram", ctx, "pp_histogram_image", s);
   }
   static const char *const names[4][4] = {
       {"grey"}, {"grey", "alpha"}, {"red", "green", "blue"}, {"red", "green", "blue", "alpha"}};
@@ -301,10 +236,7 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
   void *data;
   size_t bytes;
   int rc;
-  cli_progress_begin("parprim histogram: reading");
-  rc = cli_read_raw("histogram", o->in, pp_dtype_size(o->type), &data, &bytes,
-                    cli_progress_bytes, NULL);
-  cli_progress_end();
+  rc = cli_progress_read_raw("histogram", o->in, pp_dtype_size(o->type), &data, &bytes);
   if (rc) return 1;
   const size_t n = bytes / pp_dtype_size(o->type);
   double lo = o->lo, hi = o->hi;
@@ -340,7 +272,7 @@ static int do_raw(pp_context *ctx, const hist_opts *o) {
     fprintf(stderr, "parprim histogram: the range [%g, %g) is too wide for a double\n", lo, hi);
     rc = 1;
   } else if (s != PP_OK) {
-    rc = fail(ctx, "pp_histogram_even", s);
+    rc = cli_call_failed("histogram", ctx, "pp_histogram_even", s);
   } else if (o->csv) {
     printf("bin,lo,hi,count\n");
     for (size_t b = 0; b < o->bins; b++)

@@ -42,8 +42,6 @@
 #define M_PI 3.14159265358979323846
 #endif
 
-#define NBODY_EXIT_USAGE 2
-
 typedef enum nb_init { INIT_PLUMMER, INIT_DISK, INIT_COLLISION } nb_init;
 
 typedef struct nb_opts {
@@ -85,10 +83,6 @@ void pp_cli_nbody_usage(FILE *f) {
         f);
 }
 
-static int nb_usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("nbody", pp_cli_nbody_usage, fmt, arg);
-}
-
 /* A number that a float holds: finite, at most FLT_MAX in magnitude. */
 static int parse_float(const char *s, float *out) {
   char *end = NULL;
@@ -104,82 +98,57 @@ static int parse_float(const char *s, float *out) {
 
 /* Returns -1 when parsed, else the exit code (0 after help). */
 static int nb_parse(int argc, char **argv, nb_opts *o, bool *n_given) {
-  static const char *const valued[] = {"--n",         "--steps",  "--dt",    "--init",
-                                       "--softening", "--frames", "--every", "--size",
-                                       "--seed",      "--backend"};
-  const int nvalued = (int)(sizeof valued / sizeof valued[0]);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0) {
-      pp_cli_nbody_usage(stdout);
-      return 0;
-    }
-    if (strcmp(arg, "--quiet") == 0) {
-      cli_progress_allow(false);
-      continue;
-    }
-    int which = -1;
-    const char *v = NULL;
-    for (int k = 0; k < nvalued && which < 0; k++) {
-      size_t len = strlen(valued[k]);
-      if (strcmp(arg, valued[k]) == 0) {
-        if (i + 1 >= argc) return nb_usage_error("%s needs a value", arg);
-        which = k;
-        v = argv[++i];
-      } else if (strncmp(arg, valued[k], len) == 0 && arg[len] == '=') {
-        which = k;
-        v = arg + len + 1;
-      }
-    }
+  enum { OPT_N, OPT_DT, OPT_INIT, OPT_SOFTENING, OPT_SEED };
+  const cli_option options[] = {
+      CLI_VALUE("--n", OPT_N),
+      CLI_SIZE("--steps", &o->steps, CLI_OPTIONAL, 0, 0, "bad --steps '%s'"),
+      CLI_VALUE("--dt", OPT_DT),
+      CLI_VALUE("--init", OPT_INIT),
+      CLI_VALUE("--softening", OPT_SOFTENING),
+      CLI_NAME("--frames", &o->frames, "a directory"),
+      CLI_SIZE("--every", &o->every, CLI_OPTIONAL, 1, 0, "bad --every '%s'"),
+      CLI_SIZE("--size", &o->width, CLI_OPTIONAL, 16, 8192, "bad --size '%s' (16 .. 8192)"),
+      CLI_VALUE("--seed", OPT_SEED),
+      CLI_BACKEND("--backend", &o->backend),
+      CLI_QUIET,
+  };
+  cli_scan sc = CLI_SCAN("nbody", pp_cli_nbody_usage, options, argc, argv, NULL, NULL);
+  for (int got; (got = cli_scan_next(&sc)) != CLI_SCAN_END;) {
+    const char *v = sc.val;
     size_t z = 0;
-    switch (which) {
-    case 0:
-      if (cli_parse_size(v, &o->n) || o->n == 0) return nb_usage_error("bad --n '%s'", v);
+    switch (got) {
+    case CLI_SCAN_EXIT:
+      return sc.exit;
+    case OPT_N:
+      if (cli_parse_size(v, &o->n) || o->n == 0) return cli_scan_error(&sc, "bad --n '%s'", v);
       if (o->n > NBODY_MAX_N) {
         fprintf(stderr, "parprim nbody: --n %s is too large (at most %zu)\n\n", v, NBODY_MAX_N);
         pp_cli_nbody_usage(stderr);
-        return NBODY_EXIT_USAGE;
+        return 2;
       }
       *n_given = true;
       break;
-    case 1:
-      if (cli_parse_size(v, &o->steps)) return nb_usage_error("bad --steps '%s'", v);
-      break;
-    case 2:
+    case OPT_DT:
       if (parse_float(v, &o->dt) || o->dt == 0.0f)
-        return nb_usage_error("bad --dt '%s' (a float: non-zero, at most 3.4e38 in magnitude)", v);
+        return cli_scan_error(&sc, "bad --dt '%s' (a float: non-zero, at most 3.4e38 in magnitude)",
+                              v);
       break;
-    case 3:
+    case OPT_INIT:
       if (strcmp(v, "plummer") == 0) o->init = INIT_PLUMMER;
       else if (strcmp(v, "disk") == 0) o->init = INIT_DISK;
       else if (strcmp(v, "collision") == 0) o->init = INIT_COLLISION;
-      else return nb_usage_error("unknown --init '%s' (plummer, disk, collision)", v);
+      else return cli_scan_error(&sc, "unknown --init '%s' (plummer, disk, collision)", v);
       break;
-    case 4:
+    case OPT_SOFTENING:
       if (parse_float(v, &o->softening) || o->softening < 0.0f)
-        return nb_usage_error("bad --softening '%s' (a float >= 0)", v);
+        return cli_scan_error(&sc, "bad --softening '%s' (a float >= 0)", v);
       break;
-    case 5:
-      if (!*v) return nb_usage_error("%s", "--frames needs a directory");
-      o->frames = v;
-      break;
-    case 6:
-      if (cli_parse_size(v, &o->every) || o->every == 0) return nb_usage_error("bad --every '%s'", v);
-      break;
-    case 7:
-      if (cli_parse_size(v, &o->width) || o->width < 16 || o->width > 8192)
-        return nb_usage_error("bad --size '%s' (16 .. 8192)", v);
-      break;
-    case 8:
-      if (cli_parse_size(v, &z)) return nb_usage_error("bad --seed '%s'", v);
+    case OPT_SEED:
+      if (cli_parse_size(v, &z)) return cli_scan_error(&sc, "bad --seed '%s'", v);
       o->seed = z;
       break;
-    case 9:
-      if (cli_parse_backend(v, &o->backend))
-        return nb_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-      break;
     default:
-      return nb_usage_error("unknown argument '%s'", arg);
+      return cli_scan_error(&sc, "unknown argument '%s'", sc.arg);
     }
   }
   return -1;
@@ -387,21 +356,17 @@ static void si_rate(double v, const char *unit, char *buf, size_t len) {
              unit);
 }
 
-static int nb_fail(pp_context *ctx, const char *what, pp_status s) {
-  fprintf(stderr, "parprim nbody: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
-  return 1;
-}
-
 static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   const size_t n = o->n, bytes = 7 * n * sizeof(float);
   void *mem = NULL;
   pp_status s = pp_malloc(ctx, &mem, bytes);
-  if (s != PP_OK) return nb_fail(ctx, "pp_malloc", s);
+  if (s != PP_OK) return cli_call_failed("nbody", ctx, "pp_malloc", s);
   float *d = mem;
   pp_bodies b = {d, d + n, d + 2 * n, d + 3 * n, d + 4 * n, d + 5 * n, d + 6 * n, n};
   nb_view view = {o->width, view_half(host, n), 0, NULL};
   int rc = 0;
-  if ((s = pp_copy(ctx, d, host, bytes)) != PP_OK) rc = nb_fail(ctx, "copy to the backend", s);
+  if ((s = pp_copy(ctx, d, host, bytes)) != PP_OK)
+    rc = cli_call_failed("nbody", ctx, "copy to the backend", s);
   if (rc == 0 && o->frames) {
     view.grid = malloc(o->width * o->width * sizeof(double));
     if (!view.grid) {
@@ -411,7 +376,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   }
   double k0 = 0, u0 = 0, busy_ms = 0, interactions = 0;
   if (rc == 0 && (s = pp_nbody_energy(ctx, &b, o->softening, &k0, &u0)) != PP_OK)
-    rc = nb_fail(ctx, "pp_nbody_energy", s);
+    rc = cli_call_failed("nbody", ctx, "pp_nbody_energy", s);
   const double e0 = k0 + u0;
   if (rc == 0) printf("step %8d  t %8.4f  E %+.8f  (K %.6f, U %+.6f)\n", 0, 0.0, e0, k0, u0);
   size_t frame = 0;
@@ -426,7 +391,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
     if (s == PP_OK) s = pp_synchronize(ctx);
     double ms = cli_now_ms() - t0;
     if (s != PP_OK) {
-      rc = nb_fail(ctx, "pp_nbody_step", s);
+      rc = cli_call_failed("nbody", ctx, "pp_nbody_step", s);
       break;
     }
     done += chunk;
@@ -435,7 +400,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
     interactions += inter;
     double k = 0, u = 0;
     if ((s = pp_nbody_energy(ctx, &b, o->softening, &k, &u)) != PP_OK) {
-      rc = nb_fail(ctx, "pp_nbody_energy", s);
+      rc = cli_call_failed("nbody", ctx, "pp_nbody_energy", s);
       break;
     }
     cli_progress_end(); /* the line below replaces it */
@@ -447,7 +412,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
     fflush(stdout);
     if (o->frames) {
       if ((s = pp_copy(ctx, host, d, 2 * n * sizeof(float))) != PP_OK) {
-        rc = nb_fail(ctx, "copy from the backend", s);
+        rc = cli_call_failed("nbody", ctx, "copy from the backend", s);
         break;
       }
       rc = write_frame(&view, host, host + n, host + 6 * n, n, o->frames, frame++,
@@ -477,7 +442,7 @@ static int simulate(pp_context *ctx, const nb_opts *o, float *host) {
   }
   free(view.grid);
   pp_status fs = pp_free(ctx, mem);
-  if (rc == 0 && fs != PP_OK) rc = nb_fail(ctx, "pp_free", fs);
+  if (rc == 0 && fs != PP_OK) rc = cli_call_failed("nbody", ctx, "pp_free", fs);
   return rc;
 }
 
@@ -487,12 +452,7 @@ int pp_cli_nbody_main(int argc, char **argv) {
   int rc = nb_parse(argc, argv, &o, &n_given);
   if (rc >= 0) return rc;
   pp_context *ctx = NULL;
-  pp_status s = pp_create(&ctx, o.backend);
-  if (s != PP_OK) {
-    fprintf(stderr, "parprim nbody: backend %s: %s: %s\n", pp_backend_string(o.backend),
-            pp_status_string(s), pp_last_error(NULL));
-    return 1;
-  }
+  if (cli_create("nbody", &ctx, o.backend)) return 1;
   if (!n_given && pp_backend_of(ctx) == PP_BACKEND_CPU) o.n = 2048;
   if (o.every == 0) o.every = o.steps / 20 > 0 ? o.steps / 20 : 1;
   if (o.frames && mkdir(o.frames, 0777) != 0 && errno != EEXIST) {

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "progress.h"
+#include "raw_file.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -68,4 +69,14 @@ void cli_progress_end(void) {
 void cli_progress_bytes(void *arg, size_t done, size_t total) {
   (void)arg;
   cli_progress_update((double)done / 1e6, (double)total / 1e6, "MB");
+}
+
+int cli_progress_read_raw(const char *cmd, const char *path, size_t es, void **data,
+                          size_t *bytes) {
+  char what[sizeof state.what];
+  snprintf(what, sizeof what, "parprim %s: reading", cmd);
+  cli_progress_begin(what);
+  int rc = cli_read_raw(cmd, path, es, data, bytes, cli_progress_bytes, NULL);
+  cli_progress_end();
+  return rc;
 }

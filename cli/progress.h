@@ -25,6 +25,9 @@ void cli_progress_update(double done, double total, const char *unit);
 void cli_progress_end(void);
 /* A raw_file.h read-progress callback (arg unused). */
 void cli_progress_bytes(void *arg, size_t done, size_t total);
+/* cli_read_raw (raw_file.h) for `parprim CMD`, as the phase "parprim CMD: reading". */
+int cli_progress_read_raw(const char *cmd, const char *path, size_t es, void **data,
+                          size_t *bytes);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,6 @@
 #include "gpus.h"
 #include "out_file.h"
 #include "progress.h"
-#include "raw_file.h"
 
 #include "common.h"
 #include "parprim.h"
@@ -21,8 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SORT_EXIT_USAGE 2
 
 void pp_cli_sort_usage(FILE *f) {
   fputs("usage: parprim sort FILE --type T [--desc] [--out FILE] [--backend cpu|cuda|auto]\n"
@@ -48,73 +45,24 @@ void pp_cli_sort_usage(FILE *f) {
         f);
 }
 
-static int sort_usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("sort", pp_cli_sort_usage, fmt, arg);
-}
-
 typedef struct sort_args {
   const char *in, *out;
   pp_dtype type;
-  bool have_type, desc;
+  bool desc;
   pp_backend backend;
 } sort_args;
 
 /* Returns -1 when parsed, else the exit code (0 after help). */
 static int sort_parse(int argc, char **argv, sort_args *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0) {
-      pp_cli_sort_usage(stdout);
-      return 0;
-    }
-    if (strcmp(arg, "--desc") == 0) {
-      a->desc = true;
-      continue;
-    }
-    if (strcmp(arg, "--quiet") == 0) {
-      cli_progress_allow(false);
-      continue;
-    }
-    static const char *const valued[] = {"--type", "--out", "--backend"};
-    int which = -1;
-    const char *v = NULL;
-    for (int k = 0; k < 3 && which < 0; k++) {
-      size_t len = strlen(valued[k]);
-      if (strcmp(arg, valued[k]) == 0) {
-        if (i + 1 >= argc) return sort_usage_error("%s needs a value", arg);
-        which = k;
-        v = argv[++i];
-      } else if (strncmp(arg, valued[k], len) == 0 && arg[len] == '=') {
-        which = k;
-        v = arg + len + 1;
-      }
-    }
-    if (which == 0) {
-      if (cli_parse_dtype(v, &a->type))
-        return sort_usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
-      a->have_type = true;
-    } else if (which == 1) {
-      if (!*v) return sort_usage_error("%s", "--out needs a file name");
-      a->out = v;
-    } else if (which == 2) {
-      if (cli_parse_backend(v, &a->backend))
-        return sort_usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return sort_usage_error("unknown option '%s'", arg);
-    } else if (a->in) {
-      return sort_usage_error("unexpected argument '%s' (one input file)", arg);
-    } else {
-      a->in = arg;
-    }
-  }
-  if (!a->in) return sort_usage_error("%s", "no input FILE");
-  if (!a->have_type) return sort_usage_error("%s", "--type is required");
-  return -1;
-}
-
-static int sort_fail(pp_context *ctx, const char *what, pp_status s) {
-  fprintf(stderr, "parprim sort: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
-  return 1;
+  const cli_option options[] = {
+      CLI_DTYPE("--type", &a->type, NULL, CLI_REQUIRED),
+      CLI_FLAG("--desc", &a->desc),
+      CLI_NAME("--out", &a->out, "a file name"),
+      CLI_BACKEND("--backend", &a->backend),
+      CLI_QUIET,
+  };
+  cli_scan sc = CLI_SCAN("sort", pp_cli_sort_usage, options, argc, argv, &a->in, "no input FILE");
+  return cli_scan_all(&sc);
 }
 
 /* Sorts host[0..n) on ctx; on a GPU through pp_malloc memory. */
@@ -124,11 +72,7 @@ static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, si
   double t0 = cli_now_ms(), copy_ms = 0.0;
   pp_status s;
   if (staged) {
-    if ((s = pp_malloc(ctx, &work, bytes)) != PP_OK) return sort_fail(ctx, "pp_malloc", s);
-    if ((s = pp_copy(ctx, work, host, bytes)) != PP_OK || (s = pp_synchronize(ctx)) != PP_OK) {
-      (void)pp_free(ctx, work); /* already failing */
-      return sort_fail(ctx, "copy to the device", s);
-    }
+    if (cli_stage("sort", ctx, host, bytes, &work)) return 1;
     copy_ms = cli_now_ms() - t0;
   }
   pp_sort_opts opts = {a->desc ? PP_DESCENDING : PP_ASCENDING, PP_SORT_AUTO};
@@ -138,14 +82,14 @@ static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, si
   double sort_ms = cli_now_ms() - t1;
   if (s != PP_OK) {
     if (staged) (void)pp_free(ctx, work);
-    return sort_fail(ctx, "pp_sort", s);
+    return cli_call_failed("sort", ctx, "pp_sort", s);
   }
   if (staged) {
     double t2 = cli_now_ms();
     s = pp_copy(ctx, host, work, bytes);
     pp_status fs = pp_free(ctx, work);
-    if (s != PP_OK) return sort_fail(ctx, "copy from the device", s);
-    if (fs != PP_OK) return sort_fail(ctx, "pp_free", fs);
+    if (s != PP_OK) return cli_call_failed("sort", ctx, "copy from the device", s);
+    if (fs != PP_OK) return cli_call_failed("sort", ctx, "pp_free", fs);
     copy_ms += cli_now_ms() - t2;
   }
 
@@ -162,7 +106,7 @@ static int sort_on(pp_context *ctx, const sort_args *a, void *host, size_t n, si
 int pp_cli_sort_main(int argc, char **argv) {
   if (pp_gpus_wanted(argc, argv)) /* --gpus N: sorted across N GPUs (dist_cmd.c) */
     return pp_cli_sort_gpus_main(argc, argv);
-  sort_args a = {NULL, NULL, PP_U8, false, false, PP_BACKEND_AUTO};
+  sort_args a = {NULL, NULL, PP_U8, false, PP_BACKEND_AUTO};
   int rc = sort_parse(argc, argv, &a);
   if (rc >= 0) return rc;
 
@@ -187,18 +131,9 @@ int pp_cli_sort_main(int argc, char **argv) {
     free(default_out);
     return 1;
   }
-  cli_progress_begin("parprim sort: reading");
-  rc = cli_read_raw("sort", a.in, es, &data, &bytes, cli_progress_bytes, NULL);
-  cli_progress_end();
+  rc = cli_progress_read_raw("sort", a.in, es, &data, &bytes);
   pp_context *ctx = NULL;
-  if (rc == 0) {
-    pp_status s = pp_create(&ctx, a.backend);
-    if (s != PP_OK) {
-      fprintf(stderr, "parprim sort: backend %s: %s: %s\n", pp_backend_string(a.backend),
-              pp_status_string(s), pp_last_error(NULL));
-      rc = 1;
-    }
-  }
+  if (rc == 0) rc = cli_create("sort", &ctx, a.backend);
   if (rc == 0) rc = sort_on(ctx, &a, data, bytes / es, bytes);
   if (rc == 0) rc = cli_write_raw("sort", a.out, data, bytes);
   if (rc == 0) printf("wrote %s\n", a.out);

@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "out_file.h"
 #include "progress.h"
-#include "raw_file.h"
 
 #include "common.h"
 #include "parprim.h"
@@ -24,8 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TOPK_EXIT_USAGE 2
 
 void pp_cli_topk_usage(FILE *f) {
   fputs("usage: parprim topk FILE --type T --k K [--smallest] [--out FILE]\n"
@@ -53,82 +50,27 @@ void pp_cli_topk_usage(FILE *f) {
         f);
 }
 
-static int usage_error(const char *fmt, const char *arg) {
-  return cli_usage_error("topk", pp_cli_topk_usage, fmt, arg);
-}
-
 typedef struct topk_args {
   const char *in, *out;
   pp_dtype type;
   size_t k;
-  bool have_type, have_k, smallest, indices;
+  bool smallest, indices;
   pp_backend backend;
 } topk_args;
 
 /* Returns -1 when parsed, else the exit code (0 after help). */
 static int parse(int argc, char **argv, topk_args *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help") || !strcmp(arg, "help")) {
-      pp_cli_topk_usage(stdout);
-      return 0;
-    }
-    if (!strcmp(arg, "--smallest")) {
-      a->smallest = true;
-      continue;
-    }
-    if (!strcmp(arg, "--indices")) {
-      a->indices = true;
-      continue;
-    }
-    if (!strcmp(arg, "--quiet")) {
-      cli_progress_allow(false);
-      continue;
-    }
-    static const char *const valued[] = {"--type", "--k", "--out", "--backend"};
-    int which = -1;
-    const char *v = NULL;
-    for (int q = 0; q < 4 && which < 0; q++) {
-      size_t len = strlen(valued[q]);
-      if (!strcmp(arg, valued[q])) {
-        if (i + 1 >= argc) return usage_error("%s needs a value", arg);
-        which = q;
-        v = argv[++i];
-      } else if (!strncmp(arg, valued[q], len) && arg[len] == '=') {
-        which = q;
-        v = arg + len + 1;
-      }
-    }
-    if (which == 0) {
-      if (cli_parse_dtype(v, &a->type))
-        return usage_error("unknown type '%s' (u8, i32, u32, i64, u64, f32, f64)", v);
-      a->have_type = true;
-    } else if (which == 1) {
-      if (cli_parse_size(v, &a->k)) return usage_error("bad --k '%s'", v);
-      a->have_k = true;
-    } else if (which == 2) {
-      if (!*v) return usage_error("%s", "--out needs a file name");
-      a->out = v;
-    } else if (which == 3) {
-      if (cli_parse_backend(v, &a->backend))
-        return usage_error("unknown backend '%s' (cpu, cuda, auto)", v);
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return usage_error("unknown option '%s'", arg);
-    } else if (a->in) {
-      return usage_error("unexpected argument '%s' (one input file)", arg);
-    } else {
-      a->in = arg;
-    }
-  }
-  if (!a->in) return usage_error("%s", "no input FILE");
-  if (!a->have_type) return usage_error("%s", "--type is required");
-  if (!a->have_k) return usage_error("%s", "--k is required");
-  return -1;
-}
-
-static int fail(pp_context *ctx, const char *what, pp_status s) {
-  fprintf(stderr, "parprim topk: %s: %s: %s\n", what, pp_status_string(s), pp_last_error(ctx));
-  return 1;
+  const cli_option options[] = {
+      CLI_DTYPE("--type", &a->type, NULL, CLI_REQUIRED),
+      CLI_SIZE("--k", &a->k, CLI_REQUIRED, 0, 0, "bad --k '%s'"),
+      CLI_FLAG("--smallest", &a->smallest),
+      CLI_NAME("--out", &a->out, "a file name"),
+      CLI_FLAG("--indices", &a->indices),
+      CLI_BACKEND("--backend", &a->backend),
+      CLI_QUIET,
+  };
+  cli_scan sc = CLI_SCAN("topk", pp_cli_topk_usage, options, argc, argv, &a->in, "no input FILE");
+  return cli_scan_all(&sc);
 }
 
 /* Selects on ctx (through pp_malloc memory on a GPU) into host vals / idx. */
@@ -140,11 +82,7 @@ static int select_on(pp_context *ctx, const topk_args *a, const void *host, size
   void *dev = NULL;
   pp_status s;
   if (staged) {
-    if ((s = pp_malloc(ctx, &dev, n * es)) != PP_OK) return fail(ctx, "pp_malloc", s);
-    if ((s = pp_copy(ctx, dev, host, n * es)) != PP_OK || (s = pp_synchronize(ctx)) != PP_OK) {
-      (void)pp_free(ctx, dev);
-      return fail(ctx, "copy to the device", s);
-    }
+    if (cli_stage("topk", ctx, host, n * es, &dev)) return 1;
     work = dev;
   }
   double t0 = cli_now_ms();
@@ -152,7 +90,7 @@ static int select_on(pp_context *ctx, const topk_args *a, const void *host, size
   if (s == PP_OK) s = pp_synchronize(ctx);
   double ms = cli_now_ms() - t0;
   if (dev) (void)pp_free(ctx, dev);
-  if (s != PP_OK) return fail(ctx, "pp_topk", s);
+  if (s != PP_OK) return cli_call_failed("topk", ctx, "pp_topk", s);
   pp_device_info info;
   const char *name = pp_get_device_info(ctx, &info) == PP_OK ? info.name : "unknown device";
   printf("%zu %s of %zu %s elements in %.3f ms on %s (%s)\n", a->k,
@@ -185,9 +123,7 @@ int pp_cli_topk_main(int argc, char **argv) {
       return 1;
     }
   }
-  cli_progress_begin("parprim topk: reading");
-  rc = cli_read_raw("topk", a.in, es, &data, &bytes, cli_progress_bytes, NULL);
-  cli_progress_end();
+  rc = cli_progress_read_raw("topk", a.in, es, &data, &bytes);
   const size_t n = bytes / es;
   if (rc == 0 && a.k > n) {
     fprintf(stderr, "parprim topk: --k %zu exceeds the %zu elements of '%s'\n", a.k, n, a.in);
@@ -201,14 +137,7 @@ int pp_cli_topk_main(int argc, char **argv) {
       rc = 1;
     }
   }
-  if (rc == 0) {
-    pp_status s = pp_create(&ctx, a.backend);
-    if (s != PP_OK) {
-      fprintf(stderr, "parprim topk: backend %s: %s: %s\n", pp_backend_string(a.backend),
-              pp_status_string(s), pp_last_error(NULL));
-      rc = 1;
-    }
-  }
+  if (rc == 0) rc = cli_create("topk", &ctx, a.backend);
   if (rc == 0) rc = select_on(ctx, &a, data, n, vals, idx);
   if (rc == 0 && a.out) {
     rc = cli_write_raw("topk", a.out, vals, a.k * es);
