@@ -109,17 +109,15 @@ static void test_merge(pp_context *ctx) {
       {1, 1},         {2, 3},      {31, 33},       {32, 32},      {255, 257},
       {1000, 1},      {1, 1000},   {4097, 4095},   {65536, 0},    {0, 65537},
       {65535, 65537}, {150000, 7}, {7, 150000},    {100003, 99999}};
+  const size_t ns = sizeof sizes / sizeof sizes[0];
   unsigned mem = 0;
   uint64_t stream = 300000;
-  for (size_t ti = 0; ti < N_TYPES; ti++)
-    for (int o = 0; o < 2; o++)
-      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-        for (int p = 0; p < N_PATTERNS; p++) {
-          size_t n = sizes[si][0] + sizes[si][1];
-          if (n > 5000 && p != (int)(si + 3 * ti + 5 * o) % N_PATTERNS) continue; /* time */
-          merge_pattern(ctx, all_types[ti], (pp_order)o, p, sizes[si][0], sizes[si][1],
-                        mem++ % 8, stream++);
-        }
+  for (size_t k = 0; k < sort_grid_count(ns); k++) {
+    const sort_grid g = sort_grid_at(k, ns);
+    const size_t na = sizes[g.si][0], nb = sizes[g.si][1];
+    if (na + nb > 5000 && g.p != (int)(g.si + 3 * g.ti + 5 * (size_t)g.o) % N_PATTERNS) continue; /* time */
+    merge_pattern(ctx, all_types[g.ti], (pp_order)g.o, g.p, na, nb, mem++ % 8, stream++);
+  }
   /* large and odd, over many thread parts */
   merge_pattern(ctx, PP_U32, PP_ASCENDING, P_RANDOM, ((size_t)1 << 20) + 3, 777777, 1, stream++);
   merge_pattern(ctx, PP_F64, PP_DESCENDING, P_NANS, 3 * ((size_t)1 << 18) + 17, 1 << 18, 6,

@@ -215,12 +215,7 @@ static void gen(pp_dtype t, int p, size_t n, void *h, th_rng *r) {
       break;
     case P_NAN_SOME: v = th_below(r, 10) == 0 ? (double)NAN : th_range(r, -100, 100); break;
     case P_NAN_ALL: v = (double)NAN; break;
-    case P_NAN_INF: {
-      uint64_t k = th_below(r, 10);
-      v = k < 3 ? (double)NAN : k == 3 ? (double)INFINITY : k == 4 ? -(double)INFINITY
-                                                                   : th_range(r, -100, 100);
-      break;
-    }
+    case P_NAN_INF: v = th_nan_inf(r, 3); break;
     case P_ZEROS: v = th_next(r) & 1 ? -0.0 : 0.0; break;
     case P_ZERO_POS: {
       uint64_t k = th_below(r, 3);

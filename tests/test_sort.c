@@ -173,16 +173,15 @@ static void test_sort_small(pp_context *ctx) {
  * sizes a GPU tile of 2^12 .. 2^15 keys does not divide. */
 static void test_sort_medium(pp_context *ctx) {
   static const size_t sizes[] = {65535, 65536, 65537, 100003, 8191, 12289, 16385, 32769, 262147};
+  const size_t ns = sizeof sizes / sizeof sizes[0];
   unsigned mem = 3;
   uint64_t stream = 100000;
-  for (size_t ti = 0; ti < N_TYPES; ti++)
-    for (int o = 0; o < 2; o++)
-      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-        for (int p = 0; p < N_PATTERNS; p++) {
-          if (si != 2 && p != (int)(si + 3 * ti + 5 * o) % N_PATTERNS) continue; /* time */
-          size_t vs = vsizes[(stream + ti) % 3];
-          sort_pattern(ctx, all_types[ti], vs, (pp_order)o, p, sizes[si], mem++ % 16, stream++);
-        }
+  for (size_t k = 0; k < sort_grid_count(ns); k++) {
+    const sort_grid g = sort_grid_at(k, ns);
+    if (g.si != 2 && g.p != (int)(g.si + 3 * g.ti + 5 * (size_t)g.o) % N_PATTERNS) continue; /* time */
+    const size_t vs = vsizes[(stream + g.ti) % 3];
+    sort_pattern(ctx, all_types[g.ti], vs, (pp_order)g.o, g.p, sizes[g.si], mem++ % 16, stream++);
+  }
 }
 
 /* Around the GPU merge and sample sorts' chunks and merge tiles (chunks of 512 x 33 = 16896

@@ -94,12 +94,7 @@ static inline void gen(pp_dtype t, int p, size_t n, void *h, th_rng *r) {
       case P_NAN_SOME: x = th_below(r, 8) == 0 ? (double)NAN : th_range(r, -100, 100); break;
       case P_NAN_ALL: x = (double)NAN; break;
       case P_NAN_PREFIX: x = i < n - n / 3 ? (double)NAN : th_range(r, -100, 100); break;
-      case P_NAN_INF: {
-        uint64_t k = th_below(r, 10);
-        x = k < 2 ? (double)NAN : k == 2 ? (double)INFINITY : k == 3 ? -(double)INFINITY
-                                                                     : th_range(r, -100, 100);
-        break;
-      }
+      case P_NAN_INF: x = th_nan_inf(r, 2); break;
       case P_ZEROS: x = th_next(r) & 1 ? -0.0 : 0.0; break;
       /* one sign, then the other from a third of the way on, then back */
       case P_ZERO_BLOCKS: x = (i * 3 / (n ? n : 1)) % 2 ? -0.0 : 0.0; break;

@@ -132,6 +132,24 @@ static const char *pattern_names[N_PATTERNS] = {
     "random", "dups", "sorted", "reversed", "equal", "few", "high-bit",
     "top-byte", "special", "zeros", "nans", "heavy", "skewed"};
 
+/* The sort and merge tests' grid of cases: every dtype x both orders x n_sizes sizes x every
+ * pattern, the pattern varying fastest; case k of sort_grid_count(n_sizes). */
+typedef struct sort_grid {
+  size_t ti, si; /* all_types[ti], the test's sizes[si] */
+  int o, p;      /* pp_order, pattern */
+} sort_grid;
+static inline size_t sort_grid_count(size_t n_sizes) { return N_TYPES * 2 * n_sizes * N_PATTERNS; }
+static inline sort_grid sort_grid_at(size_t k, size_t n_sizes) {
+  sort_grid g;
+  g.p = (int)(k % N_PATTERNS);
+  k /= N_PATTERNS;
+  g.si = k % n_sizes;
+  k /= n_sizes;
+  g.o = (int)(k % 2);
+  g.ti = k / 2;
+  return g;
+}
+
 static inline void put_bits(pp_dtype t, void *p, size_t i, uint64_t bits) {
   size_t es = pp_dtype_size(t);
   if (es == 1) {

@@ -48,6 +48,15 @@ static inline void th_sweep_types(pp_context *ctx, const char *what, uint64_t st
   }
 }
 
+/* Float test data with specials among ordinary values: of ten draws, `nans` are NaN, one
+ * +inf, one -inf, the rest uniform in [-100, 100). */
+static inline double th_nan_inf(th_rng *r, uint64_t nans) {
+  const uint64_t k = th_below(r, 10);
+  if (k < nans) return (double)NAN;
+  if (k < nans + 2) return k == nans ? (double)INFINITY : -(double)INFINITY;
+  return th_range(r, -100, 100);
+}
+
 static inline int is_float(pp_dtype t) { return t == PP_F32 || t == PP_F64; }
 static inline int is_signed(pp_dtype t) { return t == PP_I32 || t == PP_I64; }
 
