@@ -1,7 +1,7 @@
 """Type hints for parprim. Arrays are any object with the buffer protocol, __dlpack__ or
 __cuda_array_interface__ (NumPy, torch, CuPy, JAX, memoryview, ...); results come back in
 the caller's framework, so they are typed as Any."""
-from typing import Any, Literal, NamedTuple, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Literal, NamedTuple, Optional, Protocol, Sequence, Tuple, Union, overload
 
 ArrayLike = Any
 Stream = Union[int, Any]  # a cudaStream_t handle, or an object with .cuda_stream / .ptr
@@ -66,18 +66,16 @@ def max(x: ArrayLike, *, out: Optional[ArrayLike] = None, ctx: Optional[Context]
         stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
 def reduce(x: ArrayLike, op: Op = "sum", *, out: Optional[ArrayLike] = None, ctx: Optional[Context] = None,
            stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
-@overload
-def argmin(x: ArrayLike, *, return_value: Literal[False] = False, ctx: Optional[Context] = None,
-           stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
-@overload
-def argmin(x: ArrayLike, *, return_value: Literal[True], ctx: Optional[Context] = None,
-           stream: Optional[Stream] = None, copy: bool = False) -> Tuple[Any, Any]: ...
-@overload
-def argmax(x: ArrayLike, *, return_value: Literal[False] = False, ctx: Optional[Context] = None,
-           stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
-@overload
-def argmax(x: ArrayLike, *, return_value: Literal[True], ctx: Optional[Context] = None,
-           stream: Optional[Stream] = None, copy: bool = False) -> Tuple[Any, Any]: ...
+class _ArgReduce(Protocol):
+    """argmin and argmax: the index, or (value, index) with return_value=True."""
+    @overload
+    def __call__(self, x: ArrayLike, *, return_value: Literal[False] = False, ctx: Optional[Context] = None,
+                 stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
+    @overload
+    def __call__(self, x: ArrayLike, *, return_value: Literal[True], ctx: Optional[Context] = None,
+                 stream: Optional[Stream] = None, copy: bool = False) -> Tuple[Any, Any]: ...
+argmin: _ArgReduce
+argmax: _ArgReduce
 def scan(x: ArrayLike, op: Op = "sum", *, inclusive: bool = True, out: Optional[ArrayLike] = None,
          ctx: Optional[Context] = None, stream: Optional[Stream] = None, copy: bool = False) -> Any: ...
 def cumsum(x: ArrayLike, *, exclusive: bool = False, out: Optional[ArrayLike] = None,

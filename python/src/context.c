@@ -234,12 +234,12 @@ static ContextObject *context_create(pp_backend backend, int device, const pp_di
   st->device = dev;
   atomic_init(&st->refs, 1);
   ContextObject *co = PyObject_New(ContextObject, &ppy_ContextType);
-  if (!co) {
-    state_decref(st);
-    return NULL;
+  if (co) {
+    co->st = st;
+    co->stream_keep = NULL;
+  } else {
+    state_decref(st); /* no object to own the state */
   }
-  co->st = st;
-  co->stream_keep = NULL;
   return co;
 }
 
@@ -371,11 +371,11 @@ static PyObject *Context_device_info(ContextObject *self, PyObject *unused) {
 }
 
 static PyGetSetDef Context_getset[] = {
-    {"backend", (getter)Context_backend, NULL, "'cpu' or 'cuda'", NULL},
-    {"device", (getter)Context_device, NULL, "the CUDA device ordinal, None on the CPU", NULL},
-    {"rank", (getter)Context_rank, NULL, "this process's rank (0 for a plain context)", NULL},
-    {"nranks", (getter)Context_nranks, NULL, "ranks in the group (1 for a plain context)", NULL},
-    {"cached_bytes", (getter)Context_cached_bytes, NULL, "freed result memory kept for reuse", NULL},
+    PPY_GETTER(Context, backend, "'cpu' or 'cuda'"),
+    PPY_GETTER(Context, device, "the CUDA device ordinal, None on the CPU"),
+    PPY_GETTER(Context, rank, "this process's rank (0 for a plain context)"),
+    PPY_GETTER(Context, nranks, "ranks in the group (1 for a plain context)"),
+    PPY_GETTER(Context, cached_bytes, "freed result memory kept for reuse"),
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef Context_methods[] = {

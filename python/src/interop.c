@@ -109,73 +109,78 @@ PyObject *ppy_get_numpy(void) {
   return np;
 }
 
-/* torch only when the caller has imported it: parprim never imports torch itself */
 ppy_frameworks ppy_fw;
+
+/* getattr(o, path) along a dotted path ("cuda.current_stream"): a new reference, or NULL
+ * with the error set. */
+static PyObject *attr_path(PyObject *o, const char *path) {
+  PyObject *cur = Py_NewRef(o);
+  while (cur && *path) {
+    const char *dot = strchr(path, '.');
+    const int len = dot ? (int)(dot - path) : (int)strlen(path);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", len, path);
+    Py_SETREF(cur, PyObject_GetAttrString(cur, name));
+    path += len + (dot != NULL);
+  }
+  return cur;
+}
+
+/* An attribute a framework may lack (an older torch has no uint32): NULL, no error, if so. */
+static PyObject *attr_or_null(PyObject *o, const char *path) {
+  PyObject *a = attr_path(o, path);
+  if (!a) PyErr_Clear();
+  return a;
+}
+
+/* out[i] = the attribute paths[i] of o (new references), for all n of them or for none:
+ * false with the error cleared when one is missing. */
+static bool attrs_all(PyObject *o, const char *const *paths, PyObject **out, int n) {
+  for (int i = 0; i < n; i++) {
+    if ((out[i] = attr_path(o, paths[i]))) continue;
+    PyErr_Clear();
+    while (i--) Py_CLEAR(out[i]);
+    return false;
+  }
+  return true;
+}
+
+/* torch and CuPy only when the caller has imported them: parprim never imports either
+ * itself. A borrowed reference, or NULL. */
+static PyObject *imported(const char *name) { return PyDict_GetItemString(PyImport_GetModuleDict(), name); }
 
 static bool have_torch(void) {
   if (ppy_fw.torch) return true;
-  PyObject *mods = PyImport_GetModuleDict();
-  PyObject *t = PyDict_GetItemString(mods, "torch");
-  if (!t) return false;
-  PyObject *tensor = PyObject_GetAttrString(t, "Tensor");
-  PyObject *from = PyObject_GetAttrString(t, "from_dlpack");
-  if (!tensor || !from) {
-    PyErr_Clear();
-    Py_XDECREF(tensor);
-    Py_XDECREF(from);
-    return false;
-  }
-  static const char *names[8] = {"uint8", "int32", "uint32", "int64", "uint64", "float32", "float64", "bool"};
-  for (int i = 0; i < 8; i++) {
-    ppy_fw.torch_dtypes[i] = PyObject_GetAttrString(t, names[i]);
-    if (!ppy_fw.torch_dtypes[i]) PyErr_Clear(); /* older torch without uint32 / uint64 */
-  }
-  PyObject *c = PyObject_GetAttrString(t, "_C");
-  ppy_fw.torch_raw_stream = c ? PyObject_GetAttrString(c, "_cuda_getCurrentRawStream") : NULL;
-  PyErr_Clear();
+  PyObject *t = imported("torch");
+  static const char *const needed[2] = {"Tensor", "from_dlpack"};
+  PyObject *got[2];
+  if (!t || !attrs_all(t, needed, got, 2)) return false;
+  static const char *const names[8] = {"uint8", "int32", "uint32", "int64", "uint64", "float32", "float64", "bool"};
+  for (int i = 0; i < 8; i++) ppy_fw.torch_dtypes[i] = attr_or_null(t, names[i]); /* older torch: no uint32 / uint64 */
+  ppy_fw.torch_raw_stream = attr_or_null(t, "_C._cuda_getCurrentRawStream");
   /* the converter torch.from_dlpack ends in, called on our capsule without the Python
    * wrapper's checks: a capsule made on the caller's stream needs no stream exchange */
-  PyObject *direct = c ? PyObject_GetAttrString(c, "_from_dlpack") : NULL;
-  Py_XDECREF(c);
-  PyErr_Clear();
-  ppy_fw.torch_from_dlpack_public = Py_NewRef(from);
-  if (direct) Py_SETREF(from, direct);
-  PyObject *cuda = PyObject_GetAttrString(t, "cuda");
-  ppy_fw.torch_current_stream = cuda ? PyObject_GetAttrString(cuda, "current_stream") : NULL;
-  Py_XDECREF(cuda);
-  PyErr_Clear();
-  Py_INCREF(t);
-  ppy_fw.torch = t;
-  ppy_fw.torch_tensor = tensor;
-  ppy_fw.torch_from_dlpack = from;
+  PyObject *direct = attr_or_null(t, "_C._from_dlpack");
+  ppy_fw.torch_from_dlpack_public = Py_NewRef(got[1]);
+  if (direct) Py_SETREF(got[1], direct);
+  ppy_fw.torch_current_stream = attr_or_null(t, "cuda.current_stream");
+  ppy_fw.torch = Py_NewRef(t);
+  ppy_fw.torch_tensor = got[0];
+  ppy_fw.torch_from_dlpack = got[1];
   return true;
 }
 
 static bool have_cupy(void) {
   if (ppy_fw.cupy) return true;
-  PyObject *mods = PyImport_GetModuleDict();
-  PyObject *cp = PyDict_GetItemString(mods, "cupy");
-  if (!cp) return false;
-  PyObject *nd = PyObject_GetAttrString(cp, "ndarray");
-  PyObject *from = PyObject_GetAttrString(cp, "from_dlpack");
-  PyObject *cont = PyObject_GetAttrString(cp, "ascontiguousarray");
-  PyObject *cuda = PyObject_GetAttrString(cp, "cuda");
-  PyObject *cur = cuda ? PyObject_GetAttrString(cuda, "get_current_stream") : NULL;
-  Py_XDECREF(cuda);
-  if (!nd || !from || !cont || !cur) {
-    PyErr_Clear();
-    Py_XDECREF(nd);
-    Py_XDECREF(from);
-    Py_XDECREF(cont);
-    Py_XDECREF(cur);
-    return false;
-  }
-  Py_INCREF(cp);
-  ppy_fw.cupy = cp;
-  ppy_fw.cupy_ndarray = nd;
-  ppy_fw.cupy_from_dlpack = from;
-  ppy_fw.cupy_ascontig = cont;
-  ppy_fw.cupy_current_stream = cur;
+  PyObject *cp = imported("cupy");
+  static const char *const needed[4] = {"ndarray", "from_dlpack", "ascontiguousarray", "cuda.get_current_stream"};
+  PyObject *got[4];
+  if (!cp || !attrs_all(cp, needed, got, 4)) return false;
+  ppy_fw.cupy = Py_NewRef(cp);
+  ppy_fw.cupy_ndarray = got[0];
+  ppy_fw.cupy_from_dlpack = got[1];
+  ppy_fw.cupy_ascontig = got[2];
+  ppy_fw.cupy_current_stream = got[3];
   return true;
 }
 
@@ -397,10 +402,10 @@ static void Array_dealloc(ArrayObject *self) {
 static PyGetSetDef Array_getset[] = {
     {"__cuda_array_interface__", (getter)Array_cai, NULL, "CUDA array interface v3 (device memory)", NULL},
     {"__array_interface__", (getter)Array_ai, NULL, "NumPy array interface v3 (host memory)", NULL},
-    {"shape", (getter)Array_shape, NULL, "shape", NULL},
-    {"dtype", (getter)Array_dtype, NULL, "dtype name", NULL},
-    {"device", (getter)Array_device, NULL, "'cpu' or 'cuda:N'", NULL},
-    {"data_ptr", (getter)Array_data_ptr, NULL, "address of the first element", NULL},
+    PPY_GETTER(Array, shape, "shape"),
+    PPY_GETTER(Array, dtype, "dtype name"),
+    PPY_GETTER(Array, device, "'cpu' or 'cuda:N'"),
+    PPY_GETTER(Array, data_ptr, "address of the first element"),
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef Array_methods[] = {

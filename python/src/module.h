@@ -186,6 +186,9 @@ PyObject *ppy_out_result(call *c, outbuf *o, int ndim, const int64_t *shape, int
     return __VA_ARGS__;                                                                        \
   }
 
+/* A read-only attribute <attr> of a Python type <type>, read by <type>_<attr>(self, closure). */
+#define PPY_GETTER(type, attr, doc) {#attr, (getter)type##_##attr, NULL, doc, NULL}
+
 /* primitives.c, dense.c: enumerations by name and the functions of the module table */
 int ppy_by_name(call *c, const char *what, PyObject *o, const named *table, int *out);
 PyObject *py_sum(PyObject *s, PyObject *a, PyObject *k);
