@@ -379,10 +379,9 @@ static PyGetSetDef Context_getset[] = {
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef Context_methods[] = {
-    {"synchronize", (PyCFunction)Context_synchronize, METH_NOARGS, "Wait for the work queued on the context's current stream."},
-    {"empty_cache", (PyCFunction)Context_empty_cache, METH_NOARGS,
-     "Give the freed result memory the context keeps for reuse back to the device."},
-    {"device_info", (PyCFunction)Context_device_info, METH_NOARGS, "A dict describing the device (pp_get_device_info)."},
+    PPY_METHOD_NOARGS(Context, synchronize, "Wait for the work queued on the context's current stream."),
+    PPY_METHOD_NOARGS(Context, empty_cache, "Give the freed result memory the context keeps for reuse back to the device."),
+    PPY_METHOD_NOARGS(Context, device_info, "A dict describing the device (pp_get_device_info)."),
     {NULL, NULL, 0, NULL}};
 
 PyDoc_STRVAR(Context_doc,

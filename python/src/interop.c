@@ -8,59 +8,47 @@
 
 size_t ppy_dt_size(int t) { return t == DT_BOOL ? 1 : pp_dtype_size((pp_dtype)t); }
 
+/* One row a dtype, in pp_dtype order, then bool (DT_BOOL, flags only): NumPy's name, the
+ * array interface's typestr, the DLPack type code and bits. */
+typedef struct {
+  int dt;
+  const char *name, *typestr;
+  uint8_t dl_code, dl_bits;
+} dt_row;
+static const dt_row dt_rows[] = {
+    {PP_U8, "uint8", "|u1", kDLUInt, 8},      {PP_I32, "int32", "<i4", kDLInt, 32},
+    {PP_U32, "uint32", "<u4", kDLUInt, 32},   {PP_I64, "int64", "<i8", kDLInt, 64},
+    {PP_U64, "uint64", "<u8", kDLUInt, 64},   {PP_F32, "float32", "<f4", kDLFloat, 32},
+    {PP_F64, "float64", "<f8", kDLFloat, 64}, {DT_BOOL, "bool", "|b1", kDLBool, 8},
+};
+#define N_DT_ROWS (sizeof dt_rows / sizeof dt_rows[0])
+
+static const dt_row *dt_row_of(int t) {
+  for (size_t i = 0; i < N_DT_ROWS; i++)
+    if (dt_rows[i].dt == t) return &dt_rows[i];
+  return NULL;
+}
+
 const char *ppy_dt_name(int t) {
-  switch (t) {
-  case PP_U8: return "uint8";
-  case PP_I32: return "int32";
-  case PP_U32: return "uint32";
-  case PP_I64: return "int64";
-  case PP_U64: return "uint64";
-  case PP_F32: return "float32";
-  case PP_F64: return "float64";
-  case DT_BOOL: return "bool";
-  }
-  return "unknown";
+  const dt_row *r = dt_row_of(t);
+  return r ? r->name : "unknown";
 }
 
 const char *ppy_dt_typestr(int t) {
-  switch (t) {
-  case PP_U8: return "|u1";
-  case PP_I32: return "<i4";
-  case PP_U32: return "<u4";
-  case PP_I64: return "<i8";
-  case PP_U64: return "<u8";
-  case PP_F32: return "<f4";
-  case PP_F64: return "<f8";
-  case DT_BOOL: return "|b1";
-  }
-  return "";
+  const dt_row *r = dt_row_of(t);
+  return r ? r->typestr : "";
 }
 
 DLDataType ppy_dt_dl(int t) {
+  const dt_row *r = dt_row_of(t);
   DLDataType d = {kDLUInt, 8, 1};
-  switch (t) {
-  case PP_U8: d.code = kDLUInt; d.bits = 8; break;
-  case PP_I32: d.code = kDLInt; d.bits = 32; break;
-  case PP_U32: d.code = kDLUInt; d.bits = 32; break;
-  case PP_I64: d.code = kDLInt; d.bits = 64; break;
-  case PP_U64: d.code = kDLUInt; d.bits = 64; break;
-  case PP_F32: d.code = kDLFloat; d.bits = 32; break;
-  case PP_F64: d.code = kDLFloat; d.bits = 64; break;
-  case DT_BOOL: d.code = kDLBool; d.bits = 8; break;
-  }
+  if (r) d.code = r->dl_code, d.bits = r->dl_bits;
   return d;
 }
 
 int ppy_dt_from_dl(DLDataType d) {
-  if (d.lanes != 1) return -1;
-  if (d.code == kDLUInt && d.bits == 8) return PP_U8;
-  if (d.code == kDLInt && d.bits == 32) return PP_I32;
-  if (d.code == kDLUInt && d.bits == 32) return PP_U32;
-  if (d.code == kDLInt && d.bits == 64) return PP_I64;
-  if (d.code == kDLUInt && d.bits == 64) return PP_U64;
-  if (d.code == kDLFloat && d.bits == 32) return PP_F32;
-  if (d.code == kDLFloat && d.bits == 64) return PP_F64;
-  if (d.code == kDLBool && d.bits == 8) return DT_BOOL;
+  for (size_t i = 0; d.lanes == 1 && i < N_DT_ROWS; i++)
+    if (d.code == dt_rows[i].dl_code && d.bits == dt_rows[i].dl_bits) return dt_rows[i].dt;
   return -1;
 }
 

@@ -188,6 +188,8 @@ PyObject *ppy_out_result(call *c, outbuf *o, int ndim, const int64_t *shape, int
 
 /* A read-only attribute <attr> of a Python type <type>, read by <type>_<attr>(self, closure). */
 #define PPY_GETTER(type, attr, doc) {#attr, (getter)type##_##attr, NULL, doc, NULL}
+/* A method <name> without arguments of a Python type <type>, run by <type>_<name>(self, unused). */
+#define PPY_METHOD_NOARGS(type, name, doc) {#name, (PyCFunction)type##_##name, METH_NOARGS, doc}
 
 /* primitives.c, dense.c: enumerations by name and the functions of the module table */
 int ppy_by_name(call *c, const char *what, PyObject *o, const named *table, int *out);
