@@ -308,7 +308,7 @@ static const bench_entry *find_entry(const char *name) {
 /* Command line                                                                         */
 /* ==================================================================================== */
 
-void pp_bench_usage(FILE *f) {
+void pp_cli_bench_usage(FILE *f) {
   fputs("usage: parprim bench [primitive ...] [options]\n"
         "\n"
         "Times parprim against its peer in the same process: on CUDA, CUB (or\n"
@@ -377,7 +377,7 @@ static int parse_args(int argc, char **argv, bench_opts *o) {
       CLI_FLAG("--pairs", &o->pairs),
       CLI_QUIET,
   };
-  cli_scan sc = CLI_SCAN("bench", pp_bench_usage, options, argc, argv, NULL, NULL);
+  cli_scan sc = CLI_SCAN("bench", pp_cli_bench_usage, options, argc, argv, NULL, NULL);
   for (int got; (got = cli_scan_next(&sc)) != CLI_SCAN_END;) {
     const char *v = sc.val, *a = sc.arg;
     size_t n = 0;
@@ -544,7 +544,7 @@ static void run_entries(bench_env *env) {
   }
 }
 
-int pp_bench_main(int argc, char **argv) {
+int pp_cli_bench_main(int argc, char **argv) {
   if (pp_bench_dist_wanted(argc, argv)) /* --gpus N: the distributed bench, bench_dist.c */
     return pp_bench_dist_main(argc, argv);
   bench_opts o = {.reps = DEFAULT_REPS, .fmt = FMT_HUMAN, .backend = PP_BACKEND_AUTO};

@@ -12,30 +12,26 @@
 extern "C" {
 #endif
 
-/* `parprim demo`: every implemented primitive on generated data, checked against the
- * CPU backend (cli/demo.c). */
-int pp_cli_demo_main(int argc, char **argv);
-void pp_cli_demo_usage(FILE *f);
+/* Declares pp_cli_NAME_main(argc, argv), the subcommand `parprim NAME`, and
+ * pp_cli_NAME_usage(f), which writes its usage text to f. */
+#define PP_CLI_SUBCOMMAND(name)                                                            \
+  int pp_cli_##name##_main(int argc, char **argv);                                         \
+  void pp_cli_##name##_usage(FILE *f);
 
-/* `parprim sort`: sorts a raw binary file of one dtype with pp_sort (cli/sort_cmd.c). */
-int pp_cli_sort_main(int argc, char **argv);
-void pp_cli_sort_usage(FILE *f);
-
-/* `parprim histogram` (cli/histogram_cmd.c). */
-int pp_cli_histogram_main(int argc, char **argv);
-void pp_cli_histogram_usage(FILE *f);
-
-/* `parprim topk` (cli/topk_cmd.c). */
-int pp_cli_topk_main(int argc, char **argv);
-void pp_cli_topk_usage(FILE *f);
-
-/* `parprim conv` (cli/conv_cmd.c). */
-int pp_cli_conv_main(int argc, char **argv);
-void pp_cli_conv_usage(FILE *f);
-
-/* `parprim nbody` (cli/nbody_cmd.c). */
-int pp_cli_nbody_main(int argc, char **argv);
-void pp_cli_nbody_usage(FILE *f);
+/* every implemented primitive on generated data, checked against the CPU backend (demo.c) */
+PP_CLI_SUBCOMMAND(demo)
+/* parprim against its peer in the same process (bench/bench.c, bench/bench.h) */
+PP_CLI_SUBCOMMAND(bench)
+/* sorts a raw binary file of one dtype with pp_sort (sort_cmd.c) */
+PP_CLI_SUBCOMMAND(sort)
+/* histogram of a raw array or an image (histogram_cmd.c) */
+PP_CLI_SUBCOMMAND(histogram)
+/* the k largest or smallest elements of a raw array (topk_cmd.c) */
+PP_CLI_SUBCOMMAND(topk)
+/* filters an image with pp_conv2d (conv_cmd.c) */
+PP_CLI_SUBCOMMAND(conv)
+/* an N-body simulation with PNG frames (nbody_cmd.c) */
+PP_CLI_SUBCOMMAND(nbody)
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
  * The CPU backend is the reference because it is the simplest correct implementation
  * we ship; on a machine without a GPU both sides run on it (two contexts), which still
  * exercises the whole API path. Adding a primitive: write its entry function and add it
- * to demo_entries[].
+ * to DEMO_ENTRIES (demo_impl.h).
  *
  * Array results are written to the backend's own memory (pp_malloc) and copied to the
  * host for the check after the timed calls, so the time is the primitive's, not the
@@ -287,26 +287,9 @@ size_t first_diff(const void *a, const void *b, size_t n, size_t es) {
 /* The table of primitives                                                              */
 /* ==================================================================================== */
 
-typedef struct demo_entry {
-  const char *name;
-  void (*run)(demo_env *env);
-} demo_entry;
-
-static const demo_entry demo_entries[] = {
-    {"reduce", pp_demo_reduce},
-    {"argreduce", pp_demo_argreduce},
-    {"scan", pp_demo_scan},
-    {"select", pp_demo_select},
-    {"select_flagged", pp_demo_select_flagged},
-    {"partition", pp_demo_partition},
-    {"sort", pp_demo_sort},
-    {"merge", pp_demo_merge},
-    {"histogram", pp_demo_histogram},
-    {"topk", pp_demo_topk},
-    {"sgemm", pp_demo_sgemm},
-    {"conv", pp_demo_conv},
-    {"nbody", pp_demo_nbody},
-};
+#define DEMO_ENTRY(name) pp_demo_##name,
+static void (*const demo_entries[])(demo_env *env) = {DEMO_ENTRIES(DEMO_ENTRY)};
+#undef DEMO_ENTRY
 
 /* ==================================================================================== */
 /* Command line                                                                         */
@@ -412,7 +395,7 @@ int pp_cli_demo_main(int argc, char **argv) {
     demo_intro(&env, backend);
     demo_header();
     for (size_t i = 0; i < sizeof demo_entries / sizeof demo_entries[0]; i++)
-      demo_entries[i].run(&env);
+      demo_entries[i](&env);
     demo_free_inputs(&env);
     printf("\n%d OK, %d MISMATCH, %d not implemented, %d errors\n", env.ok, env.mismatches,
            env.unimplemented, env.errors);

@@ -86,19 +86,16 @@ double as_double(pp_dtype t, const void *p); /* f32 or f64 element */
 void report_element(const char *what, pp_dtype t, size_t i, const void *got, const void *want);
 size_t first_diff(const void *a, const void *b, size_t n, size_t es);
 
-/* Family entries in their own files. */
-void pp_demo_reduce(demo_env *env);         /* cli/demo_reduce.c */
-void pp_demo_argreduce(demo_env *env);      /* cli/demo_reduce.c */
-void pp_demo_scan(demo_env *env);           /* cli/demo_scan.c */
-void pp_demo_select(demo_env *env);         /* cli/demo_scan.c */
-void pp_demo_select_flagged(demo_env *env); /* cli/demo_scan.c */
-void pp_demo_partition(demo_env *env);      /* cli/demo_scan.c */
-void pp_demo_sort(demo_env *env);           /* cli/demo_sort.c */
-void pp_demo_merge(demo_env *env);          /* cli/demo_sort.c */
-void pp_demo_histogram(demo_env *env); /* cli/demo_histogram.c */
-void pp_demo_topk(demo_env *env);      /* cli/demo_topk.c */
-void pp_demo_sgemm(demo_env *env);     /* cli/demo_sgemm.c */
-void pp_demo_conv(demo_env *env);      /* cli/demo_conv.c */
-void pp_demo_nbody(demo_env *env);     /* cli/demo_nbody.c */
+/* The entries, in the order of the report: X(name) for each void pp_demo_name(demo_env *),
+ * which lives in its family's file. demo.c makes its table from this list. */
+#define DEMO_ENTRIES(X)                                                                    \
+  X(reduce) X(argreduce)                           /* cli/demo_reduce.c */                 \
+  X(scan) X(select) X(select_flagged) X(partition) /* cli/demo_scan.c */                   \
+  X(sort) X(merge)                                 /* cli/demo_sort.c */                   \
+  X(histogram) X(topk) X(sgemm) X(conv) X(nbody)   /* cli/demo_<name>.c */
+
+#define DEMO_DECLARE(name) void pp_demo_##name(demo_env *env);
+DEMO_ENTRIES(DEMO_DECLARE)
+#undef DEMO_DECLARE
 
 #endif /* PP_DEMO_IMPL_H */
