@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pp_cuda_dist_core_ops(pp_backend_ops *o); /* dist_ops.cu: the dist-core entries */
+void pp_cuda_dist_core_ops(pp_backend_ops &o); /* dist_ops.cu: the dist-core entries */
 
 pp_status pp_cuda_fail(pp_context *ctx, cudaError_t e, const char *what, const char *file,
                        int line) {
@@ -317,14 +317,14 @@ static pp_backend_ops cuda_ops_table(void) {
   o.nbody_accel = pp_cuda_nbody_accel;
   o.nbody_step = pp_cuda_nbody_step;
   o.nbody_energy = pp_cuda_nbody_energy;
-  /* dist-core */
-  pp_cuda_dist_core_ops(&o);
   /* dist-sort */
   o.dsort_sample = pp_cuda_dsort_sample;
   o.dsort_count = pp_cuda_dsort_count;
   o.dsort_scatter = pp_cuda_dsort_scatter;
   o.dsort_plan_free = pp_cuda_dsort_plan_free;
   o.dsort_rank = pp_cuda_dsort_rank;
+  /* dist-core */
+  pp_cuda_dist_core_ops(o);
   return o;
 }
 

@@ -134,9 +134,7 @@ static pp_status dist_index_map(pp_context *ctx, const uint64_t *table, const ui
 __global__ void dnb_pack_kernel(const float *__restrict__ x, const float *__restrict__ y,
                                 const float *__restrict__ z, const float *__restrict__ m,
                                 size_t n, size_t n_pad, float4 *__restrict__ pos) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_pad; i += stride)
-    pos[i] = i < n ? make_float4(x[i], y[i], z[i], m[i]) : make_float4(0.f, 0.f, 0.f, 0.f);
+  nb_pack(x, y, z, m, n, n_pad, pos);
 }
 
 /* The rank's targets against the gathered sources: nbody.cuh's force loop. */
@@ -151,13 +149,7 @@ dnb_force_kernel(const float4 *__restrict__ targets, const float4 *__restrict__ 
 __global__ void dnb_accel_out_kernel(const float4 *__restrict__ partial, size_t n, size_t n_tpad,
                                      unsigned splits, float *__restrict__ ax,
                                      float *__restrict__ ay, float *__restrict__ az) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float3 a = nb_sum_partials(partial, i, n_tpad, splits);
-    ax[i] = a.x;
-    ay[i] = a.y;
-    az[i] = a.z;
-  }
+  nb_accel_out(partial, n, n_tpad, splits, ax, ay, az);
 }
 
 template <bool GUARD>
@@ -256,23 +248,10 @@ dnb_energy_kernel(const float4 *__restrict__ tpos, size_t n, const float *__rest
   __shared__ float4 tile[NB_THREADS];
   const size_t i = (size_t)blockIdx.x * NB_THREADS + threadIdx.x;
   const float4 p = tpos[i];
-  const double px = p.x, py = p.y, pz = p.z;
-  double phi = 0.0;
-  for (size_t t = 0; t < n_spad / NB_THREADS; t++) {
-    __syncthreads();
-    tile[threadIdx.x] = spos[t * NB_THREADS + threadIdx.x];
-    __syncthreads();
-    for (int j = 0; j < NB_THREADS; j++) {
-      const float4 q = tile[j];
-      const double dx = (double)q.x - px, dy = (double)q.y - py, dz = (double)q.z - pz;
-      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-      if (t * NB_THREADS + (size_t)j != self + i && r2 > 0.0) phi += (double)q.w * rsqrt(r2);
-    }
-  }
+  const double phi = nb_potential(p, spos, n_spad / NB_THREADS, self + i, eps2, tile);
   nb_energy e = {0.0, 0.0};
   if (i < n) {
-    const double u = vx[i], v = vy[i], w = vz[i];
-    e.kinetic = 0.5 * (double)p.w * (u * u + v * v + w * w);
+    e.kinetic = nb_kinetic(p.w, vx[i], vy[i], vz[i]);
     e.potential = (double)p.w * phi;
   }
   e = pp_block_reduce<nb_energy_sum, NB_THREADS>(e);
@@ -328,13 +307,13 @@ static pp_status dist_nbody_energy(pp_context *ctx, const pp_bodies *t, const pp
 }
 
 /* The dist-core entries of the backend table (internal.h). */
-void pp_cuda_dist_core_ops(pp_backend_ops *o) {
-  o->dist_stream = dist_stream;
-  o->dist_device = dist_device;
-  o->dist_sum_f32 = dist_sum_f32;
-  o->dist_scan_from = pp_cuda_scan_from;
-  o->dist_index_map = dist_index_map;
-  o->dist_nbody_accel = dist_nbody_accel;
-  o->dist_nbody_advance = dist_nbody_advance;
-  o->dist_nbody_energy = dist_nbody_energy;
+void pp_cuda_dist_core_ops(pp_backend_ops &o) {
+  o.dist_stream = dist_stream;
+  o.dist_device = dist_device;
+  o.dist_sum_f32 = dist_sum_f32;
+  o.dist_scan_from = pp_cuda_scan_from;
+  o.dist_index_map = dist_index_map;
+  o.dist_nbody_accel = dist_nbody_accel;
+  o.dist_nbody_advance = dist_nbody_advance;
+  o.dist_nbody_energy = dist_nbody_energy;
 }

@@ -46,9 +46,7 @@ static pp_status nb_temp_alloc(pp_context *ctx, const char *fn, void **mem, size
 __global__ void nb_pack_kernel(const float *__restrict__ x, const float *__restrict__ y,
                                const float *__restrict__ z, const float *__restrict__ m,
                                size_t n, size_t n_pad, float4 *__restrict__ pos) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_pad; i += stride)
-    pos[i] = i < n ? make_float4(x[i], y[i], z[i], m[i]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  nb_pack(x, y, z, m, n, n_pad, pos);
 }
 
 __global__ void nb_unpack_kernel(const float4 *__restrict__ pos, size_t n, float *__restrict__ x,
@@ -65,13 +63,7 @@ __global__ void nb_unpack_kernel(const float4 *__restrict__ pos, size_t n, float
 __global__ void nb_accel_out_kernel(const float4 *__restrict__ partial, size_t n, size_t n_pad,
                                     unsigned splits, float *__restrict__ ax,
                                     float *__restrict__ ay, float *__restrict__ az) {
-  const size_t stride = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float3 a = nb_sum_partials(partial, i, n_pad, splits);
-    ax[i] = a.x;
-    ay[i] = a.y;
-    az[i] = a.z;
-  }
+  nb_accel_out(partial, n, n_pad, splits, ax, ay, az);
 }
 
 /* close: v += h a (the end of the previous step); open: v += h a, then x += dt v. */
@@ -115,24 +107,9 @@ __global__ void __launch_bounds__(NB_THREADS)
   __shared__ float4 tile[NB_THREADS];
   const size_t i = (size_t)blockIdx.x * NB_THREADS + threadIdx.x;
   const float4 p = pos[i];
-  const double px = p.x, py = p.y, pz = p.z;
-  double phi = 0.0;
-  for (size_t t = 0; t < n_pad / NB_THREADS; t++) {
-    __syncthreads();
-    tile[threadIdx.x] = pos[t * NB_THREADS + threadIdx.x];
-    __syncthreads();
-    for (int j = 0; j < NB_THREADS; j++) {
-      const float4 q = tile[j];
-      const double dx = (double)q.x - px, dy = (double)q.y - py, dz = (double)q.z - pz;
-      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-      if (t * NB_THREADS + (size_t)j != i && r2 > 0.0) phi += (double)q.w * rsqrt(r2);
-    }
-  }
+  const double phi = nb_potential(p, pos, n_pad / NB_THREADS, i, eps2, tile);
   nb_energy e = {0.0, (double)p.w * phi};
-  if (i < n) {
-    const double u = vx[i], v = vy[i], w = vz[i];
-    e.kinetic = 0.5 * (double)p.w * (u * u + v * v + w * w);
-  }
+  if (i < n) e.kinetic = nb_kinetic(p.w, vx[i], vy[i], vz[i]);
   e = pp_block_reduce<nb_energy_sum, NB_THREADS>(e);
   if (threadIdx.x == 0) out[blockIdx.x] = e;
 }

@@ -126,6 +126,29 @@ __device__ __forceinline__ float3 nb_sum_partials(const float4 *__restrict__ par
   return make_float3(a.x, a.y, a.z);
 }
 
+/* The grid-stride bodies of the memory-bound kernels that nbody.cu and dist_ops.cu share:
+ * packing bodies into float4 (x, y, z, mass), the massless padding at the origin, ... */
+__device__ __forceinline__ void nb_pack(const float *__restrict__ x, const float *__restrict__ y,
+                                        const float *__restrict__ z, const float *__restrict__ m,
+                                        size_t n, size_t n_pad, float4 *__restrict__ pos) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_pad; i += stride)
+    pos[i] = i < n ? make_float4(x[i], y[i], z[i], m[i]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+/* ... and the accelerations out of the splits' partial sums (nb_sum_partials). */
+__device__ __forceinline__ void nb_accel_out(const float4 *__restrict__ partial, size_t n,
+                                             size_t n_pad, unsigned splits, float *__restrict__ ax,
+                                             float *__restrict__ ay, float *__restrict__ az) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float3 a = nb_sum_partials(partial, i, n_pad, splits);
+    ax[i] = a.x;
+    ay[i] = a.y;
+    az[i] = a.z;
+  }
+}
+
 /* What the energy kernels sum per block (with pp_block_reduce): kinetic energy and
  * sum_i m_i phi_i, i.e. twice -U. */
 struct nb_energy {
@@ -143,6 +166,34 @@ struct nb_energy_sum {
     return e;
   }
 };
+
+/* The energy kernels' per-body terms, in double. The potential at p of the sources (whole
+ * tiles of NB_THREADS bodies, tiles of them), staged through the block's shared tile:
+ * sum of m_j / r, leaving out source number skip (p itself) and bodies at distance 0.
+ * Every thread of the block calls it. */
+__device__ __forceinline__ double nb_potential(float4 p, const float4 *__restrict__ sources,
+                                               size_t tiles, size_t skip, double eps2,
+                                               float4 *tile) {
+  const double px = p.x, py = p.y, pz = p.z;
+  double phi = 0.0;
+  for (size_t t = 0; t < tiles; t++) {
+    __syncthreads();
+    tile[threadIdx.x] = sources[t * NB_THREADS + threadIdx.x];
+    __syncthreads();
+    for (int j = 0; j < NB_THREADS; j++) {
+      const float4 q = tile[j];
+      const double dx = (double)q.x - px, dy = (double)q.y - py, dz = (double)q.z - pz;
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+      if (t * NB_THREADS + (size_t)j != skip && r2 > 0.0) phi += (double)q.w * rsqrt(r2);
+    }
+  }
+  return phi;
+}
+
+/* Kinetic energy m v^2 / 2 of a body of mass m and velocity (u, v, w). */
+__device__ __forceinline__ double nb_kinetic(float m, double u, double v, double w) {
+  return 0.5 * (double)m * (u * u + v * v + w * w);
+}
 
 /* The bodies of pos (n_pad of them) against themselves. */
 template <int B, bool GUARD>
