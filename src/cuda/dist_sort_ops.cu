@@ -237,12 +237,19 @@ __global__ void __launch_bounds__(DS_THREADS)
 
 /* ---- host side ---------------------------------------------------------------------------- */
 
-struct ds_plan {
+/* The rank's part of the call: its keys' type and order, their count and the global
+ * index of the first. */
+struct ds_keys {
   pp_dtype key_t;
   pp_order order;
-  size_t n, ncand, chunk;
-  unsigned blocks;
+  size_t n;
   uint64_t first;
+};
+
+struct ds_plan {
+  ds_keys keys;
+  size_t ncand, chunk;          /* candidates; keys per block */
+  unsigned blocks;
   uint64_t *host_cand;          /* images [0, ncand), indices [ncand, 2 ncand) */
   char *dev;                    /* one scratch block: */
   uint64_t *cand;               /*   the candidates, as host_cand */
@@ -295,6 +302,15 @@ extern "C" void pp_cuda_dsort_plan_free(pp_context *ctx, void *plan) {
   free(p);
 }
 
+/* The counting pass over the rank's keys, as words U. */
+template <typename U>
+static cudaError_t ds_launch_count(pp_cuda_state *st, const ds_plan *p, const void *keys) {
+  ds_count_kernel<U><<<p->blocks, DS_THREADS, 0, st->stream>>>(
+      (const U *)keys, p->keys.n, p->keys.first, p->chunk, p->cand, (int)p->ncand,
+      p->block_counts, p->totals, pp_make_key_order<U>(p->keys.key_t, p->keys.order));
+  return cudaGetLastError();
+}
+
 extern "C" pp_status pp_cuda_dsort_count(pp_context *ctx, pp_dtype key_t, pp_order order,
                                          const void *keys, size_t n, uint64_t first_index,
                                          const uint64_t *cand_image, const uint64_t *cand_index,
@@ -324,13 +340,10 @@ extern "C" pp_status pp_cuda_dsort_count(pp_context *ctx, pp_dtype key_t, pp_ord
     pp_cuda_dsort_plan_free(ctx, p);
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no host memory for the partition plan");
   }
-  p->key_t = key_t;
-  p->order = order;
-  p->n = n;
+  p->keys = ds_keys{key_t, order, n, first_index};
   p->ncand = ncand;
   p->chunk = chunk;
   p->blocks = (unsigned)blocks;
-  p->first = first_index;
   memcpy(p->host_cand, cand_image, ncand * sizeof(uint64_t));
   memcpy(p->host_cand + ncand, cand_index, ncand * sizeof(uint64_t));
 
@@ -352,23 +365,10 @@ extern "C" pp_status pp_cuda_dsort_count(pp_context *ctx, pp_dtype key_t, pp_ord
   if (s == PP_OK) e = cudaMemsetAsync(p->totals, 0, bins * sizeof(unsigned long long), st->stream);
   if (s == PP_OK && e == cudaSuccess) {
     switch (pp_dtype_size(key_t)) {
-    case 1:
-      ds_count_kernel<uint8_t><<<(unsigned)blocks, DS_THREADS, 0, st->stream>>>(
-          (const uint8_t *)keys, n, first_index, chunk, p->cand, (int)ncand, p->block_counts,
-          p->totals, pp_make_key_order<uint8_t>(key_t, order));
-      break;
-    case 4:
-      ds_count_kernel<uint32_t><<<(unsigned)blocks, DS_THREADS, 0, st->stream>>>(
-          (const uint32_t *)keys, n, first_index, chunk, p->cand, (int)ncand, p->block_counts,
-          p->totals, pp_make_key_order<uint32_t>(key_t, order));
-      break;
-    default:
-      ds_count_kernel<uint64_t><<<(unsigned)blocks, DS_THREADS, 0, st->stream>>>(
-          (const uint64_t *)keys, n, first_index, chunk, p->cand, (int)ncand, p->block_counts,
-          p->totals, pp_make_key_order<uint64_t>(key_t, order));
-      break;
+    case 1: e = ds_launch_count<uint8_t>(st, p, keys); break;
+    case 4: e = ds_launch_count<uint32_t>(st, p, keys); break;
+    default: e = ds_launch_count<uint64_t>(st, p, keys); break;
     }
-    e = cudaGetLastError();
   }
   if (s == PP_OK && e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
   static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "64-bit totals");
@@ -386,8 +386,8 @@ static cudaError_t ds_launch_scatter(pp_cuda_state *st, const ds_plan *p, const 
                                      const void *values, ds_scatter_table t, int nb,
                                      const unsigned long long *base) {
   ds_scatter_kernel<U, V, HAS_V><<<p->blocks, DS_THREADS, 0, st->stream>>>(
-      (const U *)keys, (const V *)values, p->n, p->first, p->chunk, t, nb, base,
-      pp_make_key_order<U>(p->key_t, p->order));
+      (const U *)keys, (const V *)values, p->keys.n, p->keys.first, p->chunk, t, nb, base,
+      pp_make_key_order<U>(p->keys.key_t, p->keys.order));
   return cudaGetLastError();
 }
 
@@ -453,8 +453,8 @@ extern "C" pp_status pp_cuda_dsort_scatter(pp_context *ctx, void *plan, const vo
                                                            (const uint32_t *)(d + 4 * nb), (int)nb, base);
     e = cudaGetLastError();
   }
-  if (s == PP_OK && e == cudaSuccess && p->n > 0) {
-    switch (pp_dtype_size(p->key_t)) {
+  if (s == PP_OK && e == cudaSuccess && p->keys.n > 0) {
+    switch (pp_dtype_size(p->keys.key_t)) {
     case 1: e = ds_launch_scatter_values<uint8_t>(st, p, keys, values, value_size, t, (int)nb, base); break;
     case 4: e = ds_launch_scatter_values<uint32_t>(st, p, keys, values, value_size, t, (int)nb, base); break;
     default: e = ds_launch_scatter_values<uint64_t>(st, p, keys, values, value_size, t, (int)nb, base); break;
