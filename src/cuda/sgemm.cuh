@@ -300,6 +300,14 @@ enum {
 };
 
 /* acc[i][j] += fa[i] * fb[j] for rows [I0, I1). */
+/* The fragments of one k step: TM values of A's slice row at a, TN of B's at b. */
+template <int TM, int TN, int LM, int LN>
+__device__ __forceinline__ void sg_load_frags(float (&fa)[TM], float (&fb)[TN], const float *a,
+                                              const float *b) {
+  sg_load_frag<TM, LM>(fa, a);
+  sg_load_frag<TN, LN>(fb, b);
+}
+
 template <int TM, int TN, int I0, int I1, bool SERP>
 __device__ __forceinline__ void sg_fma_rows(float (&acc)[TM][TN], const float (&fa)[TM],
                                             const float (&fb)[TN]) {
@@ -416,8 +424,7 @@ __device__ __forceinline__ void sg_main_loop(const sg_params &p, float (&acc)[TM
   float fa[2][TM], fb[2][TN];
   sg_cp_wait<STAGES - 1>(); /* slice 0 */
   __syncthreads();
-  sg_load_frag<TM, S::LM>(fa[0], As + wm);
-  sg_load_frag<TN, S::LN>(fb[0], Bs + wn);
+  sg_load_frags<TM, TN, S::LM, S::LN>(fa[0], fb[0], As + wm, Bs + wn);
 
   int stage = 0; /* the stage slice t is read from */
   for (int t = 0; t < ktiles; t++) {
@@ -428,8 +435,8 @@ __device__ __forceinline__ void sg_main_loop(const sg_params &p, float (&acc)[TM
       const int cur = kk & 1, nxt = cur ^ 1;
       constexpr bool SERP = (V & SG_V_SERP) != 0;
       if (kk < BK - 1) {
-        sg_load_frag<TM, S::LM>(fa[nxt], a_s + (kk + 1) * LDA_S);
-        sg_load_frag<TN, S::LN>(fb[nxt], b_s + (kk + 1) * LDB_S);
+        sg_load_frags<TM, TN, S::LM, S::LN>(fa[nxt], fb[nxt], a_s + (kk + 1) * LDA_S,
+                                            b_s + (kk + 1) * LDB_S);
         sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
       } else {
         sg_cp_wait<STAGES - 2>(); /* this thread's copies of slice t + 1 are done */
@@ -439,8 +446,8 @@ __device__ __forceinline__ void sg_main_loop(const sg_params &p, float (&acc)[TM
         sg_cp_commit();
         stage = stage + 1 == STAGES ? 0 : stage + 1;
         if (t + 1 < ktiles) {
-          sg_load_frag<TM, S::LM>(fa[nxt], As + stage * BK * LDA_S + wm);
-          sg_load_frag<TN, S::LN>(fb[nxt], Bs + stage * BK * LDB_S + wn);
+          sg_load_frags<TM, TN, S::LM, S::LN>(fa[nxt], fb[nxt], As + stage * BK * LDA_S + wm,
+                                              Bs + stage * BK * LDB_S + wn);
         }
         sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
       }
@@ -539,8 +546,7 @@ __device__ __forceinline__ void sg_main_loop_spread(const sg_params &p, float (&
   float fa[2][TM], fb[2][TN];
   sg_cp_wait<STAGES - 2>(); /* slice 0 */
   __syncthreads();
-  sg_load_frag<TM, S::LM>(fa[0], As + wm);
-  sg_load_frag<TN, S::LN>(fb[0], Bs + wn);
+  sg_load_frags<TM, TN, S::LM, S::LN>(fa[0], fb[0], As + wm, Bs + wn);
 
   /* Stage offsets in floats (block-uniform, so they can live in uniform registers and
    * the shared addresses need no per-slice register of their own): slice t is read at
@@ -563,8 +569,8 @@ __device__ __forceinline__ void sg_main_loop_spread(const sg_params &p, float (&
             sg_copy_unit<MODE_B, BN, BK, THREADS>(v - UA::N, wb0 + wo_b, pb, sb);
         }
       if (kk < BK - 1) {
-        sg_load_frag<TM, S::LM>(fa[nxt], ra + ro_a + (kk + 1) * LDA_S);
-        sg_load_frag<TN, S::LN>(fb[nxt], rb + ro_b + (kk + 1) * LDB_S);
+        sg_load_frags<TM, TN, S::LM, S::LN>(fa[nxt], fb[nxt], ra + ro_a + (kk + 1) * LDA_S,
+                                            rb + ro_b + (kk + 1) * LDB_S);
       } else {
         if (refill) {
           pa += stepa;
@@ -578,8 +584,7 @@ __device__ __forceinline__ void sg_main_loop_spread(const sg_params &p, float (&
         ro_a = ro_a == (STAGES - 1) * SA ? 0 : ro_a + SA;
         ro_b = ro_b == (STAGES - 1) * SB ? 0 : ro_b + SB;
         if (t + 1 < ktiles) {
-          sg_load_frag<TM, S::LM>(fa[nxt], ra + ro_a);
-          sg_load_frag<TN, S::LN>(fb[nxt], rb + ro_b);
+          sg_load_frags<TM, TN, S::LM, S::LN>(fa[nxt], fb[nxt], ra + ro_a, rb + ro_b);
         }
       }
       sg_fma_rows<TM, TN, 0, TM, SERP>(acc, fa[cur], fb[cur]);
