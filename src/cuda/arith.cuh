@@ -10,35 +10,23 @@
 #include <math.h>
 #include <stdint.h>
 
+/* limits<T>::lowest() and highest(): the dtype's range; floats: -inf and +inf. */
+template <typename T, T LO, T HI> struct int_limits {
+  static __device__ T lowest() { return LO; }
+  static __device__ T highest() { return HI; }
+};
+template <typename T> struct float_limits {
+  static __device__ T lowest() { return -INFINITY; }
+  static __device__ T highest() { return INFINITY; }
+};
 template <typename T> struct limits;
-template <> struct limits<uint8_t> {
-  static __device__ uint8_t lowest() { return 0; }
-  static __device__ uint8_t highest() { return UINT8_MAX; }
-};
-template <> struct limits<int32_t> {
-  static __device__ int32_t lowest() { return INT32_MIN; }
-  static __device__ int32_t highest() { return INT32_MAX; }
-};
-template <> struct limits<uint32_t> {
-  static __device__ uint32_t lowest() { return 0; }
-  static __device__ uint32_t highest() { return UINT32_MAX; }
-};
-template <> struct limits<int64_t> {
-  static __device__ int64_t lowest() { return INT64_MIN; }
-  static __device__ int64_t highest() { return INT64_MAX; }
-};
-template <> struct limits<uint64_t> {
-  static __device__ uint64_t lowest() { return 0; }
-  static __device__ uint64_t highest() { return UINT64_MAX; }
-};
-template <> struct limits<float> {
-  static __device__ float lowest() { return -INFINITY; }
-  static __device__ float highest() { return INFINITY; }
-};
-template <> struct limits<double> {
-  static __device__ double lowest() { return -INFINITY; }
-  static __device__ double highest() { return INFINITY; }
-};
+template <> struct limits<uint8_t> : int_limits<uint8_t, 0, UINT8_MAX> {};
+template <> struct limits<int32_t> : int_limits<int32_t, INT32_MIN, INT32_MAX> {};
+template <> struct limits<uint32_t> : int_limits<uint32_t, 0, UINT32_MAX> {};
+template <> struct limits<int64_t> : int_limits<int64_t, INT64_MIN, INT64_MAX> {};
+template <> struct limits<uint64_t> : int_limits<uint64_t, 0, UINT64_MAX> {};
+template <> struct limits<float> : float_limits<float> {};
+template <> struct limits<double> : float_limits<double> {};
 
 template <typename T> __device__ __forceinline__ bool is_nan(T) { return false; }
 template <> __device__ __forceinline__ bool is_nan<float>(float x) { return isnan(x); }
