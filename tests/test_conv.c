@@ -40,10 +40,16 @@ static const char *bname(pp_border b) {
 
 static long long ref_remap(long long i, long long n, pp_border b) {
   if (i >= 0 && i < n) return i;
-  if (b == PP_BORDER_ZERO) return -1;
-  if (b == PP_BORDER_CLAMP || n == 1) return i < 0 ? 0 : n - 1;
-  long long p = 2 * (n - 1), m = ((i % p) + p) % p;
-  return m < n ? m : p - m;
+  switch (b) {
+  case PP_BORDER_ZERO: return -1;
+  case PP_BORDER_CLAMP: return i < 0 ? 0 : n - 1;
+  default: {
+    /* mirror without repeating the edge pixel: a period of 2(n - 1); one pixel is its own mirror */
+    if (n == 1) return 0;
+    const long long period = 2 * (n - 1), m = ((i % period) + period) % period;
+    return m < n ? m : period - m;
+  }
+  }
 }
 
 /* Mirror by walking: move from the nearest inside pixel toward i, reversing direction at

@@ -149,16 +149,24 @@ static const char *const pattern_name[P_COUNT] = {"random", "sorted",   "reverse
                                                   "organ",  "sawtooth", "90% one",  "special"};
 
 static uint64_t special_bits(pp_dtype t, uint64_t r) {
-  static const uint64_t f32[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
-                                 0x3f800000u, 0xbf800000u, 1, 0x80000001u, 0x7fffffffu, 0x00800000u};
-  static const uint64_t f64[] = {0, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
-                                 0x7ff8000000000000ull, 0xfff8000000000123ull, 0x3ff0000000000000ull,
-                                 0xbff0000000000000ull, 1, 0x8000000000000001ull, 0x7fffffffffffffffull,
-                                 0x0010000000000000ull};
+  /* each special as {f32 bits, f64 bits} */
+  static const uint64_t floats[12][2] = {
+      {0, 0},                                       /* +0 */
+      {0x80000000u, 0x8000000000000000ull},         /* -0 */
+      {0x7f800000u, 0x7ff0000000000000ull},         /* +inf */
+      {0xff800000u, 0xfff0000000000000ull},         /* -inf */
+      {0x7fc00000u, 0x7ff8000000000000ull},         /* quiet NaN */
+      {0xffc00001u, 0xfff8000000000123ull},         /* negative NaN with a payload */
+      {0x3f800000u, 0x3ff0000000000000ull},         /* 1 */
+      {0xbf800000u, 0xbff0000000000000ull},         /* -1 */
+      {1, 1},                                       /* smallest subnormal */
+      {0x80000001u, 0x8000000000000001ull},         /* its negative */
+      {0x7fffffffu, 0x7fffffffffffffffull},         /* NaN, all payload bits */
+      {0x00800000u, 0x0010000000000000ull},         /* smallest normal */
+  };
   static const uint64_t ints[] = {0, 1, ~0ull, 0x7fffffffffffffffull, 0x8000000000000000ull,
                                   0x7fffffffu, 0x80000000u, 0xffffffffu, 2, 0xfffffffe, 0x7f, 0x80};
-  if (t == PP_F32) return f32[r % 12];
-  if (t == PP_F64) return f64[r % 12];
+  if (t == PP_F32 || t == PP_F64) return floats[r % 12][t == PP_F64];
   return ints[r % 12];
 }
 

@@ -29,7 +29,7 @@ static inline int cmp_num(double a, double b) {
  * ref_perm_T gives the stable sorting permutation of k[0..n) in idx: a bottom-up merge sort
  * of indices where the right run's element goes first only when strictly before. sgn is
  * -1 for descending, which negates the comparison and so keeps ties in input order. */
-#define REF_TYPE(NAME, T, CMP)                                                              \
+#define REF_TYPE(DT, NAME, T, CMP)                                                          \
   static inline int cmp_##NAME(const void *a, size_t i, const void *b, size_t j) {          \
     T x, y;                                                                                 \
     memcpy(&x, (const unsigned char *)a + i * sizeof(T), sizeof(T));                        \
@@ -56,41 +56,31 @@ static inline int cmp_num(double a, double b) {
     free(tmp);                                                                              \
   }
 
-REF_TYPE(u8, uint8_t, CMP_INT)
-REF_TYPE(i32, int32_t, CMP_INT)
-REF_TYPE(u32, uint32_t, CMP_INT)
-REF_TYPE(i64, int64_t, CMP_INT)
-REF_TYPE(u64, uint64_t, CMP_INT)
-REF_TYPE(f32, float, CMP_FLOAT)
-REF_TYPE(f64, double, CMP_FLOAT)
+/* the dtypes as X(pp_dtype, name, C type, comparison), to stamp the helpers and their switches */
+#define REF_TYPES(X)                                                                        \
+  X(PP_U8, u8, uint8_t, CMP_INT) X(PP_I32, i32, int32_t, CMP_INT)                           \
+  X(PP_U32, u32, uint32_t, CMP_INT) X(PP_I64, i64, int64_t, CMP_INT)                        \
+  X(PP_U64, u64, uint64_t, CMP_INT) X(PP_F32, f32, float, CMP_FLOAT)                        \
+  X(PP_F64, f64, double, CMP_FLOAT)
+REF_TYPES(REF_TYPE)
 
 /* a[i] against b[j] in order o: <0, 0, >0 */
 static inline int ref_cmp_ord(pp_dtype t, pp_order o, const void *a, size_t i, const void *b,
                        size_t j) {
   int c = 0;
-  switch (t) {
-  case PP_U8: c = cmp_u8(a, i, b, j); break;
-  case PP_I32: c = cmp_i32(a, i, b, j); break;
-  case PP_U32: c = cmp_u32(a, i, b, j); break;
-  case PP_I64: c = cmp_i64(a, i, b, j); break;
-  case PP_U64: c = cmp_u64(a, i, b, j); break;
-  case PP_F32: c = cmp_f32(a, i, b, j); break;
-  case PP_F64: c = cmp_f64(a, i, b, j); break;
-  }
+#define CMP_CASE(DT, NAME, T, CMP)                                                          \
+  case DT: c = cmp_##NAME(a, i, b, j); break;
+  switch (t) { REF_TYPES(CMP_CASE) }
+#undef CMP_CASE
   return o == PP_DESCENDING ? -c : c;
 }
 
 static inline void ref_sort_perm(pp_dtype t, pp_order o, const void *k, size_t n, size_t *idx) {
   int sgn = o == PP_DESCENDING ? -1 : 1;
-  switch (t) {
-  case PP_U8: ref_perm_u8(k, n, sgn, idx); break;
-  case PP_I32: ref_perm_i32(k, n, sgn, idx); break;
-  case PP_U32: ref_perm_u32(k, n, sgn, idx); break;
-  case PP_I64: ref_perm_i64(k, n, sgn, idx); break;
-  case PP_U64: ref_perm_u64(k, n, sgn, idx); break;
-  case PP_F32: ref_perm_f32(k, n, sgn, idx); break;
-  case PP_F64: ref_perm_f64(k, n, sgn, idx); break;
-  }
+#define PERM_CASE(DT, NAME, T, CMP)                                                         \
+  case DT: ref_perm_##NAME(k, n, sgn, idx); break;
+  switch (t) { REF_TYPES(PERM_CASE) }
+#undef PERM_CASE
 }
 
 static inline void permute(const void *in, const size_t *idx, size_t n, size_t es, void *out) {
