@@ -16,7 +16,7 @@
  * numbers, printed as a note under each row: they were not measured here.
  *
  * One array on CUDA also gets a second row against cub::DeviceTopK (CCCL >= 3.3, built in
- * when cmake/bench_peers.cmake finds it; bench/peer_cub_topk.h), with our time from the
+ * when cmake/bench_peers.cmake finds it; bench/peer_topk.h), with our time from the
  * first row: MaxPairs with the positions as values, so it writes what pp_topk writes, k
  * values and their indices. Its values come unsorted and, on ties at the k-th, not always
  * the same ones; both are sorted on the host before they are compared with ours.
@@ -24,7 +24,6 @@
 #include "bench_impl.h"
 
 #ifdef PP_HAVE_CUDA
-#include "peer_cub_topk.h"
 #include "peer_topk.h"
 #endif
 

@@ -1,8 +1,10 @@
 /*
- * peer_common.cuh — what the bench's CUB peers share (bench/gpu.cu, bench/peer_histogram.cu):
- * a failure's text, and one cached temporary allocation per peer file, grown only by the
- * *_prepare calls (cudaFree synchronises the device) so that the timed calls never
- * allocate. Internal to bench/.
+ * peer_common.cuh — what the bench's CUB peers share (bench/gpu.cu, bench/peer_histogram.cu,
+ * bench/peer_topk.cu, bench/peer_cub_topk.cu, bench/peer_dist_sort.cu): a failure's text,
+ * cached temporary allocations, grown only by the *_prepare calls (cudaFree synchronises
+ * the device) so that the timed calls never allocate, and freeing a list of buffers. It includes the CUDA runtime API alone, no CCCL
+ * header: peer_cub_topk.cu, compiled against a newer CCCL than the rest, includes it too.
+ * Internal to bench/.
  */
 #ifndef PP_BENCH_PEER_COMMON_CUH
 #define PP_BENCH_PEER_COMMON_CUH
@@ -11,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <initializer_list>
 
 /* Writes "WHAT: TEXT (NAME)" into err (len bytes) and returns -1. */
 static inline int peer_fail(char *err, size_t len, const char *what, cudaError_t e) {
@@ -46,6 +49,12 @@ static inline void peer_temp_release(peer_temp *t) {
   if (t->p) (void)cudaFree(t->p);
   t->p = nullptr;
   t->bytes = 0;
+}
+
+/* cudaFree of each (NULL ones included, which cudaFree takes); on the way out, where a
+ * failure has no one left to report to. */
+static inline void peer_cuda_free(std::initializer_list<void *> ptrs) {
+  for (void *p : ptrs) (void)cudaFree(p);
 }
 
 #endif /* PP_BENCH_PEER_COMMON_CUH */

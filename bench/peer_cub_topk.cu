@@ -1,5 +1,5 @@
 /* peer_cub_topk.cu — cub::DeviceTopK as a top-k peer of `parprim bench` (see
- * peer_cub_topk.h).
+ * peer_topk.h).
  *
  * This translation unit is compiled with newer CCCL headers than the rest of the program
  * (cmake/bench_peers.cmake puts PP_CCCL_NEW_INCLUDE on its include path, ahead of the
@@ -16,9 +16,10 @@
  * copies are interchangeable, and NVTX's init hooks, which NVTX names per version of its
  * own (_v3). Device code is compiled whole-program (no relocatable device code), so kernels
  * and device functions never meet across translation units. docs/benchmarks/peers.md shows
- * how this was checked (nm on the object).
+ * how this was checked (nm on the object). peer_common.cuh brings only the CUDA runtime
+ * API, no CCCL header, so it is safe to include here.
  */
-#include "peer_cub_topk.h"
+#include "peer_topk.h"
 
 #include <stdio.h>
 
@@ -47,6 +48,8 @@ extern "C" void bench_cub_topk_release(void) {}
 
 #else /* PP_HAVE_CUB_TOPK */
 
+#include "peer_common.cuh"
+
 #include <cub/device/device_topk.cuh>
 #include <cub/version.cuh>
 #include <cuda/iterator>
@@ -62,30 +65,15 @@ extern "C" void bench_cub_topk_release(void) {}
 #error "the versioned CUB namespace keeps this CCCL apart from the toolkit's: leave it on"
 #endif
 
-static void *g_temp = NULL;
-static size_t g_temp_bytes = 0;
+static peer_temp g_temp; /* DeviceTopK's temporary storage */
 
-static int fail(const char *what, cudaError_t e) {
-  snprintf(g_err, sizeof g_err, "%s: %s", what, cudaGetErrorString(e));
-  return -1;
-}
+static int fail(const char *what, cudaError_t e) { return peer_fail(g_err, sizeof g_err, what, e); }
 
 extern "C" const char *bench_cub_topk_name(void) {
   static char name[64];
   snprintf(name, sizeof name, "CUB DeviceTopK (CCCL %d.%d.%d)", CUB_MAJOR_VERSION,
            CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
   return name;
-}
-
-static int grow(size_t bytes) {
-  if (bytes <= g_temp_bytes) return 0;
-  if (g_temp) cudaFree(g_temp);
-  g_temp = NULL;
-  g_temp_bytes = 0;
-  cudaError_t e = cudaMalloc(&g_temp, bytes);
-  if (e != cudaSuccess) return fail("cudaMalloc (DeviceTopK temporary storage)", e);
-  g_temp_bytes = bytes;
-  return 0;
 }
 
 /* The only configuration this CCCL implements, asked for explicitly (device_topk.cuh:
@@ -149,22 +137,18 @@ extern "C" int bench_cub_topk_prepare(pp_dtype t, size_t n, size_t k, bool large
   cudaError_t e = run_t(t, NULL, bytes, NULL, n, k, largest, NULL, indices ? &no_indices : NULL,
                         (cudaStream_t)stream);
   if (e != cudaSuccess) return fail("DeviceTopK (size query)", e);
-  return grow(bytes ? bytes : 1);
+  return peer_temp_grow(&g_temp, bytes, g_err, sizeof g_err);
 }
 
 extern "C" int bench_cub_topk(pp_dtype t, const void *d_in, size_t n, size_t k, bool largest,
                               void *d_values, uint64_t *d_indices, void *stream) {
-  size_t bytes = g_temp_bytes;
-  cudaError_t e = run_t(t, g_temp, bytes, d_in, n, k, largest, d_values, d_indices,
+  size_t bytes = g_temp.bytes;
+  cudaError_t e = run_t(t, g_temp.p, bytes, d_in, n, k, largest, d_values, d_indices,
                         (cudaStream_t)stream);
   if (e != cudaSuccess) return fail("cub::DeviceTopK", e);
   return 0;
 }
 
-extern "C" void bench_cub_topk_release(void) {
-  if (g_temp) cudaFree(g_temp);
-  g_temp = NULL;
-  g_temp_bytes = 0;
-}
+extern "C" void bench_cub_topk_release(void) { peer_temp_release(&g_temp); }
 
 #endif /* PP_HAVE_CUB_TOPK */

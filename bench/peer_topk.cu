@@ -1,6 +1,7 @@
 /* peer_topk.cu — CUB full sorts as the top-k peers of `parprim bench topk` (see
  * peer_topk.h). */
 #include "peer_topk.h"
+#include "peer_common.cuh"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_sort.cuh>
@@ -9,28 +10,12 @@
 #include <stdio.h>
 
 static char g_err[256];
-static void *g_temp = NULL;
-static size_t g_temp_bytes = 0;
-static int *g_offsets = NULL; /* rows + 1 segment offsets */
-static size_t g_offsets_rows = 0, g_offsets_cols = 0;
+static peer_temp g_temp;    /* CUB's temporary storage */
+static peer_temp g_offsets; /* rows + 1 int segment offsets */
 
-static int fail(const char *what, cudaError_t e) {
-  snprintf(g_err, sizeof g_err, "%s: %s", what, cudaGetErrorString(e));
-  return -1;
-}
+static int fail(const char *what, cudaError_t e) { return peer_fail(g_err, sizeof g_err, what, e); }
 
 extern "C" const char *bench_topk_error(void) { return g_err; }
-
-static int grow(size_t bytes) {
-  if (bytes <= g_temp_bytes) return 0;
-  if (g_temp) cudaFree(g_temp);
-  g_temp = NULL;
-  g_temp_bytes = 0;
-  cudaError_t e = cudaMalloc(&g_temp, bytes);
-  if (e != cudaSuccess) return fail("cudaMalloc (CUB temporary storage)", e);
-  g_temp_bytes = bytes;
-  return 0;
-}
 
 __global__ void fill_offsets(int *o, size_t rows, size_t cols) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i <= rows;
@@ -46,7 +31,8 @@ static cudaError_t run(void *temp, size_t &bytes, const void *in, void *out, siz
     return cub::DeviceRadixSort::SortKeysDescending(temp, bytes, (const K *)in, (K *)out, (int)n, 0,
                                                     (int)(sizeof(K) * 8), s);
   return cub::DeviceSegmentedSort::SortKeysDescending(temp, bytes, (const K *)in, (K *)out, (int)n,
-                                                      (int)rows, g_offsets, g_offsets + 1, s);
+                                                      (int)rows, (const int *)g_offsets.p,
+                                                      (const int *)g_offsets.p + 1, s);
 }
 
 static cudaError_t run_t(pp_dtype t, void *temp, size_t &bytes, const void *in, void *out,
@@ -71,42 +57,33 @@ extern "C" int bench_topk_cub_prepare(pp_dtype t, size_t n, size_t rows, void *s
   cudaStream_t s = (cudaStream_t)stream;
   if (rows) {
     const size_t cols = n / rows;
-    if (rows + 1 > g_offsets_rows + 1 || !g_offsets || cols != g_offsets_cols) {
-      if (g_offsets) cudaFree(g_offsets);
-      g_offsets = NULL;
-      cudaError_t e = cudaMalloc(&g_offsets, (rows + 1) * sizeof(int));
-      if (e != cudaSuccess) return fail("cudaMalloc (segment offsets)", e);
-      g_offsets_rows = rows;
-      g_offsets_cols = cols;
-    }
-    fill_offsets<<<(unsigned)((rows + 256) / 256), 256, 0, s>>>(g_offsets, rows, cols);
+    if (peer_temp_grow(&g_offsets, (rows + 1) * sizeof(int), g_err, sizeof g_err) != 0)
+      return -1;
+    fill_offsets<<<(unsigned)((rows + 256) / 256), 256, 0, s>>>((int *)g_offsets.p, rows, cols);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return fail("segment offsets", e);
   }
   size_t bytes = 0;
   cudaError_t e = run_t(t, NULL, bytes, NULL, NULL, n, rows, s);
   if (e != cudaSuccess) return fail("CUB size query", e);
-  return grow(bytes);
+  return peer_temp_grow(&g_temp, bytes, g_err, sizeof g_err);
 }
 
 extern "C" int bench_topk_cub_sort(pp_dtype t, const void *d_in, void *d_out, size_t n,
                                    void *stream) {
-  size_t bytes = g_temp_bytes;
-  cudaError_t e = run_t(t, g_temp, bytes, d_in, d_out, n, 0, (cudaStream_t)stream);
+  size_t bytes = g_temp.bytes;
+  cudaError_t e = run_t(t, g_temp.p, bytes, d_in, d_out, n, 0, (cudaStream_t)stream);
   return e == cudaSuccess ? 0 : fail("cub::DeviceRadixSort::SortKeysDescending", e);
 }
 
 extern "C" int bench_topk_cub_segsort(pp_dtype t, const void *d_in, void *d_out, size_t rows,
                                       size_t cols, void *stream) {
-  size_t bytes = g_temp_bytes;
-  cudaError_t e = run_t(t, g_temp, bytes, d_in, d_out, rows * cols, rows, (cudaStream_t)stream);
+  size_t bytes = g_temp.bytes;
+  cudaError_t e = run_t(t, g_temp.p, bytes, d_in, d_out, rows * cols, rows, (cudaStream_t)stream);
   return e == cudaSuccess ? 0 : fail("cub::DeviceSegmentedSort::SortKeysDescending", e);
 }
 
 extern "C" void bench_topk_release(void) {
-  if (g_temp) cudaFree(g_temp);
-  if (g_offsets) cudaFree(g_offsets);
-  g_temp = NULL;
-  g_offsets = NULL;
-  g_temp_bytes = g_offsets_rows = g_offsets_cols = 0;
+  peer_temp_release(&g_temp);
+  peer_temp_release(&g_offsets);
 }
