@@ -204,12 +204,10 @@ static bool conv_filters(bench_env *env, conv_case *c) {
 }
 
 static void conv_teardown(bench_env *env, conv_case *c) {
-  ws_free(env, &c->in);
-  ws_free(env, &c->out);
-  ws_free(env, &c->peer_out);
-  if (c->filter) pp_free(env->ctx, c->filter);
-  if (c->row) pp_free(env->ctx, c->row);
-  if (c->col) pp_free(env->ctx, c->col);
+  bench_ws *const ws[] = {&c->in, &c->out, &c->peer_out};
+  void **const small[] = {(void **)&c->filter, (void **)&c->row, (void **)&c->col};
+  ws_free_list(env, ws, COUNT_OF(ws));
+  free_small_list(env, small, COUNT_OF(small));
 }
 
 #ifdef PP_HAVE_CUDA

@@ -599,13 +599,7 @@ static int run_case(rank_env *e, const dcase_def *d) {
 
 static int rank_main(pp_gpus_team *team, pp_context *ctx, int rank, int nranks, void *arg) {
   dist_shared *sh = (dist_shared *)arg;
-  rank_env e;
-  memset(&e, 0, sizeof e);
-  e.team = team;
-  e.sh = sh;
-  e.ctx = ctx;
-  e.rank = rank;
-  e.p = nranks;
+  rank_env e = {.team = team, .sh = sh, .ctx = ctx, .rank = rank, .p = nranks};
   char err[BENCH_DIST_ERR] = "";
   int dev = 0;
   int failed = bench_dist_device_of_rank(rank, &dev, err) || bench_dist_set_device(dev, err) ||

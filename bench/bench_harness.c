@@ -115,6 +115,11 @@ void ws_free(bench_env *env, bench_ws *w) {
   w->base = NULL;
 }
 
+void ws_free_list(bench_env *env, bench_ws *const *ws, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    ws_free(env, ws[i]);
+}
+
 void parallel_memcpy(void *dst, const void *src, size_t bytes) {
 #ifdef _OPENMP
   int parts = omp_get_max_threads();
@@ -138,6 +143,11 @@ void free_small(bench_env *env, void **p) {
   if (*p)
     pp_ok(env, pp_free(env->ctx, *p), "pp_free");
   *p = NULL;
+}
+
+void free_small_list(bench_env *env, void **const *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free_small(env, p[i]);
 }
 
 /* One pp_malloc'd buffer; filled with random t when fill is set. */
@@ -359,4 +369,29 @@ size_t first_unsorted(pp_dtype t, const void *keys, size_t n, bool desc) {
   DTYPE_SWITCH(t, UNSORTED)
 #undef UNSORTED
   return n;
+}
+
+/* The check of a sort or merge's keys: ours (backend memory, n keys of t) must be in order
+ * and hold the peer's keys (-0.0 == +0.0). "ok", the mismatch after reporting it, "-"
+ * when the host copies could not be made, "unsupported" when ours is missing. */
+const char *check_sorted_keys(bench_env *env, const bench_row *r, const void *ours,
+                              const void *peer, size_t n, bool desc) {
+  if (r->ours_missing)
+    return "unsupported";
+  size_t bytes = n * pp_dtype_size(r->t), bad;
+  char a[64], b[64];
+  void *got = host_copy(env, ours, bytes, "pp_copy (keys)");
+  void *want = got ? host_copy(env, peer, bytes, "pp_copy (peer keys)") : NULL;
+  const char *res = want ? "ok" : "-";
+  if (want && (bad = first_unsorted(r->t, got, n, desc)) < n)
+    res = mismatch(env, r, "not sorted: index %zu holds %s after %s", bad,
+                   elem_text(r->t, got, bad, a, sizeof a),
+                   elem_text(r->t, got, bad - 1, b, sizeof b));
+  else if (want && (bad = first_key_difference(r->t, got, want, n)) < n)
+    res = mismatch(env, r, "key %zu: parprim %s, %s %s", bad,
+                   elem_text(r->t, got, bad, a, sizeof a), r->peer,
+                   elem_text(r->t, want, bad, b, sizeof b));
+  free(got);
+  free(want);
+  return res;
 }

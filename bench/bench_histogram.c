@@ -382,6 +382,17 @@ static void run_image(bench_env *env, size_t n) {
   ws_free(env, &c.in);
 }
 
+/* One row per bin count of bins[0..nb), even edges, op "even-<bins><suffix>". */
+static void measure_even(bench_env *env, hist_case *c, const size_t *bins, int nb,
+                         const char *suffix) {
+  for (int i = 0; i < nb; i++) {
+    char op[48], bt[32];
+    c->bins = bins[i];
+    snprintf(op, sizeof op, "even-%s%s", size_text(c->bins, bt, sizeof bt), suffix);
+    measure(env, c, op);
+  }
+}
+
 static void run_values(bench_env *env, size_t n) {
   const bench_opts *o = env->o;
   const pp_dtype t = o->has_dtype ? o->dtype : PP_F32;
@@ -397,13 +408,7 @@ static void run_values(bench_env *env, size_t n) {
   hist_case c = {.kind = 0, .t = t, .n = n, .es = es};
   type_range(t, &c.lo, &c.hi);
   if (ws_alloc(env, &c.in, n * es, t, BENCH_HIST_SEED + 1) != ALLOC_OK) return;
-  char op[4][32];
-  for (int i = 0; i < nb; i++) {
-    c.bins = bins_list[i];
-    char bt[32];
-    snprintf(op[i], sizeof op[i], "even-%s", size_text(c.bins, bt, sizeof bt));
-    measure(env, &c, op[i]);
-  }
+  measure_even(env, &c, bins_list, nb, "");
   /* uneven edges: the even ones, every other gap stretched */
   c.kind = 2;
   c.bins = o->bins ? o->bins : RANGE_BINS;
@@ -430,15 +435,8 @@ static void run_values(bench_env *env, size_t n) {
   c.kind = 0;
   unsigned char elem[8];
   set_elem(t, elem, c.lo + (c.hi - c.lo) * 0.65);
-  if (fill_constant(env, &c.in, elem, es)) {
-    char eop[4][40];
-    for (int i = 0; i < nb; i++) {
-      c.bins = bins_list[i];
-      char bt[32];
-      snprintf(eop[i], sizeof eop[i], "even-%s-eq", size_text(c.bins, bt, sizeof bt));
-      measure(env, &c, eop[i]);
-    }
-  }
+  if (fill_constant(env, &c.in, elem, es))
+    measure_even(env, &c, bins_list, nb, "-eq");
   ws_free(env, &c.in);
 }
 

@@ -121,6 +121,9 @@ alloc_result ws_alloc_fill(bench_env *env, bench_ws *w, size_t bytes, bool fill,
                            uint64_t seed);
 alloc_result ws_alloc(bench_env *env, bench_ws *w, size_t bytes, pp_dtype t, uint64_t seed);
 void ws_free(bench_env *env, bench_ws *w);
+/* ws_free of each of ws[0..n): a case's teardown lists its working sets once. */
+void ws_free_list(bench_env *env, bench_ws *const *ws, size_t n);
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Timing: warm-up, then env->o->reps timed runs (CUDA events on env->stream, or the
  * monotonic clock on the CPU), median to *median_ms. Run r uses slot WARMUP_RUNS + r;
@@ -140,6 +143,7 @@ alloc_result flat_alloc(bench_env *env, void **p, size_t bytes, bool fill, pp_dt
                         uint64_t seed);
 bool alloc_small(bench_env *env, void **p, size_t bytes);
 void free_small(bench_env *env, void **p);
+void free_small_list(bench_env *env, void **const *p, size_t n); /* free_small of each */
 void parallel_memcpy(void *dst, const void *src, size_t bytes);
 
 /* What one measurement runs. The prep calls (optional) run before every run outside the
@@ -179,32 +183,23 @@ const char *elem_text(pp_dtype t, const void *base, size_t i, char *buf, size_t 
 size_t first_key_difference(pp_dtype t, const void *a, const void *b, size_t n);
 size_t first_difference(const void *a, const void *b, size_t n, size_t es);
 size_t first_unsorted(pp_dtype t, const void *keys, size_t n, bool desc);
+/* Ours (n keys of r->t in backend memory) sorted and equal to the peer's keys (-0.0 ==
+ * +0.0): "ok", "MISMATCH" after reporting it, "-" when no host copy could be made, or
+ * "unsupported" when ours is missing (r->ours_missing). */
+const char *check_sorted_keys(bench_env *env, const bench_row *r, const void *ours,
+                              const void *peer, size_t n, bool desc);
 
-/* Stamps out one typed statement per dtype. */
+/* Stamps out one typed statement per dtype: the dtypes and their C types are listed once
+ * (BENCH_DTYPES), and DTYPE_SWITCH makes one case of a switch on t from each. */
+#define BENCH_DTYPES(X, A)                                                                     \
+  X(A, PP_U8, uint8_t) X(A, PP_I32, int32_t) X(A, PP_U32, uint32_t) X(A, PP_I64, int64_t)      \
+  X(A, PP_U64, uint64_t) X(A, PP_F32, float) X(A, PP_F64, double)
+#define DTYPE_CASE_(STMT, e, T)                                                                \
+  case e:                                                                                      \
+    STMT(T);                                                                                   \
+    break;
 #define DTYPE_SWITCH(t, STMT)                                                                  \
-  switch (t) {                                                                                 \
-  case PP_U8:                                                                                  \
-    STMT(uint8_t);                                                                             \
-    break;                                                                                     \
-  case PP_I32:                                                                                 \
-    STMT(int32_t);                                                                             \
-    break;                                                                                     \
-  case PP_U32:                                                                                 \
-    STMT(uint32_t);                                                                            \
-    break;                                                                                     \
-  case PP_I64:                                                                                 \
-    STMT(int64_t);                                                                             \
-    break;                                                                                     \
-  case PP_U64:                                                                                 \
-    STMT(uint64_t);                                                                            \
-    break;                                                                                     \
-  case PP_F32:                                                                                 \
-    STMT(float);                                                                               \
-    break;                                                                                     \
-  case PP_F64:                                                                                 \
-    STMT(double);                                                                              \
-    break;                                                                                     \
-  }
+  switch (t) { BENCH_DTYPES(DTYPE_CASE_, STMT) }
 
 /* Run functions of the family files: run every size of sizes[0..nsizes) (the entry's
  * defaults or --n), print one row per measurement; return 0, or 1 after a failure. */

@@ -107,23 +107,9 @@ static bool merge_ready(bench_env *env, void *arg) {
 /* Sorted, and the peer's keys (-0.0 == +0.0: CUB's merge is not stable). */
 static const char *merge_check(bench_env *env, void *arg, bench_row *r) {
   merge_case *c = arg;
-  if (r->ours_missing)
-    return "unsupported";
-  size_t slot = last_slot(env), n = c->n, bad;
-  char a[64], b[64];
-  void *got = host_copy(env, ws_slot(&c->out, slot), n * c->es, "pp_copy (result)");
-  void *want = got ? host_copy(env, ws_slot(&c->peer_out, slot), n * c->es, "pp_copy (peer result)")
-                   : NULL;
-  const char *res = want ? "ok" : "-";
-  if (want && (bad = first_unsorted(c->t, got, n, c->desc)) < n)
-    res = mismatch(env, r, "not sorted: index %zu holds %s after %s", bad,
-                   elem_text(c->t, got, bad, a, sizeof a), elem_text(c->t, got, bad - 1, b, sizeof b));
-  else if (want && (bad = first_key_difference(c->t, got, want, n)) < n)
-    res = mismatch(env, r, "index %zu: parprim %s, %s %s", bad, elem_text(c->t, got, bad, a, sizeof a),
-                   r->peer, elem_text(c->t, want, bad, b, sizeof b));
-  free(got);
-  free(want);
-  return res;
+  size_t slot = last_slot(env);
+  return check_sorted_keys(env, r, ws_slot(&c->out, slot), ws_slot(&c->peer_out, slot), c->n,
+                           c->desc);
 }
 
 static case_result merge_setup(bench_env *env, merge_case *c) {
@@ -165,9 +151,8 @@ int bench_run_merge(bench_env *env, const size_t *sizes, int nsizes) {
     case_result res = merge_setup(env, &c);
     if (res == CASE_RAN)
       measure_case(env, &r, &h, &c);
-    ws_free(env, &c.in);
-    ws_free(env, &c.out);
-    ws_free(env, &c.peer_out);
+    bench_ws *const ws[] = {&c.in, &c.out, &c.peer_out};
+    ws_free_list(env, ws, COUNT_OF(ws));
   }
   return 0;
 }

@@ -60,12 +60,10 @@ static pp_status call_host_memcpy(bench_env *env, void *arg, size_t slot) {
 }
 
 static void red_teardown(bench_env *env, red_case *c) {
-  ws_free(env, &c->in);
-  ws_free(env, &c->dst);
-  free_small(env, &c->out);
-  free_small(env, &c->peer_out);
-  free_small(env, &c->idx);
-  free_small(env, &c->peer_idx);
+  bench_ws *const ws[] = {&c->in, &c->dst};
+  void **const small[] = {&c->out, &c->peer_out, &c->idx, &c->peer_idx};
+  ws_free_list(env, ws, COUNT_OF(ws));
+  free_small_list(env, small, COUNT_OF(small));
 }
 
 static case_result red_setup(bench_env *env, red_case *c, const char *prim) {

@@ -22,6 +22,7 @@ typedef struct pass_case {
   pp_op op;                   /* scan */
   bool inclusive;             /* scan */
   unsigned char value[8];     /* select, partition: keep x > value */
+  bool partition;             /* select_like: partition rather than select */
   bench_ws in, flags, out;    /* flags: select_flagged only */
   bench_ws peer_out;          /* CUB's output, or the CPU memcpy's target */
   uint64_t *count, *peer_count; /* pp_malloc'd */
@@ -57,12 +58,15 @@ static pp_status call_scan(bench_env *env, void *arg, size_t slot) {
                      "pp_scan");
 }
 
-static pp_status call_select(bench_env *env, void *arg, size_t slot) {
+/* select and partition take the same arguments; the case says which it runs. */
+static pp_status call_select_like(bench_env *env, void *arg, size_t slot) {
   pass_case *c = arg;
+  pp_status (*fn)(pp_context *, pp_dtype, const void *, size_t, pp_cmp, const void *, void *,
+                  uint64_t *) = c->partition ? pp_partition : pp_select;
   return ours_status(env,
-                     pp_select(env->ctx, c->t, ws_slot(&c->in, slot), c->n, PP_GT, c->value,
-                               ws_slot(&c->out, slot), c->count),
-                     "pp_select");
+                     fn(env->ctx, c->t, ws_slot(&c->in, slot), c->n, PP_GT, c->value,
+                        ws_slot(&c->out, slot), c->count),
+                     c->partition ? "pp_partition" : "pp_select");
 }
 
 static pp_status call_select_flagged(bench_env *env, void *arg, size_t slot) {
@@ -74,14 +78,6 @@ static pp_status call_select_flagged(bench_env *env, void *arg, size_t slot) {
                      "pp_select_flagged");
 }
 
-static pp_status call_partition(bench_env *env, void *arg, size_t slot) {
-  pass_case *c = arg;
-  return ours_status(env,
-                     pp_partition(env->ctx, c->t, ws_slot(&c->in, slot), c->n, PP_GT, c->value,
-                                  ws_slot(&c->out, slot), c->count),
-                     "pp_partition");
-}
-
 static pp_status call_cub_scan(bench_env *env, void *arg, size_t slot) {
   pass_case *c = arg;
   return gpu_status(env,
@@ -90,13 +86,14 @@ static pp_status call_cub_scan(bench_env *env, void *arg, size_t slot) {
                     "CUB scan");
 }
 
-static pp_status call_cub_select(bench_env *env, void *arg, size_t slot) {
+static pp_status call_cub_select_like(bench_env *env, void *arg, size_t slot) {
   pass_case *c = arg;
+  int (*fn)(pp_dtype, const void *, const void *, void *, uint64_t *, size_t, void *) =
+      c->partition ? bench_cub_partition : bench_cub_select;
   return gpu_status(env,
-                    bench_cub_select(c->t, c->value, ws_slot(&c->in, slot),
-                                     ws_slot(&c->peer_out, slot), c->peer_count, c->n,
-                                     env->stream),
-                    "CUB select");
+                    fn(c->t, c->value, ws_slot(&c->in, slot), ws_slot(&c->peer_out, slot),
+                       c->peer_count, c->n, env->stream),
+                    c->partition ? "CUB partition" : "CUB select");
 }
 
 static pp_status call_cub_select_flagged(bench_env *env, void *arg, size_t slot) {
@@ -107,15 +104,6 @@ static pp_status call_cub_select_flagged(bench_env *env, void *arg, size_t slot)
                                              ws_slot(&c->peer_out, slot), c->peer_count, c->n,
                                              env->stream),
                     "CUB select flagged");
-}
-
-static pp_status call_cub_partition(bench_env *env, void *arg, size_t slot) {
-  pass_case *c = arg;
-  return gpu_status(env,
-                    bench_cub_partition(c->t, c->value, ws_slot(&c->in, slot),
-                                        ws_slot(&c->peer_out, slot), c->peer_count, c->n,
-                                        env->stream),
-                    "CUB partition");
 }
 
 static pp_status call_pass_memcpy(bench_env *env, void *arg, size_t slot) {
@@ -131,20 +119,18 @@ static bool scan_ready(bench_env *env, void *arg) {
                 "CUB temp storage");
 }
 
-static bool select_ready(bench_env *env, void *arg) {
+static bool select_like_ready(bench_env *env, void *arg) {
   pass_case *c = arg;
-  return gpu_ok(env, bench_cub_select_prepare(c->t, c->n, env->stream), "CUB temp storage");
+  return gpu_ok(env,
+                (c->partition ? bench_cub_partition_prepare : bench_cub_select_prepare)(
+                    c->t, c->n, env->stream),
+                "CUB temp storage");
 }
 
 static bool select_flagged_ready(bench_env *env, void *arg) {
   pass_case *c = arg;
   return gpu_ok(env, bench_cub_select_flagged_prepare(c->es, c->n, env->stream),
                 "CUB temp storage");
-}
-
-static bool partition_ready(bench_env *env, void *arg) {
-  pass_case *c = arg;
-  return gpu_ok(env, bench_cub_partition_prepare(c->t, c->n, env->stream), "CUB temp storage");
 }
 
 /* ---- host references (the CPU backend's check) --------------------------------------- */
@@ -420,12 +406,10 @@ static const char *partition_check(bench_env *env, void *arg, bench_row *r) {
 /* ---- setup and the entries ---------------------------------------------------------- */
 
 static void pass_teardown(bench_env *env, pass_case *c) {
-  ws_free(env, &c->in);
-  ws_free(env, &c->flags);
-  ws_free(env, &c->out);
-  ws_free(env, &c->peer_out);
-  free_small(env, (void **)&c->count);
-  free_small(env, (void **)&c->peer_count);
+  bench_ws *const ws[] = {&c->in, &c->flags, &c->out, &c->peer_out};
+  void **const small[] = {(void **)&c->count, (void **)&c->peer_count};
+  ws_free_list(env, ws, COUNT_OF(ws));
+  free_small_list(env, small, COUNT_OF(small));
 }
 
 /* Random 0/1 flags (the top bit of random bytes), over every slot and the padding. */
@@ -557,13 +541,11 @@ static int run_select_like(bench_env *env, const size_t *sizes, int nsizes, bool
   const bench_opts *o = env->o;
   pp_dtype t = o->has_dtype ? o->dtype : PP_F32;
   for (int i = 0; i < nsizes; i++) {
-    pass_case c = {.t = t, .n = sizes[i], .es = pp_dtype_size(t)};
+    pass_case c = {.t = t, .n = sizes[i], .es = pp_dtype_size(t), .partition = partition};
     const char *op = threshold_for(t, c.value);
-    case_hooks h = {.ours = partition ? call_partition : call_select,
-                    .peer = !env->cuda ? call_pass_memcpy
-                            : partition ? call_cub_partition
-                                        : call_cub_select,
-                    .peer_ready = !env->cuda ? NULL : partition ? partition_ready : select_ready,
+    case_hooks h = {.ours = call_select_like,
+                    .peer = env->cuda ? call_cub_select_like : call_pass_memcpy,
+                    .peer_ready = env->cuda ? select_like_ready : NULL,
                     .check = partition ? partition_check : select_check};
     /* select's bytes depend on the count: the check fills them in */
     bench_row r = partition ? pass_row(env, &c, "partition", op, "reads+writes 2*n*size",

@@ -231,10 +231,8 @@ static case_result sg_run_case(bench_env *env, size_t n, pp_trans ta, pp_trans t
 done_ok:
   res = CASE_RAN;
 done:
-  ws_free(env, &c.a);
-  ws_free(env, &c.b);
-  ws_free(env, &c.c);
-  ws_free(env, &c.pc);
+  bench_ws *const ws[] = {&c.a, &c.b, &c.c, &c.pc};
+  ws_free_list(env, ws, COUNT_OF(ws));
   return res;
 }
 

@@ -106,25 +106,12 @@ static bool sort_ready(bench_env *env, void *arg) {
  * where two stable sorts could place equal keys' values differently. */
 static const char *sort_check(bench_env *env, void *arg, bench_row *r) {
   sort_case *c = arg;
-  if (r->ours_missing)
-    return "unsupported";
   int cur = env->cuda ? c->peer_current : 0;
   size_t n = c->n, bad;
-  char a[64], b[64];
-  void *got = host_copy(env, c->keys, n * c->ks, "pp_copy (keys)");
-  void *want = got ? host_copy(env, c->peer_keys[cur], n * c->ks, "pp_copy (peer keys)") : NULL;
-  const char *res = want ? "ok" : "-";
-  if (want && (bad = first_unsorted(c->t, got, n, c->desc)) < n)
-    res = mismatch(env, r, "not sorted: index %zu holds %s after %s", bad,
-                   elem_text(c->t, got, bad, a, sizeof a), elem_text(c->t, got, bad - 1, b, sizeof b));
-  else if (want && (bad = first_key_difference(c->t, got, want, n)) < n)
-    res = mismatch(env, r, "key %zu: parprim %s, %s %s", bad, elem_text(c->t, got, bad, a, sizeof a),
-                   r->peer, elem_text(c->t, want, bad, b, sizeof b));
-  free(got);
-  free(want);
+  const char *res = check_sorted_keys(env, r, c->keys, c->peer_keys[cur], n, c->desc);
   if (c->vs && strcmp(res, "ok") == 0) {
-    got = host_copy(env, c->vals, n * c->vs, "pp_copy (values)");
-    want = got ? host_copy(env, c->peer_vals[cur], n * c->vs, "pp_copy (peer values)") : NULL;
+    void *got = host_copy(env, c->vals, n * c->vs, "pp_copy (values)");
+    void *want = got ? host_copy(env, c->peer_vals[cur], n * c->vs, "pp_copy (peer values)") : NULL;
     if (!want)
       res = "-";
     else if ((bad = first_difference(got, want, n, c->vs)) < n)
@@ -136,10 +123,9 @@ static const char *sort_check(bench_env *env, void *arg, bench_row *r) {
 }
 
 static void sort_teardown(bench_env *env, sort_case *c) {
-  void **all[] = {&c->keys_src, &c->vals_src, &c->keys, &c->vals, &c->peer_keys[0],
-                  &c->peer_keys[1], &c->peer_vals[0], &c->peer_vals[1], &c->scratch};
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    free_small(env, all[i]);
+  void **const all[] = {&c->keys_src, &c->vals_src, &c->keys, &c->vals, &c->peer_keys[0],
+                        &c->peer_keys[1], &c->peer_vals[0], &c->peer_vals[1], &c->scratch};
+  free_small_list(env, all, COUNT_OF(all));
 }
 
 /* Only the input is generated: every other buffer is written by the refill (or the peer)
