@@ -26,30 +26,51 @@ if(PP_PYTHON3)
 endif()
 set(_pp_wheels ${CMAKE_CURRENT_SOURCE_DIR}/.wheels)
 
+# The first directory of ARGN that `probe` accepts (probe(dir result) sets result to a
+# non-empty value), or the empty string, into out.
+function(pp_first_found out probe)
+  foreach(dir ${ARGN})
+    cmake_language(CALL ${probe} ${dir} _r)
+    if(_r)
+      set(${out} ${dir} PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+  set(${out} "" PARENT_SCOPE)
+endfunction()
+
+# The directory the cache variable `var` names (set by hand, or found above) run through
+# `probe`: its result into out (and out_libs), or a fatal error naming what is missing.
+function(pp_probe_given var probe what out)
+  cmake_language(CALL ${probe} ${${var}} _r)
+  if(NOT _r)
+    message(FATAL_ERROR "${var}=${${var}}: no ${what} there; set it to another directory "
+                        "or to the empty string")
+  endif()
+  set(${out} ${_r} PARENT_SCOPE)
+  set(${out}_libs ${_r_libs} PARENT_SCOPE)
+endfunction()
+
 # ---- CCCL >= 3.3 for cub::DeviceTopK -------------------------------------------------------
-# CUB_VERSION (cub/version.cuh) is MMMmmpp: 300300 is 3.3.0.
-function(pp_cccl_version dir out)
-  set(${out} 0 PARENT_SCOPE)
+# CUB_VERSION (cub/version.cuh) is MMMmmpp: 300300 is 3.3.0. out: that number when dir holds
+# cub/device/device_topk.cuh and it is at least 300300, else empty.
+function(pp_cccl_probe dir out)
+  set(${out} "" PARENT_SCOPE)
   if(EXISTS ${dir}/cub/version.cuh AND EXISTS ${dir}/cub/device/device_topk.cuh)
     file(STRINGS ${dir}/cub/version.cuh _v REGEX "^#define CUB_VERSION [0-9]+")
     string(REGEX REPLACE "^#define CUB_VERSION ([0-9]+).*" "\\1" _v "${_v}")
-    set(${out} ${_v} PARENT_SCOPE)
+    if(_v GREATER_EQUAL 300300)
+      set(${out} ${_v} PARENT_SCOPE)
+    endif()
   endif()
 endfunction()
 
 if(NOT DEFINED PP_CCCL_NEW_INCLUDE)
-  set(_found "")
   set(_cands ${_pp_wheels}/cccl/nvidia/cu13/include/cccl)
   foreach(sp ${_pp_site})
     list(APPEND _cands ${sp}/nvidia/cu13/include/cccl)
   endforeach()
-  foreach(dir ${_cands})
-    pp_cccl_version(${dir} _v)
-    if(_v GREATER_EQUAL 300300)
-      set(_found ${dir})
-      break()
-    endif()
-  endforeach()
+  pp_first_found(_found pp_cccl_probe ${_cands})
   set(PP_CCCL_NEW_INCLUDE "${_found}" CACHE PATH
       "CCCL >= 3.3 headers for the bench's cub::DeviceTopK peer (empty: none)")
 endif()
@@ -58,12 +79,8 @@ set(PP_BENCH_GPU_PEERS_FOUND "")
 set(PP_BENCH_GPU_PEERS_MISSING "")
 set(_topk_src ${CMAKE_CURRENT_SOURCE_DIR}/bench/peer_cub_topk.cu)
 if(PP_CCCL_NEW_INCLUDE)
-  pp_cccl_version(${PP_CCCL_NEW_INCLUDE} _v)
-  if(_v LESS 300300)
-    message(FATAL_ERROR "PP_CCCL_NEW_INCLUDE=${PP_CCCL_NEW_INCLUDE}: no CCCL >= 3.3 there "
-                        "(cub/device/device_topk.cuh and CUB_VERSION >= 300300); set it to "
-                        "newer headers or to the empty string")
-  endif()
+  pp_probe_given(PP_CCCL_NEW_INCLUDE pp_cccl_probe
+                 "CCCL >= 3.3 (cub/device/device_topk.cuh and CUB_VERSION >= 300300)" _v)
   # Only this file sees the newer headers; its include directory is searched before the
   # toolkit's CCCL, which nvcc adds last (-isystem, nvcc.profile). CUB's versioned inline
   # namespace keeps the two CCCL versions apart in one program (bench/peer_cub_topk.cu).
@@ -80,9 +97,10 @@ endif()
 # ---- NPP -----------------------------------------------------------------------------------
 # A root holds include/nppi_filtering_functions.h and libnppif in lib64/ or lib/; the
 # wheels ship only the versioned files (libnppif.so.13), the toolkit the plain names too.
-function(pp_npp_probe root out_inc out_libs)
-  set(${out_inc} "" PARENT_SCOPE)
-  set(${out_libs} "" PARENT_SCOPE)
+# out: the include directory, out_libs the libraries; both empty when root has no NPP.
+function(pp_npp_probe root out)
+  set(${out} "" PARENT_SCOPE)
+  set(${out}_libs "" PARENT_SCOPE)
   # find_* with NO_CACHE do not search when their variable is already set, also to a value
   # inherited from the caller: start from unset names
   unset(_pp_npp_inc)
@@ -101,12 +119,11 @@ function(pp_npp_probe root out_inc out_libs)
     endif()
     list(APPEND _pp_npp_libs ${_pp_npp_lib})
   endforeach()
-  set(${out_inc} ${_pp_npp_inc} PARENT_SCOPE)
-  set(${out_libs} ${_pp_npp_libs} PARENT_SCOPE)
+  set(${out} ${_pp_npp_inc} PARENT_SCOPE)
+  set(${out}_libs ${_pp_npp_libs} PARENT_SCOPE)
 endfunction()
 
 if(NOT DEFINED PP_NPP_ROOT)
-  set(_found "")
   set(_cands "")
   if(CUDAToolkit_LIBRARY_DIR)
     get_filename_component(_tk ${CUDAToolkit_LIBRARY_DIR} DIRECTORY)
@@ -119,31 +136,22 @@ if(NOT DEFINED PP_NPP_ROOT)
   foreach(sp ${_pp_site})
     list(APPEND _cands ${sp}/nvidia/cu13)
   endforeach()
-  foreach(root ${_cands})
-    pp_npp_probe(${root} _inc _libs)
-    if(_inc)
-      set(_found ${root})
-      break()
-    endif()
-  endforeach()
+  pp_first_found(_found pp_npp_probe ${_cands})
   set(PP_NPP_ROOT "${_found}" CACHE PATH
       "Directory with NPP's include/ and lib/ for the bench's NPP peers (empty: none)")
 endif()
 
 if(PP_NPP_ROOT)
-  pp_npp_probe(${PP_NPP_ROOT} _inc _libs)
-  if(NOT _inc)
-    message(FATAL_ERROR "PP_NPP_ROOT=${PP_NPP_ROOT}: no NPP there (include/"
-                        "nppi_filtering_functions.h and libnppc, libnppif, libnppist in "
-                        "lib64/ or lib/); set it to NPP's directory or to the empty string")
-  endif()
+  pp_probe_given(PP_NPP_ROOT pp_npp_probe
+                 "NPP (include/nppi_filtering_functions.h and libnppc, libnppif, libnppist in lib64/ or lib/)"
+                 _inc)
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/bench/peer_npp.cu PROPERTIES
     INCLUDE_DIRECTORIES "${_inc}"
     COMPILE_DEFINITIONS PP_HAVE_NPP=1)
   # linked by path: the program records their sonames (libnppif.so.13, ...), which the
   # loader finds at run time in the build's RUNPATH or, on another machine, through
   # LD_LIBRARY_PATH (the toolkit's lib64, where its NPP lives)
-  target_link_libraries(parprim_cli PRIVATE ${_libs})
+  target_link_libraries(parprim_cli PRIVATE ${_inc_libs})
   set(_npp_ver "")
   if(EXISTS ${_inc}/npp.h)
     file(STRINGS ${_inc}/npp.h _m REGEX "^#define NPP_VER_(MAJOR|MINOR) [0-9]+")
