@@ -69,12 +69,8 @@ void bench_note(const bench_env *env, const char *fmt, ...) {
 void bench_fail(bench_env *env, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fflush(stdout);
-  fputs("parprim bench: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  cli_verror(&env->failures, "bench", fmt, ap);
   va_end(ap);
-  env->failures++;
 }
 
 bool pp_ok(bench_env *env, pp_status s, const char *what) {
@@ -174,46 +170,68 @@ static void print_row_human(const bench_env *env, const bench_row *r) {
          ms, rate, r->peer, pms, prate, ratio, r->check);
 }
 
-static void print_row_csv(bench_env *env, const bench_row *r) {
-  if (!env->csv_header_done) {
-    puts("primitive,op,dtype,n,bytes,bytes_model,backend,device,reps,time_ms,gbs,peer,"
-         "peer_time_ms,peer_gbs,ratio,ratio_kind,check,unit");
-    env->csv_header_done = true;
-  }
-  printf("%s,%s,%s,%zu,%.0f,", r->prim, r->op, pp_dtype_string(r->t), r->n, r->bytes);
-  csv_text(r->bytes_model);
-  printf(",%s,", pp_backend_string(pp_backend_of(env->ctx)));
-  csv_text(env->dev.name);
-  if (r->ours_missing)
-    printf(",%d,,,", env->o->reps);
+/* The columns of the CSV and JSON rows, in order: the CSV header and the JSON keys. */
+static const char *const row_keys[] = {
+    "primitive", "op", "dtype", "n", "bytes", "bytes_model", "backend", "device", "reps",
+    "time_ms", "gbs", "peer", "peer_time_ms", "peer_gbs", "ratio", "ratio_kind", "check",
+    "unit"};
+#define N_ROW_KEYS (sizeof row_keys / sizeof row_keys[0])
+
+/* How a cell is written: a name as it is (JSON: quoted), free text quoted where the
+ * format needs it (csv_text, json_text), a number as it is, or a missing number of ours
+ * (the backend lacks the primitive): empty in CSV, null in JSON. */
+typedef enum { CELL_NAME, CELL_TEXT, CELL_NUMBER, CELL_MISSING } cell_kind;
+typedef struct row_cell {
+  cell_kind kind;
+  const char *text;
+} row_cell;
+
+static void print_cell(bool csv, const row_cell *c) {
+  if (c->kind == CELL_TEXT)
+    (csv ? csv_text : json_text)(c->text);
+  else if (c->kind == CELL_MISSING)
+    fputs(csv ? "" : "null", stdout);
+  else if (c->kind == CELL_NAME && !csv)
+    printf("\"%s\"", c->text);
   else
-    printf(",%d,%.6f,%.3f,", env->o->reps, r->ms, gbs(r->bytes, r->ms));
-  printf("%s,%.6f,%.3f,", r->peer, r->peer_ms, gbs(r->peer_bytes, r->peer_ms));
-  if (!r->ours_missing)
-    printf("%.4f", row_ratio(env, r));
-  printf(",%s,%s,%s\n", ratio_kind(env, r), r->check, row_unit(r));
+    fputs(c->text, stdout);
 }
 
-static void print_row_json(const bench_env *env, const bench_row *r) {
-  printf("{\"primitive\":\"%s\",\"op\":\"%s\",\"dtype\":\"%s\",\"n\":%zu,\"bytes\":%.0f,"
-         "\"bytes_model\":",
-         r->prim, r->op, pp_dtype_string(r->t), r->n, r->bytes);
-  json_text(r->bytes_model);
-  printf(",\"backend\":\"%s\",\"device\":", pp_backend_string(pp_backend_of(env->ctx)));
-  json_text(env->dev.name);
-  if (r->ours_missing)
-    printf(",\"reps\":%d,\"time_ms\":null,\"gbs\":null", env->o->reps);
-  else
-    printf(",\"reps\":%d,\"time_ms\":%.6f,\"gbs\":%.3f", env->o->reps, r->ms,
-           gbs(r->bytes, r->ms));
-  printf(",\"peer\":\"%s\",\"peer_time_ms\":%.6f,\"peer_gbs\":%.3f,\"ratio\":", r->peer,
-         r->peer_ms, gbs(r->peer_bytes, r->peer_ms));
-  if (r->ours_missing)
-    printf("null");
-  else
-    printf("%.4f", row_ratio(env, r));
-  printf(",\"ratio_kind\":\"%s\",\"check\":\"%s\",\"unit\":\"%s\"}\n", ratio_kind(env, r),
-         r->check, row_unit(r));
+static void print_row_machine(bench_env *env, const bench_row *r) {
+  const bool csv = env->o->fmt == FMT_CSV;
+  const cell_kind ours = r->ours_missing ? CELL_MISSING : CELL_NUMBER;
+  char num[8][32];
+  snprintf(num[0], sizeof num[0], "%zu", r->n);
+  snprintf(num[1], sizeof num[1], "%.0f", r->bytes);
+  snprintf(num[2], sizeof num[2], "%d", env->o->reps);
+  snprintf(num[3], sizeof num[3], "%.6f", r->ms);
+  snprintf(num[4], sizeof num[4], "%.3f", gbs(r->bytes, r->ms));
+  snprintf(num[5], sizeof num[5], "%.6f", r->peer_ms);
+  snprintf(num[6], sizeof num[6], "%.3f", gbs(r->peer_bytes, r->peer_ms));
+  snprintf(num[7], sizeof num[7], "%.4f", r->ours_missing ? 0.0 : row_ratio(env, r));
+  const row_cell cells[N_ROW_KEYS] = {
+      {CELL_NAME, r->prim}, {CELL_NAME, r->op}, {CELL_NAME, pp_dtype_string(r->t)},
+      {CELL_NUMBER, num[0]}, {CELL_NUMBER, num[1]}, {CELL_TEXT, r->bytes_model},
+      {CELL_NAME, pp_backend_string(pp_backend_of(env->ctx))}, {CELL_TEXT, env->dev.name},
+      {CELL_NUMBER, num[2]}, {ours, num[3]}, {ours, num[4]}, {CELL_NAME, r->peer},
+      {CELL_NUMBER, num[5]}, {CELL_NUMBER, num[6]}, {ours, num[7]},
+      {CELL_NAME, ratio_kind(env, r)}, {CELL_NAME, r->check}, {CELL_NAME, row_unit(r)}};
+  if (csv && !env->csv_header_done) {
+    for (size_t k = 0; k < N_ROW_KEYS; k++)
+      printf("%s%s", k ? "," : "", row_keys[k]);
+    putchar('\n');
+    env->csv_header_done = true;
+  }
+  if (!csv)
+    putchar('{');
+  for (size_t k = 0; k < N_ROW_KEYS; k++) {
+    if (k)
+      putchar(',');
+    if (!csv)
+      printf("\"%s\":", row_keys[k]);
+    print_cell(csv, &cells[k]);
+  }
+  puts(csv ? "" : "}");
 }
 
 void print_row(bench_env *env, const bench_row *r) {
@@ -224,10 +242,8 @@ void print_row(bench_env *env, const bench_row *r) {
     print_row_human(env, r);
     break;
   case FMT_CSV:
-    print_row_csv(env, r);
-    break;
   case FMT_JSON:
-    print_row_json(env, r);
+    print_row_machine(env, r);
     break;
   }
   fflush(stdout);

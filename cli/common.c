@@ -22,6 +22,14 @@ int cli_usage_error(const char *cmd, void (*usage)(FILE *f), const char *fmt, co
   return 2;
 }
 
+void cli_verror(int *count, const char *cmd, const char *fmt, va_list ap) {
+  fflush(stdout);
+  fprintf(stderr, "parprim %s: error: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  ++*count;
+}
+
 int cli_call_failed(const char *cmd, pp_context *ctx, const char *what, pp_status s) {
   fprintf(stderr, "parprim %s: %s: %s: %s\n", cmd, what, pp_status_string(s), pp_last_error(ctx));
   return 1;

@@ -14,6 +14,7 @@
 
 #include "parprim.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,11 @@ double cli_median(double *v, size_t n);
 /* A usage error of `parprim CMD`: prints "parprim CMD: " and fmt (with arg) on stderr, a
  * blank line and the command's usage, and returns 2, the command's exit code for it. */
 int cli_usage_error(const char *cmd, void (*usage)(FILE *f), const char *fmt, const char *arg);
+
+/* An error of `parprim CMD` that does not stop it: counts one in *count and prints
+ * "parprim CMD: error: " and the message on stderr, after flushing stdout so that the
+ * report stands after the rows printed so far. */
+void cli_verror(int *count, const char *cmd, const char *fmt, va_list ap);
 
 /* A failed library call of `parprim CMD`: prints "parprim CMD: WHAT: STATUS: DETAIL" (DETAIL
  * from pp_last_error(ctx)) on stderr and returns 1, the command's exit code for it. */

@@ -39,12 +39,8 @@
 void demo_error(demo_env *env, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fflush(stdout);
-  fputs("parprim demo: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  cli_verror(&env->errors, "demo", fmt, ap);
   va_end(ap);
-  env->errors++;
 }
 
 static double input_sum_abs(pp_dtype t, const void *p, size_t n) {
