@@ -16,9 +16,10 @@
  *  - global atomics (more bins than that): 64-bit atomic adds into the counts, which then
  *    live in L2.
  * (These last two add into counts cleared by a memset first.)
- * One-byte input (u8) with up to HIST_BYTES_MAX_BINS bins takes none of them: a block
- * counts its 256 possible values as an image channel is counted and folds each value's
- * count into the value's bin (hist_bytes_kernel), whatever the rule.
+ * One-byte input (u8) takes none of them: a block counts its 256 possible values as an
+ * image channel is counted and folds each value's count into the value's bin
+ * (hist_bytes_kernel), whatever the rule; with more than HIST_BYTES_MAX_BINS bins the value
+ * counts are folded once for the whole input instead (hist_fold_kernel).
  *
  * The cluster and global paths count runs: a thread keeps (bin, count) of the elements it
  * has just seen and adds only when the bin changes, so data where all values fall into one
@@ -71,11 +72,13 @@ namespace cg = cooperative_groups;
 /* Largest portable cluster. */
 #define HIST_MAX_CLUSTER 8
 #define HIST_UNROLL PP_HIST_UNROLL
-/* One-byte input with at most this many bins is counted by value (hist_bytes_kernel). */
+/* One-byte input with at most this many bins is folded per block (hist_bytes_kernel);
+ * more bins are folded once, after the values are counted. */
 #define HIST_BYTES_MAX_BINS 2048
 
 /* ---- bin rules ---------------------------------------------------------------------- */
 
+/* The even rule's data (make_even); even_rule_of<WIDE> adds the binning. */
 struct even_rule {
   double lo, hi, width, binsd, scale;
   size_t bins;
@@ -85,7 +88,14 @@ struct even_rule {
   /* f32 input: the float approximation and the float bounds of [lo, hi) */
   bool use_f;
   float lo_f, scale_f, err_f, lo_ceil, hi_ceil;
+};
 
+/* The binning, compiled apart for wide ranges (WIDE = rule.wide, chosen on the host): in
+ * the common kernels the wide case is not there at all, so no call to its out-of-line
+ * search sits in the counting loop (a call there costs the loop a stack frame and the
+ * registers the calling convention keeps, and with them most of its occupancy). */
+template <bool WIDE>
+struct even_rule_of : even_rule {
   /* Wide ranges: a guess, then the bin whose scaled edges fma(i, step_s, lo_s) hold x.
    * Out of line, so the rare case adds no registers to the counting loops. */
   __device__ __noinline__ size_t wide_bin(double v) const {
@@ -99,9 +109,12 @@ struct even_rule {
   }
   /* The contract's formula, clamped; q may be NaN (then bins - 1). */
   __device__ __forceinline__ size_t exact(double v) const {
-    if (wide) return wide_bin(v);
-    const double q = floor((v - lo) * binsd / width);
-    return q < binsd - 1.0 ? (size_t)q : bins - 1;
+    if constexpr (WIDE) {
+      return wide_bin(v);
+    } else {
+      const double q = floor((v - lo) * binsd / width);
+      return q < binsd - 1.0 ? (size_t)q : bins - 1;
+    }
   }
   template <typename T>
   __device__ __forceinline__ bool bin(T x, size_t *b) const {
@@ -122,7 +135,7 @@ struct even_rule {
     const double d = v - lo, a = d * scale;
     /* far from an integer the approximation has the contract's floor; near one (or when
      * it is not finite) evaluate the contract's formula itself */
-    if (!wide && fabs(a - rint(a)) > a * 0x1p-44) {
+    if (!WIDE && fabs(a - rint(a)) > a * 0x1p-44) {
       const double q = floor(a);
       *b = q < binsd - 1.0 ? (size_t)q : bins - 1;
     } else {
@@ -133,7 +146,7 @@ struct even_rule {
 };
 
 /* The smallest float f with (double)f >= v (-FLT_MAX.. +inf for finite v). */
-static float float_ceil(double v) {
+__host__ __device__ static inline float float_ceil(double v) {
   float f = (float)v; /* nearest */
   if ((double)f < v) f = nextafterf(f, INFINITY);
   while (f > -INFINITY && (double)nextafterf(f, -INFINITY) >= v) f = nextafterf(f, -INFINITY);
@@ -191,13 +204,61 @@ struct range_rule {
   }
 };
 
+/* The range rule for f32 input: x >= edges[i] exactly when x >= float_ceil(edges[i]) for a
+ * float x, so once a block has staged those float thresholds the search compares floats:
+ * half the shared-memory traffic of the double edges (the search is bound by shared-memory
+ * wavefronts, most of them bank conflicts between the lanes' random probes), and 32-bit
+ * indices. Edges closer than a float apart get equal thresholds, which leaves the bin
+ * between them empty, as it is for float input. Without staging (too many edges for
+ * shared memory) it searches the double edges as range_rule does. */
+struct range_rule_f {
+  const double *edges; /* bins + 1, global memory */
+  const float *ef;     /* bins + 1 thresholds in shared memory, or NULL */
+  size_t bins;
+  template <typename T>
+  __device__ __forceinline__ bool bin(T x, size_t *b) const {
+    if (!ef) {
+      const range_rule r = {edges, bins};
+      return r.bin(x, b);
+    }
+    const float xf = (float)x;
+    const unsigned nb = (unsigned)bins;
+    if (!(xf >= ef[0] && xf < ef[nb])) return false; /* NaN fails too */
+    unsigned lo = 0, hi = nb;
+    while (hi - lo > 1) {
+      const unsigned mid = (lo + hi) >> 1;
+      const bool ge = xf >= ef[mid];
+      lo = ge ? mid : lo;
+      hi = ge ? hi : mid;
+    }
+    *b = lo;
+    return true;
+  }
+};
+
 /* Bytes of shared memory a rule wants beside the counters, and the rule that reads
  * them from there (copied in by the whole block). */
-__host__ __device__ inline size_t rule_smem_bytes(const even_rule &, bool) { return 0; }
+template <bool W>
+__host__ __device__ inline size_t rule_smem_bytes(const even_rule_of<W> &, bool) { return 0; }
 __host__ __device__ inline size_t rule_smem_bytes(const range_rule &r, bool staged) {
   return staged ? (r.bins + 1) * sizeof(double) : 0;
 }
-__device__ __forceinline__ even_rule rule_stage(const even_rule &r, double *, bool) { return r; }
+__host__ __device__ inline size_t rule_smem_bytes(const range_rule_f &r, bool staged) {
+  return staged ? (r.bins + 1) * sizeof(float) : 0;
+}
+template <bool W>
+__device__ __forceinline__ even_rule_of<W> rule_stage(const even_rule_of<W> &r, double *, bool) {
+  return r;
+}
+__device__ __forceinline__ range_rule_f rule_stage(const range_rule_f &r, double *smem,
+                                                  bool staged) {
+  if (!staged) return r;
+  float *ef = reinterpret_cast<float *>(smem);
+  for (size_t i = threadIdx.x; i <= r.bins; i += blockDim.x) ef[i] = float_ceil(__ldg(r.edges + i));
+  range_rule_f s = r;
+  s.ef = ef;
+  return s;
+}
 __device__ __forceinline__ range_rule rule_stage(const range_rule &r, double *smem, bool staged) {
   if (!staged) return r;
   for (size_t i = threadIdx.x; i <= r.bins; i += blockDim.x) smem[i] = __ldg(r.edges + i);
@@ -516,6 +577,26 @@ hist_bytes_kernel(const uint8_t *in, size_t n, size_t head, Rule rule,
   flush_counters(folded, rule.bins, 1, 0, counts, sync);
 }
 
+/* The value itself as the bin (256 bins): hist_bytes_kernel under it counts the values. */
+struct value_rule {
+  size_t bins; /* 256 */
+  template <typename T>
+  __device__ __forceinline__ bool bin(T x, size_t *b) const {
+    *b = (size_t)x;
+    return true;
+  }
+};
+
+/* Adds each value's count (counted under value_rule) into the bin the rule gives the value;
+ * one block of 256 threads, into counts cleared before. */
+template <typename Rule>
+__global__ void __launch_bounds__(256)
+hist_fold_kernel(const unsigned long long *values, Rule rule, unsigned long long *counts) {
+  const unsigned v = threadIdx.x;
+  size_t b;
+  if (values[v] && rule.bin((uint8_t)v, &b)) atomicAdd(counts + b, values[v]);
+}
+
 /* ---- host side ---------------------------------------------------------------------- */
 
 struct hist_device {
@@ -652,10 +733,24 @@ static pp_status hist_cluster(pp_context *ctx, const char *fn, const T *in, size
   return PP_OK;
 }
 
-/* One-byte input counted by value (hist_bytes_kernel); overwrites the counts. */
+/* One-byte input counted by value (hist_bytes_kernel); overwrites the counts. More bins
+ * than a block folds into (only 256 of them can be hit): the values are counted into the
+ * scratch's partials, then the counts are cleared and the 256 value counts added to their
+ * bins. */
 template <typename Rule>
 static pp_status hist_bytes(pp_context *ctx, const char *fn, const uint8_t *in, size_t n,
                             Rule rule, unsigned long long *counts) {
+  if (rule.bins > HIST_BYTES_MAX_BINS) {
+    pp_cuda_state *st = pp_cuda(ctx);
+    unsigned long long *values =
+        reinterpret_cast<unsigned long long *>((char *)st->scratch + PP_SCRATCH_PARTIALS);
+    const value_rule vr = {256};
+    PP_TRY(hist_bytes(ctx, fn, in, n, vr, values));
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, rule.bins * sizeof(uint64_t), st->stream), fn);
+    hist_fold_kernel<Rule><<<1, 256, 0, st->stream>>>(values, rule, counts);
+    PP_CUDA_LAUNCHED(ctx, fn);
+    return PP_OK;
+  }
   static pp_fit_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
   auto k = hist_bytes_kernel<Rule>;
@@ -682,51 +777,61 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
   if (n == 0)
     PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
   if (n == 0) return PP_OK;
-  if (sizeof(T) == 1 && bins <= HIST_BYTES_MAX_BINS)
+  if constexpr (sizeof(T) == 1) {
     return hist_bytes(ctx, fn, (const uint8_t *)vin, n, rule, c);
-  hist_device d;
-  PP_TRY(device_limits(ctx, fn, &d));
-  const size_t target = (size_t)d.smem_optin < HIST_SMEM_TARGET ? (size_t)d.smem_optin
-                                                                 : HIST_SMEM_TARGET;
-  if (bins * 4 <= target) {
-    const int copies = copies_for(bins);
-    const size_t counters = ((size_t)copies * bins * 4 + 15) / 16 * 16;
-    const bool staged = counters + rule_smem_bytes(rule, true) <= target;
-    return hist_shared(ctx, fn, in, n, rule, copies, staged, 0, bins, c);
-  }
-  /* A few passes over the input, each counting one window of the bins in shared memory,
-   * beat any scheme that sends most atomics off the SM: a pass costs a read of the input,
-   * while distributed shared memory (clusters) and global atomics cost several times that
-   * (docs/benchmarks/ has the measurements). */
-  const size_t window = target / 4;
-  if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
-    const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
-    for (size_t first = 0; first < bins; first += window)
-      PP_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
-                           bins - first < window ? bins - first : window, c));
-    return PP_OK;
-  }
-  /* clusters and global atomics add into the counts */
-  PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
-  /* the smallest cluster whose slices fit the target, else the largest one at the
-   * opt-in limit (one block per SM) */
-  for (unsigned size = 2; size <= HIST_MAX_CLUSTER; size *= 2) {
-    const size_t slice_bytes = ((size_t)1 << log2_of((int)pp_ceil_div(bins, size))) * 4;
-    const bool last = size == HIST_MAX_CLUSTER;
-    if (slice_bytes <= target || (last && slice_bytes <= (size_t)d.smem_optin)) {
-      bool launched = false;
-      PP_TRY(hist_cluster(ctx, fn, in, n, rule, size, c, &launched));
-      if (launched) return PP_OK;
-      break;
+  } else {
+    hist_device d;
+    PP_TRY(device_limits(ctx, fn, &d));
+    const size_t target = (size_t)d.smem_optin < HIST_SMEM_TARGET ? (size_t)d.smem_optin
+                                                                   : HIST_SMEM_TARGET;
+    if (bins * 4 <= target) {
+      const int copies = copies_for(bins);
+      const size_t counters = ((size_t)copies * bins * 4 + 15) / 16 * 16;
+      const bool staged = counters + rule_smem_bytes(rule, true) <= target;
+      return hist_shared(ctx, fn, in, n, rule, copies, staged, 0, bins, c);
     }
+    /* A few passes over the input, each counting one window of the bins in shared memory,
+     * beat any scheme that sends most atomics off the SM: a pass costs a read of the input,
+     * while distributed shared memory (clusters) and global atomics cost several times that
+     * (docs/benchmarks/ has the measurements). */
+    const size_t window = target / 4;
+    if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
+      const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
+      for (size_t first = 0; first < bins; first += window)
+        PP_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
+                             bins - first < window ? bins - first : window, c));
+      return PP_OK;
+    }
+    /* clusters and global atomics add into the counts */
+    PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
+    /* the smallest cluster whose slices fit the target, else the largest one at the
+     * opt-in limit (one block per SM) */
+    for (unsigned size = 2; size <= HIST_MAX_CLUSTER; size *= 2) {
+      const size_t slice_bytes = ((size_t)1 << log2_of((int)pp_ceil_div(bins, size))) * 4;
+      const bool last = size == HIST_MAX_CLUSTER;
+      if (slice_bytes <= target || (last && slice_bytes <= (size_t)d.smem_optin)) {
+        bool launched = false;
+        PP_TRY(hist_cluster(ctx, fn, in, n, rule, size, c, &launched));
+        if (launched) return PP_OK;
+        break;
+      }
+    }
+    return hist_global(ctx, fn, in, n, rule, c);
   }
-  return hist_global(ctx, fn, in, n, rule, c);
 }
 
 pp_status pp_cuda_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                                  size_t bins, double lo, double hi, uint64_t *counts) {
   static const char fn[] = "pp_histogram_even";
-  const even_rule rule = make_even(bins, lo, hi);
+  const even_rule base = make_even(bins, lo, hi);
+  if (base.wide) {
+    even_rule_of<true> rule;
+    static_cast<even_rule &>(rule) = base;
+    return pp_by_dtype(ctx, fn, t,
+                       [&](auto x) { return hist_run<decltype(x)>(ctx, fn, in, n, rule, counts); });
+  }
+  even_rule_of<false> rule;
+  static_cast<even_rule &>(rule) = base;
   return pp_by_dtype(ctx, fn, t,
                      [&](auto x) { return hist_run<decltype(x)>(ctx, fn, in, n, rule, counts); });
 }
@@ -737,8 +842,15 @@ pp_status pp_cuda_histogram_range(pp_context *ctx, pp_dtype t, const void *in, s
   range_rule rule;
   rule.edges = edges;
   rule.bins = bins;
-  return pp_by_dtype(ctx, fn, t,
-                     [&](auto x) { return hist_run<decltype(x)>(ctx, fn, in, n, rule, counts); });
+  return pp_by_dtype(ctx, fn, t, [&](auto x) {
+    typedef decltype(x) T;
+    if constexpr (std::is_same<T, float>::value) {
+      const range_rule_f rf = {edges, NULL, bins};
+      return hist_run<T>(ctx, fn, in, n, rf, counts);
+    } else {
+      return hist_run<T>(ctx, fn, in, n, rule, counts);
+    }
+  });
 }
 
 /* ---- images ------------------------------------------------------------------------- */
