@@ -115,13 +115,28 @@ static pp_status demo_time(demo_env *env, const demo_case *c, const void *in, vo
   return PP_OK;
 }
 
+/* One side's result: where it is and how large, so that it can be fetched whole when the
+ * case has no fetch of its own (out NULL: nothing to fetch). */
+typedef struct demo_result {
+  demo_buf *out;
+  size_t bytes;
+} demo_result;
+
+static pp_status demo_fetch(pp_context *ctx, const demo_case *c, const void *in, void *args,
+                            demo_result res) {
+  if (c->fetch)
+    return c->fetch(ctx, in, args);
+  return res.out ? buf_fetch(ctx, res.out, res.bytes) : PP_OK;
+}
+
 /* prep, the call, fetch: one untimed run (the reference's). */
-static pp_status demo_once(pp_context *ctx, const demo_case *c, const void *in, void *args) {
+static pp_status demo_once(pp_context *ctx, const demo_case *c, const void *in, void *args,
+                           demo_result res) {
   pp_status s = c->prep ? c->prep(ctx, in, args) : PP_OK;
   if (s == PP_OK)
     s = c->fn(ctx, in, args);
-  if (s == PP_OK && c->fetch)
-    s = c->fetch(ctx, in, args);
+  if (s == PP_OK)
+    s = demo_fetch(ctx, c, in, args, res);
   return s;
 }
 
@@ -149,7 +164,8 @@ void demo_row(demo_env *env, const demo_case *c, double ms, const char *check) {
 
 /* Runs the case on the backend under test (timed) and on the reference, then lets
  * c->same judge; prints the row and counts the outcome. got/want are each side's args. */
-void demo_measure(demo_env *env, const demo_case *c, void *got, void *want) {
+static void measure(demo_env *env, const demo_case *c, void *got, demo_result got_res,
+                    void *want, demo_result want_res) {
   const char *name = pp_dtype_string(c->t);
   demo_input *in = demo_get_input(env, c->t);
   double ms = -1;
@@ -163,14 +179,14 @@ void demo_measure(demo_env *env, const demo_case *c, void *got, void *want) {
     demo_row(env, c, -1, "not implemented");
     return;
   }
-  if (s == PP_OK && c->fetch)
-    s = c->fetch(env->run, in->dev, got);
+  if (s == PP_OK)
+    s = demo_fetch(env->run, c, in->dev, got, got_res);
   if (s != PP_OK) {
     demo_error(env, "%s %s: %s: %s", c->prim, name, pp_status_string(s), pp_last_error(env->run));
     demo_row(env, c, -1, "ERROR");
     return;
   }
-  s = demo_once(env->ref, c, in->host, want);
+  s = demo_once(env->ref, c, in->host, want, want_res);
   if (s != PP_OK) {
     if (s != PP_ERR_UNSUPPORTED)
       demo_error(env, "%s %s on the cpu reference: %s: %s", c->prim, name, pp_status_string(s),
@@ -184,6 +200,11 @@ void demo_measure(demo_env *env, const demo_case *c, void *got, void *want) {
   else
     env->mismatches++;
   demo_row(env, c, ms, ok ? "OK" : "MISMATCH");
+}
+
+void demo_measure(demo_env *env, const demo_case *c, void *got, void *want) {
+  const demo_result none = {NULL, 0};
+  measure(env, c, got, none, want, none);
 }
 
 double as_double(pp_dtype t, const void *p) {
@@ -251,8 +272,9 @@ void demo_unstage(demo_env *env, void *dev) {
  * runs the case and frees them. A setup failure is an error row. */
 void demo_measure_bufs(demo_env *env, const demo_case *c, void *got, demo_buf *got_buf,
                        void *want, demo_buf *want_buf, size_t bytes) {
+  const demo_result got_res = {got_buf, bytes}, want_res = {want_buf, bytes};
   if (buf_alloc(env, env->run, got_buf, bytes) && buf_alloc(env, env->ref, want_buf, bytes))
-    demo_measure(env, c, got, want);
+    measure(env, c, got, got_res, want, want_res);
   else
     demo_row(env, c, -1, "ERROR");
   buf_free(env, env->run, got_buf);

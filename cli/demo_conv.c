@@ -27,12 +27,6 @@ static pp_status call_conv(pp_context *ctx, const void *in, void *args) {
                    a->w);
 }
 
-static pp_status fetch_conv(pp_context *ctx, const void *in, void *args) {
-  conv_args *a = args;
-  (void)in;
-  return buf_fetch(ctx, &a->out, a->w * a->h * sizeof(float));
-}
-
 static bool conv_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
   const conv_args *g = got, *w = want;
   (void)env;
@@ -67,8 +61,8 @@ static void demo_conv_case(demo_env *env, const char *name, size_t k, bool separ
   for (size_t i = 0; i < a.w * a.h; i++) max_abs = fmax(max_abs, fabs((double)x[i]));
   a.bound = 2.0 * (double)(k * k + 16) * FLT_EPSILON * max_abs * sum_abs * 1.01;
   size_t bytes = a.w * a.h * sizeof(float);
-  demo_case c = {.prim = name, .t = PP_F32, .fn = call_conv, .same = conv_same,
-                 .fetch = fetch_conv, .unit = "GB/s", .amount = 2.0 * (double)bytes};
+  demo_case c = {.prim = name, .t = PP_F32, .fn = call_conv, .same = conv_same, .unit = "GB/s",
+                 .amount = 2.0 * (double)bytes};
   conv_args want = a;
   demo_measure_bufs(env, &c, &a, &a.out, &want, &want.out, bytes);
 }

@@ -42,7 +42,8 @@ typedef bool (*demo_same_fn)(demo_env *env, pp_dtype t, const void *got, const v
 /* What one row runs, and how its throughput is counted: amount / time, in `unit`
  * (e.g. bytes read and "GB/s", or elements and "Gelem/s"; both are per 1e9).
  * prep (optional) runs before every call, outside the clock (sort refills its keys);
- * fetch (optional) brings array results to host memory once the timed calls are done. */
+ * fetch (optional) brings array results to host memory once the timed calls are done;
+ * without it demo_measure_bufs brings each side's whole result buffer. */
 typedef struct demo_case {
   const char *prim;
   pp_dtype t;
@@ -73,7 +74,8 @@ void demo_row(demo_env *env, const demo_case *c, double ms, const char *check);
 /* Times c on the backend under test with got, runs it once on the reference with want,
  * judges with c->same, prints the row and counts the outcome. */
 void demo_measure(demo_env *env, const demo_case *c, void *got, void *want);
-/* demo_measure with one array result per side allocated (bytes) around it. */
+/* demo_measure with one array result per side allocated (bytes) around it and, unless c
+ * has a fetch of its own, copied whole to host memory after the calls. */
 void demo_measure_bufs(demo_env *env, const demo_case *c, void *got, demo_buf *got_buf,
                        void *want, demo_buf *want_buf, size_t bytes);
 bool buf_alloc(demo_env *env, pp_context *ctx, demo_buf *b, size_t bytes);

@@ -30,12 +30,6 @@ static pp_status call_scan(pp_context *ctx, const void *in, void *args) {
   return pp_scan(ctx, a->op, a->t, in, a->out.dev, a->n, a->inclusive);
 }
 
-static pp_status fetch_scan(pp_context *ctx, const void *in, void *args) {
-  scan_args *a = args;
-  (void)in;
-  return buf_fetch(ctx, &a->out, a->n * pp_dtype_size(a->t));
-}
-
 /* Integers and MIN/MAX exactly. A float SUM may be off by (ceil(log2(n+1)) + 32) * eps *
  * the sum of |x| up to i on each side, so twice that between the two. */
 static bool scan_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
@@ -64,7 +58,7 @@ static bool scan_same(demo_env *env, pp_dtype t, const void *got, const void *wa
 static void demo_scan_case(demo_env *env, const char *name, pp_op op, pp_dtype t,
                            bool inclusive) {
   size_t bytes = env->n * pp_dtype_size(t);
-  demo_case c = {.prim = name, .t = t, .fn = call_scan, .same = scan_same, .fetch = fetch_scan,
+  demo_case c = {.prim = name, .t = t, .fn = call_scan, .same = scan_same,
                  .unit = "GB/s", .amount = 2.0 * (double)bytes};
   scan_args got = {.op = op, .t = t, .n = env->n, .inclusive = inclusive}, want = got;
   demo_measure_bufs(env, &c, &got, &got.out, &want, &want.out, bytes);

@@ -27,12 +27,6 @@ static pp_status call_sgemm(pp_context *ctx, const void *in, void *args) {
                   a->s, 0.0f, a->c.dev, a->s);
 }
 
-static pp_status fetch_sgemm(pp_context *ctx, const void *in, void *args) {
-  sgemm_args *a = args;
-  (void)in;
-  return buf_fetch(ctx, &a->c, a->s * a->s * sizeof(float));
-}
-
 static bool sgemm_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
   const sgemm_args *g = got, *w = want;
   const float *x = g->c.host, *y = w->c.host;
@@ -65,8 +59,7 @@ void pp_demo_sgemm(demo_env *env) {
   for (int i = 0; i < 2; i++) {
     snprintf(names[i], sizeof names[i], "sgemm %s %zu", cases[i].form, s);
     demo_case c = {.prim = names[i], .t = PP_F32, .fn = call_sgemm, .same = sgemm_same,
-                   .fetch = fetch_sgemm, .unit = "GFLOP/s",
-                   .amount = 2.0 * (double)s * (double)s * (double)s};
+                   .unit = "GFLOP/s", .amount = 2.0 * (double)s * (double)s * (double)s};
     sgemm_args got = {cases[i].layout, cases[i].ta, cases[i].alpha, s, {0}}, want = got;
     demo_measure_bufs(env, &c, &got, &got.c, &want, &want.c, s * s * sizeof(float));
   }

@@ -112,12 +112,6 @@ static pp_status call_merge(pp_context *ctx, const void *in, void *args) {
   return pp_merge(ctx, a->t, a->src, a->na, b, a->nb, a->out.dev, PP_ASCENDING);
 }
 
-static pp_status fetch_merge(pp_context *ctx, const void *in, void *args) {
-  merge_args *a = args;
-  (void)in;
-  return buf_fetch(ctx, &a->out, (a->na + a->nb) * pp_dtype_size(a->t));
-}
-
 /* Stable on both sides (a before b on ties), so bit for bit. */
 static bool merge_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
   const merge_args *g = got, *w = want;
@@ -137,7 +131,7 @@ static void sorted_run(const float *x, float *dst, size_t m) {
 void pp_demo_merge(demo_env *env) {
   size_t n = env->n, na = n / 2, nb = n - na;
   demo_case c = {.prim = "merge", .t = PP_F32, .fn = call_merge, .same = merge_same,
-                 .fetch = fetch_merge, .unit = "GB/s", .amount = 2.0 * (double)n * sizeof(float)};
+                 .unit = "GB/s", .amount = 2.0 * (double)n * sizeof(float)};
   merge_args got = {.t = PP_F32, .na = na, .nb = nb}, want = got;
   demo_input *x = demo_get_input(env, PP_F32);
   float *src = x ? malloc(n * sizeof *src) : NULL;

@@ -25,12 +25,6 @@ static pp_status call_topk(pp_context *ctx, const void *in, void *args) {
   return pp_topk(ctx, a->t, in, a->cols, a->k, a->largest, a->vals.dev, idx);
 }
 
-static pp_status fetch_topk(pp_context *ctx, const void *in, void *args) {
-  topk_args *a = args;
-  (void)in;
-  return buf_fetch(ctx, &a->vals, topk_nk(a) * 16);
-}
-
 static bool topk_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
   const topk_args *g = got, *w = want;
   const size_t nk = topk_nk(g), es = pp_dtype_size(t);
@@ -56,7 +50,7 @@ static void demo_topk_case(demo_env *env, const char *name, pp_dtype t, size_t r
                            size_t k, bool largest) {
   if (k > cols || cols == 0) return;
   topk_args got = {.t = t, .rows = rows, .cols = cols, .k = k, .largest = largest}, want = got;
-  demo_case c = {.prim = name, .t = t, .fn = call_topk, .same = topk_same, .fetch = fetch_topk,
+  demo_case c = {.prim = name, .t = t, .fn = call_topk, .same = topk_same,
                  .unit = "GB/s", .amount = (double)((rows ? rows : 1) * cols * pp_dtype_size(t))};
   demo_measure_bufs(env, &c, &got, &got.vals, &want, &want.vals, topk_nk(&got) * 16);
 }
