@@ -44,6 +44,15 @@ static bool hist_same(demo_env *env, pp_dtype t, const void *got, const void *wa
   return true;
 }
 
+/* One row: got as set up (want a copy of it), over the input of t. */
+static void measure_hist(demo_env *env, const char *prim, pp_dtype t, double amount,
+                         hist_args *got, hist_args *want) {
+  *want = *got;
+  demo_case c = {.prim = prim, .t = t, .fn = call_hist, .same = hist_same, .amount = amount,
+                 .unit = "GB/s"};
+  demo_measure(env, &c, got, want);
+}
+
 void pp_demo_histogram(demo_env *env) {
   static hist_args got, want; /* 8 KiB of counts each: kept off the stack */
   double edges[DEMO_RANGE_BINS + 1];
@@ -58,18 +67,12 @@ void pp_demo_histogram(demo_env *env) {
   got.kind = 0;
   got.n = env->n;
   got.bins = DEMO_EVEN_BINS;
-  want = got;
-  demo_case even = {.prim = "histogram even", .t = PP_F32, .fn = call_hist, .same = hist_same,
-                    .amount = f32_bytes, .unit = "GB/s"};
-  demo_measure(env, &even, &got, &want);
+  measure_hist(env, "histogram even", PP_F32, f32_bytes, &got, &want);
 
   got.kind = 1;
   got.bins = DEMO_RANGE_BINS;
   got.edges = edges;
-  want = got;
-  demo_case range = {.prim = "histogram range", .t = PP_F32, .fn = call_hist, .same = hist_same,
-                     .amount = f32_bytes, .unit = "GB/s"};
-  demo_measure(env, &range, &got, &want);
+  measure_hist(env, "histogram range", PP_F32, f32_bytes, &got, &want);
 
   got.kind = 2;
   got.channels = env->n % 4 == 0 ? 4 : 1;
@@ -77,9 +80,6 @@ void pp_demo_histogram(demo_env *env) {
   got.height = 1;
   got.bins = (size_t)got.channels * 256;
   got.edges = NULL;
-  want = got;
-  demo_case image = {.prim = got.channels == 4 ? "histogram image rgba" : "histogram image",
-                     .t = PP_U8, .fn = call_hist, .same = hist_same, .amount = (double)env->n,
-                     .unit = "GB/s"};
-  demo_measure(env, &image, &got, &want);
+  measure_hist(env, got.channels == 4 ? "histogram image rgba" : "histogram image", PP_U8,
+               (double)env->n, &got, &want);
 }

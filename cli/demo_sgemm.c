@@ -12,10 +12,19 @@
 #define SGEMM_DEMO_MAX_SIDE 1024
 #define SGEMM_DEMO_REL_TOL 1e-5
 
-typedef struct sgemm_args {
+/* The two forms of the product: row-major NN, column-major TN with alpha = 0.5. */
+typedef struct sgemm_form {
   pp_layout layout;
   pp_trans ta;
   float alpha;
+  const char *name;
+} sgemm_form;
+
+static const sgemm_form sgemm_forms[2] = {{PP_ROW_MAJOR, PP_NO_TRANS, 1.0f, "NN"},
+                                          {PP_COL_MAJOR, PP_TRANS, 0.5f, "TNc"}};
+
+typedef struct sgemm_args {
+  const sgemm_form *form;
   size_t s;
   demo_buf c;
 } sgemm_args;
@@ -23,8 +32,8 @@ typedef struct sgemm_args {
 static pp_status call_sgemm(pp_context *ctx, const void *in, void *args) {
   sgemm_args *a = args;
   const float *A = in, *B = (const float *)in + a->s * a->s;
-  return pp_sgemm(ctx, a->layout, a->ta, PP_NO_TRANS, a->s, a->s, a->s, a->alpha, A, a->s, B,
-                  a->s, 0.0f, a->c.dev, a->s);
+  return pp_sgemm(ctx, a->form->layout, a->form->ta, PP_NO_TRANS, a->s, a->s, a->s,
+                  a->form->alpha, A, a->s, B, a->s, 0.0f, a->c.dev, a->s);
 }
 
 static bool sgemm_same(demo_env *env, pp_dtype t, const void *got, const void *want) {
@@ -50,17 +59,11 @@ void pp_demo_sgemm(demo_env *env) {
   if (s > SGEMM_DEMO_MAX_SIDE) s = SGEMM_DEMO_MAX_SIDE;
   if (s == 0) return; /* n < 2: no square fits */
   static char names[2][32];
-  const struct {
-    pp_layout layout;
-    pp_trans ta;
-    float alpha;
-    const char *form;
-  } cases[2] = {{PP_ROW_MAJOR, PP_NO_TRANS, 1.0f, "NN"}, {PP_COL_MAJOR, PP_TRANS, 0.5f, "TNc"}};
   for (int i = 0; i < 2; i++) {
-    snprintf(names[i], sizeof names[i], "sgemm %s %zu", cases[i].form, s);
+    snprintf(names[i], sizeof names[i], "sgemm %s %zu", sgemm_forms[i].name, s);
     demo_case c = {.prim = names[i], .t = PP_F32, .fn = call_sgemm, .same = sgemm_same,
                    .unit = "GFLOP/s", .amount = 2.0 * (double)s * (double)s * (double)s};
-    sgemm_args got = {cases[i].layout, cases[i].ta, cases[i].alpha, s, {0}}, want = got;
+    sgemm_args got = {&sgemm_forms[i], s, {0}}, want = got;
     demo_measure_bufs(env, &c, &got, &got.c, &want, &want.c, s * s * sizeof(float));
   }
 }
