@@ -204,22 +204,34 @@ static void png_decode_body(png_structp png, png_infop info, png_job *j) {
   png_read_image(png, j->rows);
 }
 
+typedef void (*png_body)(png_structp png, png_infop info, png_job *j);
+
+/* Runs body (the decoder's with write false, the encoder's with write true) with libpng's
+ * errors caught: png_job_error long-jumps back here. 0, or -1 with the message in j->err. */
+static int png_run(png_job *j, bool write, png_body body) {
+  png_structp png =
+      write ? png_create_write_struct(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning)
+            : png_create_read_struct(PNG_LIBPNG_VER_STRING, j, png_job_error, png_job_warning);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  int rc = 0;
+  if (!info)
+    rc = cli_fail(j->err, j->errlen, "%s: out of memory for the PNG %s", j->name,
+                  write ? "encoder" : "decoder");
+  else if (setjmp(png_jmpbuf(png)) == 0)
+    body(png, info, j);
+  else
+    rc = -1;
+  if (write)
+    png_destroy_write_struct(&png, &info);
+  else
+    png_destroy_read_struct(&png, &info, NULL);
+  return rc;
+}
+
 static int png_decode(const uint8_t *data, size_t len, const char *name, cli_image *img,
                       char *err, size_t errlen) {
   png_job j = {{data, len, 0}, NULL, name, err, errlen, img, NULL, NULL};
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &j, png_job_error,
-                                           png_job_warning);
-  png_infop info = png ? png_create_info_struct(png) : NULL;
-  if (!info) {
-    png_destroy_read_struct(&png, NULL, NULL);
-    return cli_fail(err, errlen, "%s: out of memory for the PNG decoder", name);
-  }
-  int rc = 0;
-  if (setjmp(png_jmpbuf(png)) == 0)
-    png_decode_body(png, info, &j);
-  else
-    rc = -1;
-  png_destroy_read_struct(&png, &info, NULL);
+  int rc = png_run(&j, false, png_decode_body);
   free(j.rows);
   if (rc != 0) cli_image_free(img);
   return rc;
@@ -245,20 +257,7 @@ static void png_encode_body(png_structp png, png_infop info, png_job *j) {
 static int png_encode(FILE *f, const cli_image *img, const char *name, char *err,
                       size_t errlen) {
   png_job j = {{NULL, 0, 0}, f, name, err, errlen, (cli_image *)img, NULL, NULL};
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &j, png_job_error,
-                                            png_job_warning);
-  png_infop info = png ? png_create_info_struct(png) : NULL;
-  if (!info) {
-    png_destroy_write_struct(&png, NULL);
-    return cli_fail(err, errlen, "%s: out of memory for the PNG encoder", name);
-  }
-  int rc = 0;
-  if (setjmp(png_jmpbuf(png)) == 0)
-    png_encode_body(png, info, &j);
-  else
-    rc = -1;
-  png_destroy_write_struct(&png, &info);
-  return rc;
+  return png_run(&j, true, png_encode_body);
 }
 
 /* ---- JPEG ------------------------------------------------------------------------------- */
