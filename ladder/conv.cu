@@ -42,10 +42,14 @@
 static __constant__ float c_ladder_filter[LCONV_MAX_K * LCONV_MAX_K];
 
 
-/* ---- step 2: v1 naive ---------------------------------------------------------------- */
+/* ---- steps 2 and 3: one thread per output pixel --------------------------------------- */
 
-static __global__ void conv_v1_naive(const float *in, float *out, int w, int h,
-                                     const float *f, int k) {
+/* The direct correlation at (x, y), zero outside the image. Steps 2 and 3 differ only in
+ * where the filter is read from: global memory (f), or constant memory (c_ladder_filter),
+ * whose cache broadcasts one address to the whole warp in a single read. */
+template <bool kConstantFilter>
+static __device__ __forceinline__ void conv_direct(const float *in, float *out, int w, int h,
+                                                   const float *f, int k) {
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= w || y >= h) return;
   int r = k / 2;
@@ -54,25 +58,21 @@ static __global__ void conv_v1_naive(const float *in, float *out, int w, int h,
     for (int dx = 0; dx < k; dx++) {
       int sx = x + dx - r, sy = y + dy - r;
       if (sx >= 0 && sx < w && sy >= 0 && sy < h)
-        acc += f[dy * k + dx] * in[(size_t)sy * w + sx];
+        acc += (kConstantFilter ? c_ladder_filter[dy * k + dx] : f[dy * k + dx]) *
+               in[(size_t)sy * w + sx];
     }
   out[(size_t)y * w + x] = acc;
 }
 
-/* ---- step 3: v2 filter in constant memory ---------------------------------------------- */
+/* step 2: v1 naive, the filter in global memory */
+static __global__ void conv_v1_naive(const float *in, float *out, int w, int h,
+                                     const float *f, int k) {
+  conv_direct<false>(in, out, w, h, f, k);
+}
 
+/* step 3: v2 filter in constant memory */
 static __global__ void conv_v2_constant(const float *in, float *out, int w, int h, int k) {
-  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h) return;
-  int r = k / 2;
-  float acc = 0.0f;
-  for (int dy = 0; dy < k; dy++)
-    for (int dx = 0; dx < k; dx++) {
-      int sx = x + dx - r, sy = y + dy - r;
-      if (sx >= 0 && sx < w && sy >= 0 && sy < h)
-        acc += c_ladder_filter[dy * k + dx] * in[(size_t)sy * w + sx];
-    }
-  out[(size_t)y * w + x] = acc;
+  conv_direct<true>(in, out, w, h, nullptr, k);
 }
 
 /* ---- step 4: v3 shared-memory tile with halo ------------------------------------------ */

@@ -102,26 +102,18 @@ typedef struct ladder_env {
 
 typedef bool (*step_fn)(ladder_env *e);
 
-static bool step_global(ladder_env *e) {
+/* Steps 2-4: zero the u32 bins, then one launch of the step's kernel over the input. */
+typedef void (*u32_hist_kernel)(const uint8_t *in, size_t n, unsigned *counts);
+static bool run_u32_kernel(ladder_env *e, u32_hist_kernel kernel) {
   LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
-  hist_global_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
+  kernel<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
   LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
 
-static bool step_shared(ladder_env *e) {
-  LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
-  hist_shared_atomics<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
-  LADDER_CUDA_TRY(cudaGetLastError());
-  return true;
-}
-
-static bool step_vec16(ladder_env *e) {
-  LADDER_CUDA_TRY(cudaMemsetAsync(e->d_u32, 0, LADDER_BINS * 4, e->stream));
-  hist_shared_vec16<<<e->grid, LADDER_THREADS, 0, e->stream>>>(e->d_in, e->n, e->d_u32);
-  LADDER_CUDA_TRY(cudaGetLastError());
-  return true;
-}
+static bool step_global(ladder_env *e) { return run_u32_kernel(e, hist_global_atomics); }
+static bool step_shared(ladder_env *e) { return run_u32_kernel(e, hist_shared_atomics); }
+static bool step_vec16(ladder_env *e) { return run_u32_kernel(e, hist_shared_vec16); }
 
 static bool step_production(ladder_env *e) {
   pp_status s = pp_histogram_image(e->ctx, e->d_in, e->n, e->n ? 1 : 0, e->n, 1, e->d_u64);
@@ -277,37 +269,14 @@ static bool run_size(ladder_env *e, size_t n, int reps, bool csv, bool check_onl
 }
 
 extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
-  size_t n = (size_t)1 << 28;
-  int reps = 20;
-  bool check = false, csv = false;
-  int first = ladder_first_arg(argc, argv);
-  for (int i = first; i < argc; i++) {
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--check")) {
-      check = true;
-    } else if (!strcmp(argv[i], "--csv")) {
-      csv = true;
-    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
-      if (!ladder_parse_size("--n", argv[++i], 1, (size_t)INT32_MAX, &n)) { /* CUB's int count */
-        usage(stderr);
-        return 2;
-      }
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      size_t v = 0;
-      if (!ladder_parse_size("--reps", argv[++i], 1, 100000, &v)) {
-        usage(stderr);
-        return 2;
-      }
-      reps = (int)v;
-    } else {
-      fprintf(stderr, "ladder histogram: unknown argument '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
+  LadderArgs args = {(size_t)1 << 28, 20, false, false};
+  /* CUB's histogram counts in int */
+  const int early = ladder_early_exit(
+      ladder_parse_args(argc, argv, "histogram", (size_t)INT32_MAX, true, &args), usage);
+  if (early >= 0) return early;
+  const size_t n = args.n;
+  const int reps = args.reps;
+  const bool check = args.check, csv = args.csv;
   g_fatal[0] = '\0';
   ladder_env e;
   memset(&e, 0, sizeof e);
@@ -335,10 +304,7 @@ extern "C" int pp_ladder_histogram_main(int argc, char **argv) {
   }
   if (!ok && g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
   pp_destroy(e.ctx);
-  cudaFree(e.d_u32);
-  cudaFree(e.d_u64);
-  cudaFree(e.d_i32);
-  cudaFree(e.cub_temp);
+  ladder_cuda_free({e.d_u32, e.d_u64, e.d_i32, e.cub_temp});
   if (e.stream) cudaStreamDestroy(e.stream);
   if (!ok) return 1;
   if (!all_pass) {

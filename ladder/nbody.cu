@@ -100,18 +100,13 @@ __global__ void ln_book_tiles(const float4 *pos, float4 *acc, int n, float eps2)
   if (i < n) acc[i] = make_float4(ax, ay, az, 0);
 }
 
-// Steps 5-8: the partials of the production kernel, added in split order.
+// Steps 5-8: the partials of the production kernel, added in split order (the production
+// code's own nb_sum_partials).
 __global__ void ln_sum_partials(const float4 *partial, size_t n, size_t n_pad, unsigned splits,
                                 float4 *acc) {
   const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float4 a = partial[i];
-  for (unsigned s = 1; s < splits; s++) {
-    const float4 b = partial[(size_t)s * n_pad + i];
-    a.x += b.x;
-    a.y += b.y;
-    a.z += b.z;
-  }
+  const float3 a = nb_sum_partials(partial, i, n_pad, splits);
   acc[i] = make_float4(a.x, a.y, a.z, 0);
 }
 
@@ -312,17 +307,11 @@ static bool session_alloc(ln_session *s, size_t max_n) {
 
 static void session_free(ln_session *s) {
   if (s->ctx) pp_destroy(s->ctx);
-  cudaFree(s->pos);
-  cudaFree(s->acc);
-  cudaFree(s->partial);
-  cudaFree(s->soa);
-  cudaFree(s->out3);
+  ladder_cuda_free({s->pos, s->acc, s->partial, s->soa, s->out3});
   if (s->start) cudaEventDestroy(s->start);
   if (s->stop) cudaEventDestroy(s->stop);
   if (s->stream) cudaStreamDestroy(s->stream);
-  free(s->h_pos);
-  free(s->h_acc);
-  free(s->ref);
+  ladder_host_free({s->h_pos, s->h_acc, s->ref});
 }
 
 static void usage(FILE *f) {

@@ -150,41 +150,22 @@ void finish(const Env &e, unsigned grid) {
   LADDER_CUDA_CHECK(cudaGetLastError());
 }
 
-void run_step2(const Env &e) {
-  const unsigned grid = blocks_for(e.n, e.block);
-  reduce_neighboured_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
+// Steps 2-8: the step's kernel writes one partial per block of per_block elements (B, or
+// K*B after its fold), then finish adds the partials.
+using PartialsKernel = void (*)(float *g, float *partials, size_t n);
+void run_partials(const Env &e, PartialsKernel kernel, size_t per_block) {
+  const unsigned grid = blocks_for(e.n, per_block);
+  kernel<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
   LADDER_CUDA_CHECK(cudaGetLastError());
   finish(e, grid);
 }
 
-void run_step3(const Env &e) {
-  const unsigned grid = blocks_for(e.n, e.block);
-  reduce_neighboured_less_divergent<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  LADDER_CUDA_CHECK(cudaGetLastError());
-  finish(e, grid);
-}
-
-void run_step4(const Env &e) {
-  const unsigned grid = blocks_for(e.n, e.block);
-  reduce_interleaved<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  LADDER_CUDA_CHECK(cudaGetLastError());
-  finish(e, grid);
-}
-
+void run_step2(const Env &e) { run_partials(e, reduce_neighboured_divergent, e.block); }
+void run_step3(const Env &e) { run_partials(e, reduce_neighboured_less_divergent, e.block); }
+// Step 4 is K = 1: no fold.
 template <unsigned K>
-void run_unrolled(const Env &e) {
-  const unsigned grid = blocks_for(e.n, (size_t)e.block * K);
-  reduce_unrolled<K><<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  LADDER_CUDA_CHECK(cudaGetLastError());
-  finish(e, grid);
-}
-
-void run_step8(const Env &e) {
-  const unsigned grid = blocks_for(e.n, (size_t)e.block * 8);
-  reduce_unrolled_last_warp<<<grid, e.block, 0, e.stream>>>(e.scratch, e.partials, e.n);
-  LADDER_CUDA_CHECK(cudaGetLastError());
-  finish(e, grid);
-}
+void run_unrolled(const Env &e) { run_partials(e, reduce_unrolled<K>, (size_t)e.block * K); }
+void run_step8(const Env &e) { run_partials(e, reduce_unrolled_last_warp, (size_t)e.block * 8); }
 
 void run_step9(const Env &e) {
   const unsigned grid = blocks_for(e.n, (size_t)e.block * 8);
@@ -246,7 +227,7 @@ struct Step {
 const Step kSteps[] = {
     {"2", "neighboured pairs, divergent", Op::Sum, Kind::Kernel, true, false, run_step2},
     {"3", "neighboured pairs, less divergence", Op::Sum, Kind::Kernel, true, false, run_step3},
-    {"4", "interleaved pairs", Op::Sum, Kind::Kernel, true, false, run_step4},
+    {"4", "interleaved pairs", Op::Sum, Kind::Kernel, true, false, run_unrolled<1>},
     {"5", "unroll x2 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<2>},
     {"6", "unroll x4 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<4>},
     {"7", "unroll x8 + interleaved", Op::Sum, Kind::Kernel, true, false, run_unrolled<8>},
@@ -364,23 +345,9 @@ struct DeviceBuffer {
   }
 };
 
-struct Session {  // lives for the whole command
-  int device = 0;
-  cudaDeviceProp prop{};
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  pp_context *ctx = nullptr;
-  char ctx_skip[1024] = "";  // why the production steps are skipped, when they are
-  char ctx_fail[1024] = "";  // why they fail (no context), when they do
-  void *l2_flush = nullptr;
-  size_t l2_flush_bytes = 0;
-  ~Session() {
-    if (ctx) pp_destroy(ctx);  // before the stream it queues work on goes away
-    if (l2_flush) cudaFree(l2_flush);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (stream) cudaStreamDestroy(stream);
-  }
+struct Session : LadderSession {  // lives for the whole command
+  Session() : LadderSession{} {}
+  ~Session() { ladder_session_close(this); }
 };
 
 /* ------------------------------------------------------------------------------------ */
@@ -648,31 +615,26 @@ void usage(FILE *f) {
           "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
 }
 
-enum ParseResult { kParseOk, kParseHelp, kParseBad };
-
-ParseResult parse_args(int argc, char **argv, Options &o) {
+LadderParse parse_args(int argc, char **argv, Options &o) {
   for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
     const char *a = argv[i] ? argv[i] : "";
     const char *eq = nullptr;
     const size_t len = ladder_opt_len(a, &eq);
     const char *v = "";
     if (ladder_is_opt(a, len, "--help") || ladder_is_opt(a, len, "-h")) {
-      return kParseHelp;
+      return LADDER_PARSE_HELP;
     } else if (ladder_is_opt(a, len, "--check") || ladder_is_opt(a, len, "--csv")) {
-      if (eq) {
-        fprintf(stderr, "%.*s takes no value\n", (int)len, a);
-        return kParseBad;
-      }
+      if (!ladder_flag_has_no_value(a, len, eq)) return LADDER_PARSE_BAD;
       (ladder_is_opt(a, len, "--check") ? o.check : o.csv) = true;
     } else if (ladder_is_opt(a, len, "--n")) {
       size_t n = 0;
       if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &n) != 0 || n == 0) {
         fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v);
-        return kParseBad;
+        return LADDER_PARSE_BAD;
       }
       if (n > SIZE_MAX / 8) {
         fprintf(stderr, "--n %zu is too large\n", n);
-        return kParseBad;
+        return LADDER_PARSE_BAD;
       }
       o.n = n;
       o.n_given = true;
@@ -681,23 +643,22 @@ ParseResult parse_args(int argc, char **argv, Options &o) {
       if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &b) != 0 || b < 64 ||
           b > 1024 || (b & (b - 1))) {
         fprintf(stderr, "--block needs a power of two in [64, 1024] (got '%s')\n", v);
-        return kParseBad;
+        return LADDER_PARSE_BAD;
       }
       o.block = (unsigned)b;
       o.block_given = true;
     } else if (ladder_is_opt(a, len, "--reps")) {
       size_t r = 0;
-      if (!ladder_take_value(argc, argv, &i, eq, &v) || cli_parse_size(v, &r) != 0 || r < 20 || r > 100000) {
-        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", v);
-        return kParseBad;
-      }
+      if (!ladder_parse_size("--reps", ladder_take_value(argc, argv, &i, eq, &v) ? v : nullptr, 20,
+                             100000, &r))
+        return LADDER_PARSE_BAD;
       o.reps = (int)r;
     } else {
       fprintf(stderr, "unknown argument '%.*s'\n", (int)len, a);
-      return kParseBad;
+      return LADDER_PARSE_BAD;
     }
   }
-  return kParseOk;
+  return LADDER_PARSE_OK;
 }
 
 // Appends formatted text to buf (cap bytes, NUL-terminated, `used` long); truncates
@@ -778,54 +739,19 @@ int run_check(Session &ss, const Options &o) {
 
 int ladder_main(int argc, char **argv) {
   Options o;
-  switch (parse_args(argc, argv, o)) {
-    case kParseHelp: usage(stdout); return 0;
-    case kParseBad: usage(stderr); return 2;
-    case kParseOk: break;
-  }
-
-  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
-
   Session ss;
-  LADDER_CUDA_CHECK(cudaGetDevice(&ss.device));
-  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
+  const int early = ladder_start(parse_args(argc, argv, o), usage, &ss);
+  if (early >= 0) return early;
   if (ss.prop.maxThreadsPerBlock < (int)o.block) {
     fprintf(stderr, "--block %u exceeds this device's limit of %d threads\n", o.block,
             ss.prop.maxThreadsPerBlock);
     return 2;
   }
-  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
-     return before the data is on the device */
-  LADDER_CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
-  LADDER_CUDA_CHECK(cudaEventCreate(&ss.start));
-  LADDER_CUDA_CHECK(cudaEventCreate(&ss.stop));
-
-  if (!pp_has_cuda_backend()) {
-    snprintf(ss.ctx_skip, sizeof ss.ctx_skip, "library built without the CUDA backend");
-  } else {
-    // Without a context the production steps fail; the rest of the ladder still runs.
-    const pp_status st = pp_create(&ss.ctx, PP_BACKEND_CUDA);
-    if (st != PP_OK) {
-      ss.ctx = nullptr;
-      snprintf(ss.ctx_fail, sizeof ss.ctx_fail, "pp_create(PP_BACKEND_CUDA): %s: %s",
-               pp_status_string(st), pp_last_error(nullptr));
-    } else {
-      const pp_status st2 = pp_set_stream(ss.ctx, ss.stream);
-      if (st2 != PP_OK) {
-        snprintf(ss.ctx_fail, sizeof ss.ctx_fail, "pp_set_stream: %s: %s",
-                 pp_status_string(st2), pp_last_error(ss.ctx));
-        pp_destroy(ss.ctx);
-        ss.ctx = nullptr;
-      }
-    }
-  }
+  ladder_open_context(&ss);
 
   if (o.check) return run_check(ss, o);
 
-  if (ss.prop.l2CacheSize > 0) {
-    ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
-    LADDER_CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
-  }
+  if (!ladder_alloc_l2_flush(&ss)) return 1;
   Rows rows;
   run_config(ss, o, o.n, o.block, Data::Uniform, true, rows);
   print_timing(rows, o, ss);

@@ -53,6 +53,43 @@ __device__ __forceinline__ void fold_segment(float *g, size_t n, size_t start, u
   }
 }
 
+// The block's slice of g, where its tree runs: steps 5-9 first fold K data blocks into
+// the slice (fold_segment, then a barrier); steps 2-4 (K == 1) sum their B elements as they
+// are. *m: how many elements of the slice exist.
+template <unsigned K>
+__device__ __forceinline__ float *block_slice(float *g, size_t n, unsigned block, unsigned *m) {
+  const size_t start = (size_t)blockIdx.x * block * K;
+  if (K > 1) {
+    fold_segment<K>(g, n, start, threadIdx.x, block);
+    __syncthreads();
+  }
+  *m = valid_in_block(start, n, block);
+  return g + start;
+}
+
+// Step 4's tree over data[0..m) (the block's slice): thread t adds element t + stride, the
+// stride halving from B/2 while it is above `stop`, one barrier per round. With stop == 0
+// the sum ends in data[0]; with stop == 32 the 64 partial sums data[0..64) are left for
+// one warp (steps 8 and 9).
+__device__ __forceinline__ void tree_interleaved(float *data, unsigned m, unsigned tid,
+                                                 unsigned block, unsigned stop) {
+  for (unsigned stride = block / 2; stride > stop; stride >>= 1) {
+    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
+    __syncthreads();
+  }
+}
+
+// The last warp of steps 8 and 9: warp 0 adds data[0..64) (what of it exists, m) with
+// shuffles and lane 0 writes the block's partial. Needs a block of at least 64 threads.
+__device__ __forceinline__ void last_warp_partial(const float *data, unsigned m, unsigned tid,
+                                                  float *partials) {
+  if (tid < 32) {
+    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
+    v = warp_sum(v);
+    if (tid == 0) partials[blockIdx.x] = v;
+  }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Step 2: neighboured pairs, divergent (PCCP 3)                                        */
 /* ------------------------------------------------------------------------------------ */
@@ -69,9 +106,8 @@ __device__ __forceinline__ void fold_segment(float *g, size_t n, size_t start, u
 // inside the array.)
 __global__ void reduce_neighboured_divergent(float *g, float *partials, size_t n) {
   const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
+  unsigned m;
+  float *data = block_slice<1>(g, n, blockDim.x, &m);
   for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
     if ((tid % (2 * stride)) == 0 && tid + stride < m) data[tid] += data[tid + stride];
     __syncthreads();  // the next round reads what this one wrote
@@ -91,9 +127,8 @@ __global__ void reduce_neighboured_divergent(float *g, float *partials, size_t n
 // so each warp's loads and stores scatter over many memory transactions.
 __global__ void reduce_neighboured_less_divergent(float *g, float *partials, size_t n) {
   const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
+  unsigned m;
+  float *data = block_slice<1>(g, n, blockDim.x, &m);
   for (unsigned stride = 1; stride < blockDim.x; stride *= 2) {
     const unsigned index = 2 * stride * tid;  // < 2 * 512 * 1024, no overflow
     if (index + stride < m) data[index] += data[index + stride];
@@ -103,47 +138,27 @@ __global__ void reduce_neighboured_less_divergent(float *g, float *partials, siz
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Step 4: interleaved pairs (PCCP 3)                                                   */
+/* Step 4: interleaved pairs; steps 5, 6, 7: unrolling x2, x4, x8 (PCCP 3)              */
 /* ------------------------------------------------------------------------------------ */
 
-// Pair element t with element t + stride, stride halving from B/2. The active threads
-// are again the lowest ones, and now a warp reads and writes 32 consecutive floats:
-// every access is coalesced. This removes step 3's scattered accesses.
+// Step 4 (K = 1): pair element t with element t + stride, stride halving from B/2
+// (tree_interleaved). The active threads are again the lowest ones, and now a warp reads
+// and writes 32 consecutive floats: every access is coalesced. This removes step 3's
+// scattered accesses.
 // Remaining bottleneck: half the threads idle from the first round on; each thread loads
 // one element from DRAM, so too few loads are in flight to cover memory latency, and
 // the tree costs log2(B) barriers for only B elements.
-__global__ void reduce_interleaved(float *g, float *partials, size_t n) {
-  const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x;
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
-  if (tid == 0) partials[blockIdx.x] = data[0];
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* Steps 5, 6, 7: unrolling x2, x4, x8 (PCCP 3)                                         */
-/* ------------------------------------------------------------------------------------ */
-
-// Each block first adds K data blocks (fold_segment), then runs step 4's tree on the
-// result. This removes step 4's latency bound: every thread has K independent loads in
-// flight, the grid is K times smaller, and the barrier-bound tree is amortised over K*B
-// elements. x2 -> x4 -> x8 shows how much more memory parallelism buys.
+//
+// Steps 5-7 (K = 2, 4, 8): each block first adds K data blocks (fold_segment), then runs
+// step 4's tree on the result. This removes step 4's latency bound: every thread has K
+// independent loads in flight, the grid is K times smaller, and the barrier-bound tree is
+// amortised over K*B elements. x2 -> x4 -> x8 shows how much more memory parallelism buys.
 template <unsigned K>
 __global__ void reduce_unrolled(float *g, float *partials, size_t n) {
   const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x * K;
-  fold_segment<K>(g, n, start, tid, blockDim.x);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
+  unsigned m;
+  float *data = block_slice<K>(g, n, blockDim.x, &m);
+  tree_interleaved(data, m, tid, blockDim.x, 0);
   if (tid == 0) partials[blockIdx.x] = data[0];
 }
 
@@ -163,20 +178,10 @@ __global__ void reduce_unrolled(float *g, float *partials, size_t n) {
 // shuffles; they also keep the values in registers instead of memory.
 __global__ void reduce_unrolled_last_warp(float *g, float *partials, size_t n) {
   const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * blockDim.x * 8;
-  fold_segment<8>(g, n, start, tid, blockDim.x);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, blockDim.x);
-  float *data = g + start;
-  for (unsigned stride = blockDim.x / 2; stride > 32; stride >>= 1) {
-    if (tid < stride && tid + stride < m) data[tid] += data[tid + stride];
-    __syncthreads();
-  }
-  if (tid < 32) {  // warp 0, all 32 lanes: blockDim.x >= 64
-    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
-    v = warp_sum(v);
-    if (tid == 0) partials[blockIdx.x] = v;
-  }
+  unsigned m;
+  float *data = block_slice<8>(g, n, blockDim.x, &m);
+  tree_interleaved(data, m, tid, blockDim.x, 32);
+  last_warp_partial(data, m, tid, partials);  // warp 0, all 32 lanes: blockDim.x >= 64
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -188,36 +193,27 @@ __global__ void reduce_unrolled_last_warp(float *g, float *partials, size_t n) {
 // compiler can schedule across rounds. This removes the loop bookkeeping (counter,
 // shift, compare, branch) that step 8 still pays per round; the host picks the
 // instantiation for the requested block size.
+// One round of the tree with stride S a compile-time constant: it exists only when the
+// block has 2*S threads or more. The barrier sits inside a condition that is constant for
+// the whole block.
+template <unsigned B, unsigned S>
+__device__ __forceinline__ void constant_stride_round(float *data, unsigned m, unsigned tid) {
+  if (B >= 2 * S) {
+    if (tid < S && tid + S < m) data[tid] += data[tid + S];
+    __syncthreads();
+  }
+}
+
 template <unsigned B>
 __global__ void __launch_bounds__(B) reduce_complete_unroll(float *g, float *partials, size_t n) {
   const unsigned tid = threadIdx.x;
-  const size_t start = (size_t)blockIdx.x * B * 8;
-  fold_segment<8>(g, n, start, tid, B);
-  __syncthreads();
-  const unsigned m = valid_in_block(start, n, B);
-  float *data = g + start;
-  // The barriers sit inside conditions that are constant for the whole block.
-  if (B >= 1024) {
-    if (tid < 512 && tid + 512 < m) data[tid] += data[tid + 512];
-    __syncthreads();
-  }
-  if (B >= 512) {
-    if (tid < 256 && tid + 256 < m) data[tid] += data[tid + 256];
-    __syncthreads();
-  }
-  if (B >= 256) {
-    if (tid < 128 && tid + 128 < m) data[tid] += data[tid + 128];
-    __syncthreads();
-  }
-  if (B >= 128) {
-    if (tid < 64 && tid + 64 < m) data[tid] += data[tid + 64];
-    __syncthreads();
-  }
-  if (tid < 32) {  // the same Volta-safe last warp as step 8
-    float v = (tid < m ? data[tid] : 0.0f) + (tid + 32 < m ? data[tid + 32] : 0.0f);
-    v = warp_sum(v);
-    if (tid == 0) partials[blockIdx.x] = v;
-  }
+  unsigned m;
+  float *data = block_slice<8>(g, n, B, &m);
+  constant_stride_round<B, 512>(data, m, tid);
+  constant_stride_round<B, 256>(data, m, tid);
+  constant_stride_round<B, 128>(data, m, tid);
+  constant_stride_round<B, 64>(data, m, tid);
+  last_warp_partial(data, m, tid, partials);  // the same Volta-safe last warp as step 8
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -262,19 +258,36 @@ __global__ void __launch_bounds__(kFinishThreads)
 // Costs left: one element per load (no vector loads), a full shared-memory tree with a
 // barrier per round, and the float accumulation order depends on the atomics' order, so
 // the result may differ in the last bits from run to run.
-__global__ void reduce_grid_stride_atomic_sum(const float *in, float *out, size_t n) {
-  extern __shared__ float smem_sum[];
+// The block's part of steps 10 and 10m: a grid-stride loop folds the thread's elements
+// into a register with op, then a shared-memory tree (blockDim.x floats of dynamic shared
+// memory) folds the block's; thread 0 gets the block's result.
+struct SumOp {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+template <class Op>
+__device__ __forceinline__ float grid_stride_block_fold(const float *in, size_t n, float init,
+                                                        Op op) {
+  extern __shared__ float smem_fold[];
   const unsigned tid = threadIdx.x;
-  float s = 0.0f;
+  float v = init;
   const size_t step = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) s += in[i];
-  smem_sum[tid] = s;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) v = op(v, in[i]);
+  smem_fold[tid] = v;
   __syncthreads();
   for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride) smem_sum[tid] += smem_sum[tid + stride];
+    if (tid < stride) smem_fold[tid] = op(smem_fold[tid], smem_fold[tid + stride]);
     __syncthreads();
   }
-  if (tid == 0) atomicAdd(out, smem_sum[0]);  // *out was zeroed before the launch
+  return smem_fold[0];
+}
+
+__global__ void reduce_grid_stride_atomic_sum(const float *in, float *out, size_t n) {
+  const float s = grid_stride_block_fold(in, n, 0.0f, SumOp());
+  if (threadIdx.x == 0) atomicAdd(out, s);  // *out was zeroed before the launch
 }
 
 // Step 10m, the exercise's MAX. There is no atomicMax for float, and the exercise's int
@@ -298,16 +311,6 @@ float ordered_key_to_float(unsigned key) {  // host-side inverse of float_to_ord
 }
 
 __global__ void reduce_grid_stride_atomic_max(const float *in, unsigned *out_key, size_t n) {
-  extern __shared__ float smem_max[];
-  const unsigned tid = threadIdx.x;
-  float v = -INFINITY;
-  const size_t step = (size_t)gridDim.x * blockDim.x;
-  for (size_t i = (size_t)blockIdx.x * blockDim.x + tid; i < n; i += step) v = fmaxf(v, in[i]);
-  smem_max[tid] = v;
-  __syncthreads();
-  for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-    if (tid < stride) smem_max[tid] = fmaxf(smem_max[tid], smem_max[tid + stride]);
-    __syncthreads();
-  }
-  if (tid == 0) atomicMax(out_key, float_to_ordered_key(smem_max[0]));
+  const float v = grid_stride_block_fold(in, n, -INFINITY, MaxOp());
+  if (threadIdx.x == 0) atomicMax(out_key, float_to_ordered_key(v));
 }

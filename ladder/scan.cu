@@ -79,17 +79,7 @@ static void *host_alloc(size_t bytes) {
 /* Session, options, rows                                                                */
 /* ------------------------------------------------------------------------------------ */
 
-struct scan_session {  // lives for the whole command
-  int device;
-  cudaDeviceProp prop;
-  cudaStream_t stream;
-  cudaEvent_t start, stop;
-  pp_context *ctx;
-  char ctx_skip[1024];  // why the production steps are skipped, when they are
-  char ctx_fail[1024];  // why they fail (no context), when they do
-  void *l2_flush;
-  size_t l2_flush_bytes;
-};
+typedef LadderSession scan_session;  // lives for the whole command
 
 struct scan_options {
   size_t n;
@@ -292,12 +282,7 @@ static bool op_selected(scan_op op, unsigned ops) {
 }
 
 static void free_host(scan_host *h) {
-  free(h->scan_in);
-  free(h->scan_ref);
-  free(h->scan_got);
-  free(h->x);
-  free(h->split_ref);
-  free(h->got);
+  ladder_host_free({h->scan_in, h->scan_ref, h->scan_got, h->x, h->split_ref, h->got});
   memset(h, 0, sizeof *h);
 }
 
@@ -338,16 +323,8 @@ struct scan_device {
 };
 
 static void free_device(scan_device *d) {
-  // Errors here cannot be reported usefully; a failed run has one already.
-  cudaFree(d->scan_in);
-  cudaFree(d->scan_out);
-  cudaFree(d->level_sums);
-  cudaFree(d->flags);
-  cudaFree(d->flag_offsets);
-  cudaFree(d->x);
-  cudaFree(d->packed);
-  cudaFree(d->count);
-  cudaFree(d->cub_temp);
+  ladder_cuda_free({d->scan_in, d->scan_out, d->level_sums, d->flags, d->flag_offsets, d->x,
+                    d->packed, d->count, d->cub_temp});
   memset(d, 0, sizeof *d);
 }
 
@@ -415,14 +392,7 @@ static bool make_device(scan_device *d, scan_env *e, const scan_host *h, size_t 
 static scan_row *add_row(scan_rows *rows, const char *id, const char *name, scan_op op,
                          scan_kind kind) {
   scan_row *r = &rows->r[rows->count++];
-  memset(r, 0, sizeof *r);
-  r->id = id;
-  r->name = name;
-  r->op = op;
-  r->kind = kind;
-  r->status = ROW_SKIP;
-  r->full = true;
-  r->ms = NAN;
+  *r = scan_row{id, name, op, kind, ROW_SKIP, /*full=*/true, /*bytes=*/0.0, /*ms=*/NAN, ""};
   return r;
 }
 
@@ -572,9 +542,7 @@ static void usage(FILE *f) {
           "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
 }
 
-enum parse_result { PARSE_OK, PARSE_HELP, PARSE_BAD };
-
-static parse_result parse_args(int argc, char **argv, scan_options *o) {
+static LadderParse parse_args(int argc, char **argv, scan_options *o) {
   for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
     const char *a = argv[i] ? argv[i] : "";
     const char *eq = nullptr;  // --opt=value or --opt value
@@ -583,12 +551,9 @@ static parse_result parse_args(int argc, char **argv, scan_options *o) {
     const bool takes_value = ladder_is_opt(a, len, "--n") || ladder_is_opt(a, len, "--reps");
     if (takes_value && !val && i + 1 < argc && argv[i + 1]) val = argv[++i];
     if (ladder_is_opt(a, len, "--help") || ladder_is_opt(a, len, "-h")) {
-      return PARSE_HELP;
+      return LADDER_PARSE_HELP;
     } else if (ladder_is_opt(a, len, "--check") || ladder_is_opt(a, len, "--csv")) {
-      if (eq) {
-        fprintf(stderr, "%.*s takes no value\n", (int)len, a);
-        return PARSE_BAD;
-      }
+      if (!ladder_flag_has_no_value(a, len, eq)) return LADDER_PARSE_BAD;
       if (ladder_is_opt(a, len, "--check"))
         o->check = true;
       else
@@ -597,30 +562,24 @@ static parse_result parse_args(int argc, char **argv, scan_options *o) {
       size_t n = 0;
       if (!val || cli_parse_size(val, &n) != 0 || n > kMaxN) {
         fprintf(stderr, "--n needs a number in [0, 2^36] (got '%s')\n", val ? val : "");
-        return PARSE_BAD;
+        return LADDER_PARSE_BAD;
       }
       o->n = n;
       o->n_given = true;
     } else if (ladder_is_opt(a, len, "--reps")) {
       size_t r = 0;
-      if (!val || cli_parse_size(val, &r) != 0 || r < 20 || r > 100000) {
-        fprintf(stderr, "--reps needs a number in [20, 100000] (got '%s')\n", val ? val : "");
-        return PARSE_BAD;
-      }
+      if (!ladder_parse_size("--reps", val, 20, 100000, &r)) return LADDER_PARSE_BAD;
       o->reps = (int)r;
     } else {
       fprintf(stderr, "unknown argument '%s'\n", a);
-      return PARSE_BAD;
+      return LADDER_PARSE_BAD;
     }
   }
-  return PARSE_OK;
+  return LADDER_PARSE_OK;
 }
 
 static bool run_timing(scan_session *ss, const scan_options *o, int *status) {
-  if (ss->prop.l2CacheSize > 0) {
-    ss->l2_flush_bytes = 2 * (size_t)ss->prop.l2CacheSize;
-    LADDER_CUDA_TRY(cudaMalloc(&ss->l2_flush, ss->l2_flush_bytes));
-  }
+  if (!ladder_alloc_l2_flush(ss)) return false;
   // Rows are large (notes); keep them off the stack.
   scan_rows *rows = (scan_rows *)host_alloc(sizeof(scan_rows));
   if (!rows) return false;
@@ -703,57 +662,14 @@ static bool run_check(scan_session *ss, const scan_options *o, int *status) {
   return true;
 }
 
-static void session_close(scan_session *ss) {
-  if (ss->ctx) pp_destroy(ss->ctx);  // before the stream it queues work on goes away
-  if (ss->l2_flush) cudaFree(ss->l2_flush);
-  if (ss->start) cudaEventDestroy(ss->start);
-  if (ss->stop) cudaEventDestroy(ss->stop);
-  if (ss->stream) cudaStreamDestroy(ss->stream);
-}
-
-static bool session_open(scan_session *ss) {
-  LADDER_CUDA_TRY(cudaGetDevice(&ss->device));
-  LADDER_CUDA_TRY(cudaGetDeviceProperties(&ss->prop, ss->device));
-  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
-     return before the data is on the device */
-  LADDER_CUDA_TRY(cudaStreamCreateWithFlags(&ss->stream, cudaStreamDefault));
-  LADDER_CUDA_TRY(cudaEventCreate(&ss->start));
-  LADDER_CUDA_TRY(cudaEventCreate(&ss->stop));
-  if (!pp_has_cuda_backend()) {
-    snprintf(ss->ctx_skip, sizeof ss->ctx_skip, "library built without the CUDA backend");
-    return true;
-  }
-  // Without a context the production steps fail; the rest of the ladder still runs.
-  const pp_status st = pp_create(&ss->ctx, PP_BACKEND_CUDA);
-  if (st != PP_OK) {
-    ss->ctx = nullptr;
-    snprintf(ss->ctx_fail, sizeof ss->ctx_fail, "pp_create(PP_BACKEND_CUDA): %s: %s",
-             pp_status_string(st), pp_last_error(nullptr));
-    return true;
-  }
-  const pp_status st2 = pp_set_stream(ss->ctx, ss->stream);
-  if (st2 != PP_OK) {
-    snprintf(ss->ctx_fail, sizeof ss->ctx_fail, "pp_set_stream: %s: %s", pp_status_string(st2),
-             pp_last_error(ss->ctx));
-    pp_destroy(ss->ctx);
-    ss->ctx = nullptr;
-  }
-  return true;
-}
-
 extern "C" int pp_ladder_scan_main(int argc, char **argv) {
   scan_options o;
   memset(&o, 0, sizeof o);
   o.n = (size_t)1 << 24;
   o.reps = 25;
   o.warmup = 3;
-  switch (parse_args(argc, argv, &o)) {
-    case PARSE_HELP: usage(stdout); return 0;
-    case PARSE_BAD: usage(stderr); return 2;
-    case PARSE_OK: break;
-  }
-
-  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
+  const int early = ladder_early_exit(parse_args(argc, argv, &o), usage);
+  if (early >= 0) return early;
 
   // The session is large (device properties, messages); keep it off the stack.
   scan_session *ss = (scan_session *)calloc(1, sizeof(scan_session));
@@ -763,13 +679,15 @@ extern "C" int pp_ladder_scan_main(int argc, char **argv) {
   }
   g_fatal[0] = '\0';
   int status = 1;
-  const bool ok = session_open(ss) &&
+  bool ok = ladder_open_device(ss);
+  if (ok) ladder_open_context(ss);
+  ok = ok &&
                   (o.check ? run_check(ss, &o, &status) : run_timing(ss, &o, &status));
   if (!ok) {
     if (g_fatal[0]) fprintf(stderr, "%s\n", g_fatal);
     status = 1;
   }
-  session_close(ss);
+  ladder_session_close(ss);
   free(ss);
   return status;
 }

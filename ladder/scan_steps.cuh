@@ -322,17 +322,23 @@ static bool flag_and_scan(const scan_env *e) {
                     e->stream);
 }
 
-static bool run_step8(const scan_env *e, scan_outcome *) {
+// Steps 8 and 11: kernels 1 and 2, then kernel 3, scatter (scatter_kept for pack,
+// scatter_split for split).
+typedef void (*scatter_kernel)(const float *x, const uint32_t *flags, const uint32_t *offsets,
+                               size_t n, float *out, uint64_t *count);
+static bool flag_scan_scatter(const scan_env *e, scatter_kernel scatter) {
   if (e->n == 0) {  // no kernel can run on an empty grid; the count still must be 0
     LADDER_CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
     return true;
   }
   if (!flag_and_scan(e)) return false;
-  scatter_kept<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
+  scatter<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
       e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
   LADDER_CUDA_TRY(cudaGetLastError());
   return true;
 }
+
+static bool run_step8(const scan_env *e, scan_outcome *) { return flag_scan_scatter(e, scatter_kept); }
 
 static const float kZero = 0.0f;  // the pp_select / pp_partition threshold: x > 0
 
@@ -348,17 +354,7 @@ static bool run_step10(const scan_env *e, scan_outcome *) {
   return true;
 }
 
-static bool run_step11(const scan_env *e, scan_outcome *) {
-  if (e->n == 0) {
-    LADDER_CUDA_TRY(cudaMemsetAsync(e->count, 0, sizeof(uint64_t), e->stream));
-    return true;
-  }
-  if (!flag_and_scan(e)) return false;
-  scatter_split<<<(unsigned)ceil_div(e->n, kMapThreads), kMapThreads, 0, e->stream>>>(
-      e->x, e->flags, e->flag_offsets, e->n, e->packed, e->count);
-  LADDER_CUDA_TRY(cudaGetLastError());
-  return true;
-}
+static bool run_step11(const scan_env *e, scan_outcome *) { return flag_scan_scatter(e, scatter_split); }
 
 static bool run_step12(const scan_env *e, scan_outcome *o) {
   return production_outcome(e, o, "pp_partition",

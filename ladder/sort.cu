@@ -21,7 +21,7 @@
  *   step 5   cub::DeviceRadixSort on the whole array
  *   step 6   Han 7: quicksort with dynamic parallelism, one thread per partition, a
  *            child grid per side on its own stream, a depth limit, selection sort below
- *            32 keys (ladder/cdp/seed_quicksort.cu); one run, only up to 2^24 keys
+ *            32 keys (ladder/cdp/quicksort_cdp.cu); one run, only up to 2^24 keys
  *            (2^20 + 7 under --check)
  * and, for the cases the production sort is measured on, production vs CUB:
  *   4f / 4qf / 5f  f32 keys          4p / 4qp / 5p  u32 keys with u32 values
@@ -34,12 +34,12 @@
  * checked against the CPU sort of the same group; every whole-array step against step 1.
  *
  * Run through the CLI:   parprim ladder sort [--n N] [--reps R] [--check] [--csv]
- * (standalone, ladder/cdp/seed_quicksort.cu must be compiled and device-linked with it:
+ * (standalone, ladder/cdp/quicksort_cdp.cu must be compiled and device-linked with it:
  *  nvcc -std=c++17 -arch=sm_90 -O3 -rdc=true -DPP_LADDER_STANDALONE -I include -I ladder
- *  -I cli ladder/sort.cu ladder/cdp/seed_quicksort.cu cli/common.c -o ladder_sort
+ *  -I cli ladder/sort.cu ladder/cdp/quicksort_cdp.cu cli/common.c -o ladder_sort
  *  -L<build> -lparprim)
  */
-#include "cdp/seed_quicksort.h"
+#include "cdp/quicksort_cdp.h"
 #include "common.cuh"
 #include "ladder.h"
 #include "parprim.h"
@@ -99,22 +99,9 @@ struct DeviceBuffer {
   template <class T> T *as() const { return static_cast<T *>(p); }
 };
 
-struct Session {
-  int device = 0;
-  cudaDeviceProp prop{};
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  pp_context *ctx = nullptr;
-  std::string ctx_skip, ctx_fail;
-  void *l2_flush = nullptr;
-  size_t l2_flush_bytes = 0;
-  ~Session() {
-    if (ctx) pp_destroy(ctx);
-    if (l2_flush) cudaFree(l2_flush);
-    if (start) cudaEventDestroy(start);
-    if (stop) cudaEventDestroy(stop);
-    if (stream) cudaStreamDestroy(stream);
-  }
+struct Session : LadderSession {
+  Session() : LadderSession{} {}
+  ~Session() { ladder_session_close(this); }
 };
 
 struct Options {
@@ -413,10 +400,10 @@ void add_merge_group(Session &ss, Config &c) {
 // The book's quicksort partitions the whole array in one thread at level 0 (tens of seconds
 // at 2^24 keys), so it is timed only up to 2^24 keys, and --check, which runs it on five
 // data sets per size, stops at 2^20 + 7.
-constexpr size_t kSeedQuicksortMax = (size_t)1 << 24;
-constexpr size_t kSeedQuicksortCheckMax = ((size_t)1 << 20) + 7;
+constexpr size_t kCdpQuicksortMax = (size_t)1 << 24;
+constexpr size_t kCdpQuicksortCheckMax = ((size_t)1 << 20) + 7;
 
-void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint32_t *pristine,
+void add_book_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint32_t *pristine,
                     std::shared_ptr<std::vector<uint32_t>> want) {
   const size_t n = c.n;
   uint32_t *out = (uint32_t *)c.add(n * 4);
@@ -463,21 +450,21 @@ void add_seed_steps(Session &ss, Config &c, const std::vector<uint32_t> &h, uint
 
   // Han 7's quicksort with dynamic parallelism, on the whole array: one thread per
   // partition, so each level costs a serial pass over its longest segment
-  Step seed{"6", "Han 7: CDP quicksort, one thread per partition", "u32 keys", Kind::Kernel,
+  Step cdp{"6", "Han 7: CDP quicksort, one thread per partition", "u32 keys", Kind::Kernel,
             [=]() {
-              LADDER_CUDA_CHECK(pp_ladder_seed_quicksort_limits());
+              LADDER_CUDA_CHECK(pp_ladder_cdp_quicksort_limits());
               LADDER_CUDA_CHECK(cudaMemcpyAsync(out, pristine, n * 4, cudaMemcpyDeviceToDevice, stream));
             },
-            [=]() { LADDER_CUDA_CHECK(pp_ladder_seed_quicksort(out, n, stream)); },
+            [=]() { LADDER_CUDA_CHECK(pp_ladder_cdp_quicksort(out, n, stream)); },
             [=]() {
               LADDER_CUDA_CHECK(cudaStreamSynchronize(stream));
               return compare(download<uint32_t>(out, n), *want, "keys");
             }};
-  seed.slow = true;
-  if (n > (c.timing ? kSeedQuicksortMax : kSeedQuicksortCheckMax))
-    seed.skip_note = c.timing ? "n > 2^24: the serial partitions would take minutes"
+  cdp.slow = true;
+  if (n > (c.timing ? kCdpQuicksortMax : kCdpQuicksortCheckMax))
+    cdp.skip_note = c.timing ? "n > 2^24: the serial partitions would take minutes"
                               : "n > 2^20 + 7 under --check: tens of seconds per data set";
-  c.steps.push_back(seed);
+  c.steps.push_back(cdp);
 }
 
 const char *const kGroups[] = {"u32 keys", "f32 keys", "u32/u32 pairs", "u64 keys", "merge f32"};
@@ -487,7 +474,7 @@ void build_config(Session &ss, Config &c) {
   std::shared_ptr<std::vector<uint32_t>> want;
   uint32_t *pristine =
       add_sort_group<uint32_t, uint32_t, false>(ss, c, kGroups[0], "", PP_U32, false, "u32 keys", &h, &want);
-  add_seed_steps(ss, c, h, pristine, want);
+  add_book_steps(ss, c, h, pristine, want);
   add_sort_group<uint32_t, uint32_t, false, float>(ss, c, kGroups[1], "f", PP_F32, true, "f32 keys");
   add_sort_group<uint32_t, uint32_t, true>(ss, c, kGroups[2], "p", PP_U32, false, "u32/u32 pairs");
   add_sort_group<uint64_t, uint32_t, false>(ss, c, kGroups[3], "w", PP_U64, false, "u64 keys");
@@ -509,21 +496,27 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
     return r;
   }
   if (!s.run) {
-    r.status = ss.ctx_fail.empty() ? "SKIP" : "FAIL";
-    r.note = ss.ctx_fail.empty() ? ss.ctx_skip : ss.ctx_fail;
+    r.status = ss.ctx_fail[0] ? "FAIL" : "SKIP";
+    r.note = ss.ctx_fail[0] ? ss.ctx_fail : ss.ctx_skip;
     return r;
   }
+  // One run of the step between the two events, after writing the L2 flush buffer with
+  // `fill` when flush is set: the input is evicted from L2, so every run starts from DRAM.
+  auto timed_run = [&](bool flush, int fill) {
+    if (flush && ss.l2_flush) LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, fill, ss.l2_flush_bytes, ss.stream));
+    LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
+    s.run();
+    LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
+    LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
+    float ms = 0.0f;
+    LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+    return ms;
+  };
   try {
     std::string err;
     if (s.slow) { /* one run, timed when timing, and checked */
       s.prepare();
-      if (timing && ss.l2_flush) LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, 0, ss.l2_flush_bytes, ss.stream));
-      LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
-      s.run();
-      LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
-      LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
-      float ms = 0.0f;
-      LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
+      const float ms = timed_run(timing, 0);
       if (timing) r.ms = ms;
       err = s.verify();
       r.status = err.empty() ? "PASS" : "FAIL";
@@ -546,15 +539,7 @@ Row run_step(Session &ss, const Options &o, const Step &s, size_t items, bool ti
         std::vector<float> times;
         for (int k = 0; k < o.reps; ++k) {
           s.prepare();
-          // evict the input from L2 so every run starts from DRAM
-          if (ss.l2_flush) LADDER_CUDA_CHECK(cudaMemsetAsync(ss.l2_flush, k & 0xff, ss.l2_flush_bytes, ss.stream));
-          LADDER_CUDA_CHECK(cudaEventRecord(ss.start, ss.stream));
-          s.run();
-          LADDER_CUDA_CHECK(cudaEventRecord(ss.stop, ss.stream));
-          LADDER_CUDA_CHECK(cudaEventSynchronize(ss.stop));
-          float ms = 0.0f;
-          LADDER_CUDA_CHECK(cudaEventElapsedTime(&ms, ss.start, ss.stop));
-          times.push_back(ms);
+          times.push_back(timed_run(true, k & 0xff));
         }
         err = s.verify();
         std::sort(times.begin(), times.end());
@@ -645,92 +630,6 @@ void print_timing(const std::vector<Row> &rows, const Options &o, const Session 
   }
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* Command line                                                                          */
-/* ------------------------------------------------------------------------------------ */
-
-void usage(FILE *f) {
-  fprintf(f,
-          "usage: parprim ladder sort [--n N] [--reps R] [--check] [--csv] [--help]\n"
-          "\n"
-          "Runs the sort ladder: a CPU LSD radix sort, the textbooks' warp (ballot/popc) and\n"
-          "block (per-thread lists + single-thread, atomicMin or reduction merge) radix sorts,\n"
-          "the production pp_sort (radix and PP_SORT_QUICK), CUB, and the textbook quicksort with\n"
-          "dynamic parallelism (n <= 2^24) on u32 keys; then production vs CUB on f32 keys,\n"
-          "u32/u32 pairs, u64 keys, and pp_merge vs cub::DeviceMerge on two sorted f32 halves.\n"
-          "Every step is validated against the CPU reference and timed with CUDA events.\n"
-          "\n"
-          "  --n N      number of keys, 1 .. 2^34 (default 16777216): " CLI_SIZE_FORMS "\n"
-          "  --reps R   timed runs per step, the median is reported (default 25)\n"
-          "  --check    no timing: validate every step (two runs each) over awkward sizes and\n"
-          "             five data sets (or only --n N), then pp_sort and pp_merge over every\n"
-          "             dtype, both orders, keys only and with 4- and 8-byte values, on keys\n"
-          "             with NaN, -0.0, infinities and long runs of ties; exit 0 only if all pass\n"
-          "  --csv      comma-separated output\n"
-          "  --help     this text\n"
-          "\n"
-          "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
-}
-
-enum ParseResult { kParseOk, kParseHelp, kParseBad };
-
-ParseResult parse_args(int argc, char **argv, Options &o) {
-  for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
-    std::string a = argv[i] ? argv[i] : "";
-    std::string val;
-    bool has_val = false;
-    const size_t eq = a.find('=');
-    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      val = a.substr(eq + 1);
-      a = a.substr(0, eq);
-      has_val = true;
-    }
-    auto take = [&](std::string &dst) {
-      if (has_val) {
-        dst = val;
-        return true;
-      }
-      if (i + 1 >= argc || !argv[i + 1]) return false;
-      dst = argv[++i];
-      return true;
-    };
-    if (a == "--help" || a == "-h") {
-      return kParseHelp;
-    } else if (a == "--check" || a == "--csv") {
-      if (has_val) {
-        fprintf(stderr, "%s takes no value\n", a.c_str());
-        return kParseBad;
-      }
-      (a == "--check" ? o.check : o.csv) = true;
-    } else if (a == "--n") {
-      std::string v;
-      size_t n = 0;
-      if (!take(v) || cli_parse_size(v.c_str(), &n) != 0 || n == 0) {
-        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
-        return kParseBad;
-      }
-      if (n > ((size_t)1 << 34)) {
-        fprintf(stderr, "--n %zu is too large for this ladder (at most 2^34)\n", n);
-        return kParseBad;
-      }
-      o.n = n;
-      o.n_given = true;
-    } else if (a == "--reps") {
-      std::string v;
-      size_t r = 0;
-      if (!take(v) || cli_parse_size(v.c_str(), &r) != 0 || r < 1 || r > 100000) {
-        fprintf(stderr, "--reps needs a number in [1, 100000] (got '%s')\n", v.c_str());
-        return kParseBad;
-      }
-      o.reps = (int)r;
-    } else {
-      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
-      return kParseBad;
-    }
-  }
-  return kParseOk;
-}
-
 int run_check(Session &ss, const Options &o) {
   std::vector<size_t> sizes;
   if (o.n_given)
@@ -766,49 +665,104 @@ int run_check(Session &ss, const Options &o) {
   if (!o.csv) {
     printf("%d configurations; %d pp_sort/pp_merge semantic cases (%d failed); %d failures in all\n", configs,
            cases, sem_failures, failures);
-    if (!ss.ctx) printf("production steps skipped: %s\n", ss.ctx_fail.empty() ? ss.ctx_skip.c_str() : ss.ctx_fail.c_str());
+    if (!ss.ctx) printf("production steps skipped: %s\n", ss.ctx_fail[0] ? ss.ctx_fail : ss.ctx_skip);
     printf("%s\n", failures ? "FAIL" : "PASS");
   }
   return failures ? 1 : 0;
 }
 
-int ladder_main(int argc, char **argv) {
-  Options o;
-  switch (parse_args(argc, argv, o)) {
-    case kParseHelp: usage(stdout); return 0;
-    case kParseBad: usage(stderr); return 2;
-    case kParseOk: break;
-  }
-  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
-  Session ss;
-  LADDER_CUDA_CHECK(cudaGetDevice(&ss.device));
-  LADDER_CUDA_CHECK(cudaGetDeviceProperties(&ss.prop, ss.device));
-  /* a blocking stream: its work waits for the cudaMemcpy uploads, which from pageable memory
-     return before the data is on the device */
-  LADDER_CUDA_CHECK(cudaStreamCreateWithFlags(&ss.stream, cudaStreamDefault));
-  LADDER_CUDA_CHECK(cudaEventCreate(&ss.start));
-  LADDER_CUDA_CHECK(cudaEventCreate(&ss.stop));
-  if (!pp_has_cuda_backend()) {
-    ss.ctx_skip = "library built without the CUDA backend";
-  } else {
-    const pp_status st = pp_create(&ss.ctx, PP_BACKEND_CUDA);
-    if (st != PP_OK) {
-      ss.ctx = nullptr;
-      ss.ctx_fail = std::string("pp_create(PP_BACKEND_CUDA): ") + pp_status_string(st) + ": " + pp_last_error(nullptr);
-    } else {
-      const pp_status st2 = pp_set_stream(ss.ctx, ss.stream);
-      if (st2 != PP_OK) {
-        ss.ctx_fail = std::string("pp_set_stream: ") + pp_status_string(st2) + ": " + pp_last_error(ss.ctx);
-        pp_destroy(ss.ctx);
-        ss.ctx = nullptr;
+/* ------------------------------------------------------------------------------------ */
+/* Command line                                                                          */
+/* ------------------------------------------------------------------------------------ */
+
+void usage(FILE *f) {
+  fprintf(f,
+          "usage: parprim ladder sort [--n N] [--reps R] [--check] [--csv] [--help]\n"
+          "\n"
+          "Runs the sort ladder: a CPU LSD radix sort, the textbooks' warp (ballot/popc) and\n"
+          "block (per-thread lists + single-thread, atomicMin or reduction merge) radix sorts,\n"
+          "the production pp_sort (radix and PP_SORT_QUICK), CUB, and the textbook quicksort with\n"
+          "dynamic parallelism (n <= 2^24) on u32 keys; then production vs CUB on f32 keys,\n"
+          "u32/u32 pairs, u64 keys, and pp_merge vs cub::DeviceMerge on two sorted f32 halves.\n"
+          "Every step is validated against the CPU reference and timed with CUDA events.\n"
+          "\n"
+          "  --n N      number of keys, 1 .. 2^34 (default 16777216): " CLI_SIZE_FORMS "\n"
+          "  --reps R   timed runs per step, the median is reported (default 25)\n"
+          "  --check    no timing: validate every step (two runs each) over awkward sizes and\n"
+          "             five data sets (or only --n N), then pp_sort and pp_merge over every\n"
+          "             dtype, both orders, keys only and with 4- and 8-byte values, on keys\n"
+          "             with NaN, -0.0, infinities and long runs of ties; exit 0 only if all pass\n"
+          "  --csv      comma-separated output\n"
+          "  --help     this text\n"
+          "\n"
+          "exit status: 0 all passed, 1 a step failed, 2 bad usage, 77 no CUDA device\n");
+}
+
+LadderParse parse_args(int argc, char **argv, Options &o) {
+  for (int i = ladder_first_arg(argc, argv); i < argc; ++i) {
+    std::string a = argv[i] ? argv[i] : "";
+    std::string val;
+    bool has_val = false;
+    const size_t eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      val = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_val = true;
+    }
+    auto take = [&](std::string &dst) {
+      if (has_val) {
+        dst = val;
+        return true;
       }
+      if (i + 1 >= argc || !argv[i + 1]) return false;
+      dst = argv[++i];
+      return true;
+    };
+    if (a == "--help" || a == "-h") {
+      return LADDER_PARSE_HELP;
+    } else if (a == "--check" || a == "--csv") {
+      if (has_val) {
+        fprintf(stderr, "%s takes no value\n", a.c_str());
+        return LADDER_PARSE_BAD;
+      }
+      (a == "--check" ? o.check : o.csv) = true;
+    } else if (a == "--n") {
+      std::string v;
+      size_t n = 0;
+      if (!take(v) || cli_parse_size(v.c_str(), &n) != 0 || n == 0) {
+        fprintf(stderr, "--n needs a number >= 1 (got '%s')\n", v.c_str());
+        return LADDER_PARSE_BAD;
+      }
+      if (n > ((size_t)1 << 34)) {
+        fprintf(stderr, "--n %zu is too large for this ladder (at most 2^34)\n", n);
+        return LADDER_PARSE_BAD;
+      }
+      o.n = n;
+      o.n_given = true;
+    } else if (a == "--reps") {
+      std::string v;
+      size_t r = 0;
+      if (!take(v) || cli_parse_size(v.c_str(), &r) != 0 || r < 1 || r > 100000) {
+        fprintf(stderr, "--reps needs a number in [1, 100000] (got '%s')\n", v.c_str());
+        return LADDER_PARSE_BAD;
+      }
+      o.reps = (int)r;
+    } else {
+      fprintf(stderr, "unknown argument '%s'\n", a.c_str());
+      return LADDER_PARSE_BAD;
     }
   }
+  return LADDER_PARSE_OK;
+}
+
+int ladder_main(int argc, char **argv) {
+  Options o;
+  Session ss;
+  const int early = ladder_start(parse_args(argc, argv, o), usage, &ss);
+  if (early >= 0) return early;
+  ladder_open_context(&ss);
   if (o.check) return run_check(ss, o);
-  if (ss.prop.l2CacheSize > 0) {
-    ss.l2_flush_bytes = 2 * (size_t)ss.prop.l2CacheSize;
-    LADDER_CUDA_CHECK(cudaMalloc(&ss.l2_flush, ss.l2_flush_bytes));
-  }
+  if (!ladder_alloc_l2_flush(&ss)) return 1;
   const std::vector<Row> rows = run_config(ss, o, o.n, Data::Uniform, true);
   print_timing(rows, o, ss);
   for (const Row &r : rows)

@@ -107,12 +107,6 @@ static bool insert_tree_dispatch(int k, const int32_t *d_in, size_t n, int32_t *
 
 /* ---- harness ----------------------------------------------------------------------------- */
 
-typedef struct opts {
-  size_t n;
-  int reps;
-  bool check;
-} opts;
-
 static void usage(FILE *f) {
   fputs("usage: parprim ladder topk [--n N] [--reps R] [--check]\n"
         "  a per-thread insert + block tree (k = 1, 10, 32, 48) against pp_topk\n"
@@ -130,7 +124,7 @@ static uint64_t splitmix(uint64_t *s) {
 }
 
 /* one size: every step for every k; returns false on a CUDA failure, counts mismatches */
-static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) {
+static bool run_size(pp_context *ctx, size_t n, const LadderArgs *o, int *mismatches) {
   int32_t *h = (int32_t *)malloc(n * sizeof *h), *want = (int32_t *)malloc(n * 4),
           *got = (int32_t *)malloc(100000 * 4);
   if (!h || !want || !got) {
@@ -192,34 +186,10 @@ static bool run_size(pp_context *ctx, size_t n, const opts *o, int *mismatches) 
 }
 
 extern "C" int pp_ladder_topk_main(int argc, char **argv) {
-  opts o = {(size_t)1 << 24, 10, false};
-  for (int i = ladder_first_arg(argc, argv); i < argc; i++) {
-    if (!strcmp(argv[i], "--check")) o.check = true;
-    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
-      if (!ladder_parse_size("--n", argv[++i], 1, SIZE_MAX / 4, &o.n)) {
-        usage(stderr);
-        return 2;
-      }
-    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
-      size_t v = 0;
-      if (!ladder_parse_size("--reps", argv[++i], 1, 100000, &v)) {
-        usage(stderr);
-        return 2;
-      }
-      o.reps = (int)v;
-    } else {
-      usage(stderr);
-      return 2;
-    }
-  }
-  if (o.n == 0 || o.reps < 1) {
-    usage(stderr);
-    return 2;
-  }
-  if (!ladder_have_device()) return LADDER_EXIT_SKIP;
+  LadderArgs o = {(size_t)1 << 24, 10, false, false};
+  const int early = ladder_early_exit(ladder_parse_args(argc, argv, "topk", SIZE_MAX / 4, false, &o),
+                                     usage);
+  if (early >= 0) return early;
   pp_context *ctx = NULL;
   if (pp_create(&ctx, PP_BACKEND_CUDA) != PP_OK) {
     fprintf(stderr, "pp_create: %s\n", pp_last_error(NULL));

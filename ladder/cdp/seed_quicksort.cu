@@ -1,4 +1,4 @@
-/* seed_quicksort.cu — the textbook quicksort with dynamic parallelism (Learn CUDA
+/* quicksort_cdp.cu — the textbook quicksort with dynamic parallelism (Learn CUDA
  * Programming, Han and Sharma, ch. 7; after the CUDA samples' cdp_simple_quicksort),
  * written from the book's description, as the sort ladder's baseline:
  *   - a grid of one block of one thread sorts [left, right] of the array;
@@ -13,12 +13,12 @@
  * One thread does a whole level's work per segment: level 0 reads all n keys serially,
  * which is what the production PP_SORT_QUICK (src/cuda/sort_quick.cu) does with whole
  * blocks instead. */
-#include "seed_quicksort.h"
+#include "quicksort_cdp.h"
 
-#define SEED_SELECTION_SORT 32 /* segments of at most this many keys (right - left) */
+#define CDP_SELECTION_SORT_KEYS 32 /* segments of at most this many keys (right - left) */
 
 /* Selection sort of data[left..right], one thread. */
-__device__ static void seed_selection_sort(uint32_t *data, long long left, long long right) {
+__device__ static void cdp_selection_sort(uint32_t *data, long long left, long long right) {
   for (long long i = left; i <= right; ++i) {
     uint32_t smallest = data[i];
     long long at = i;
@@ -36,9 +36,9 @@ __device__ static void seed_selection_sort(uint32_t *data, long long left, long 
   }
 }
 
-__global__ void seed_cdp_quicksort(uint32_t *data, long long left, long long right, int depth) {
-  if (depth >= PP_SEED_QUICKSORT_MAX_DEPTH || right - left <= SEED_SELECTION_SORT) {
-    seed_selection_sort(data, left, right);
+__global__ void cdp_quicksort_kernel(uint32_t *data, long long left, long long right, int depth) {
+  if (depth >= PP_CDP_QUICKSORT_MAX_DEPTH || right - left <= CDP_SELECTION_SORT_KEYS) {
+    cdp_selection_sort(data, left, right);
     return;
   }
   uint32_t *lo = data + left, *hi = data + right;
@@ -56,27 +56,27 @@ __global__ void seed_cdp_quicksort(uint32_t *data, long long left, long long rig
   if (left < left_end) {
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    seed_cdp_quicksort<<<1, 1, 0, s>>>(data, left, left_end, depth + 1);
+    cdp_quicksort_kernel<<<1, 1, 0, s>>>(data, left, left_end, depth + 1);
     cudaStreamDestroy(s);
   }
   if (right_begin < right) {
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    seed_cdp_quicksort<<<1, 1, 0, s>>>(data, right_begin, right, depth + 1);
+    cdp_quicksort_kernel<<<1, 1, 0, s>>>(data, right_begin, right, depth + 1);
     cudaStreamDestroy(s);
   }
 }
 
-cudaError_t pp_ladder_seed_quicksort_limits(void) {
-  const size_t want = (size_t)2 << PP_SEED_QUICKSORT_MAX_DEPTH;
+cudaError_t pp_ladder_cdp_quicksort_limits(void) {
+  const size_t want = (size_t)2 << PP_CDP_QUICKSORT_MAX_DEPTH;
   size_t have = 0;
   cudaError_t e = cudaDeviceGetLimit(&have, cudaLimitDevRuntimePendingLaunchCount);
   if (e == cudaSuccess && have < want) e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, want);
   return e;
 }
 
-cudaError_t pp_ladder_seed_quicksort(uint32_t *keys, size_t n, cudaStream_t stream) {
+cudaError_t pp_ladder_cdp_quicksort(uint32_t *keys, size_t n, cudaStream_t stream) {
   if (n < 2) return cudaSuccess;
-  seed_cdp_quicksort<<<1, 1, 0, stream>>>(keys, 0, (long long)n - 1, 0);
+  cdp_quicksort_kernel<<<1, 1, 0, stream>>>(keys, 0, (long long)n - 1, 0);
   return cudaGetLastError();
 }
