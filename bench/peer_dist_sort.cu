@@ -19,6 +19,7 @@
  * uniform u32 keys.
  */
 #include "peer_dist_sort.h"
+#include "peer_common.cuh"
 
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -35,15 +36,20 @@
 
 #define SAMPLES 1024 /* regular samples per rank */
 
-static int cuda_fail(char *err, const char *what, cudaError_t e) {
-  snprintf(err, BENCH_DIST_ERR, "%s: %s", what, cudaGetErrorString(e));
+/* Writes "WHAT: TEXT" into err (BENCH_DIST_ERR bytes) and returns -1. */
+static int fail_text(char *err, const char *what, const char *text) {
+  snprintf(err, BENCH_DIST_ERR, "%s: %s", what, text);
   return -1;
 }
-#define CU(call, what)                                                                    \
+/* Inside a function with a `char *err`: when call does not return ok, return -1 with err
+ * set to what and the library's text for the result (text_of). CU: a CUDA runtime call;
+ * NC: an NCCL call. */
+#define CALL_OR_FAIL(T, call, ok, text_of, what)                                          \
   do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) return cuda_fail(err, what, e_);                               \
+    T r_ = (call);                                                                        \
+    if (r_ != ok) return fail_text(err, what, text_of(r_));                               \
   } while (0)
+#define CU(call, what) CALL_OR_FAIL(cudaError_t, call, cudaSuccess, cudaGetErrorString, what)
 
 static cudaStream_t as_stream(void *s) { return static_cast<cudaStream_t>(s); }
 
@@ -154,7 +160,7 @@ extern "C" int bench_dist_facts_u32(const uint32_t *keys, size_t n, void *stream
   cudaError_t f = cudaFreeAsync(d, s);
   if (e == cudaSuccess) e = f;
   if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  if (e != cudaSuccess) return cuda_fail(err, "checking the sorted keys", e);
+  if (e != cudaSuccess) return fail_text(err, "checking the sorted keys", cudaGetErrorString(e));
   out->unsorted = h[0];
   out->fingerprint = h[1];
   return 0;
@@ -193,7 +199,7 @@ extern "C" int bench_dist_pairs_check_u32(const uint32_t *keys, const uint32_t *
   cudaError_t f = cudaFreeAsync(d, s);
   if (e == cudaSuccess) e = f;
   if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  if (e != cudaSuccess) return cuda_fail(err, "checking the sorted pairs", e);
+  if (e != cudaSuccess) return fail_text(err, "checking the sorted pairs", cudaGetErrorString(e));
   *bad = h;
   return 0;
 }
@@ -218,15 +224,7 @@ struct bench_peer_dist {
   std::vector<unsigned long long> h_counts;
 };
 
-static int nccl_fail(char *err, const char *what, ncclResult_t r) {
-  snprintf(err, BENCH_DIST_ERR, "%s: %s", what, ncclGetErrorString(r));
-  return -1;
-}
-#define NC(call, what)                                                                    \
-  do {                                                                                    \
-    ncclResult_t r_ = (call);                                                             \
-    if (r_ != ncclSuccess) return nccl_fail(err, what, r_);                               \
-  } while (0)
+#define NC(call, what) CALL_OR_FAIL(ncclResult_t, call, ncclSuccess, ncclGetErrorString, what)
 
 extern "C" int bench_peer_nccl_id(unsigned char id[128], char *err) {
   ncclUniqueId u;
@@ -281,7 +279,7 @@ extern "C" int bench_peer_dist_create(bench_peer_dist **peer, const unsigned cha
   ncclResult_t r = ncclCommInitRank(&p->comm, nranks, u, rank);
   if (r != ncclSuccess) {
     delete p;
-    return nccl_fail(err, "ncclCommInitRank", r);
+    return fail_text(err, "ncclCommInitRank", ncclGetErrorString(r));
   }
   *peer = p;
   const size_t np = (size_t)nranks;
@@ -304,13 +302,7 @@ extern "C" int bench_peer_dist_create(bench_peer_dist **peer, const unsigned cha
 
 extern "C" void bench_peer_dist_destroy(bench_peer_dist *p) {
   if (!p) return;
-  cudaFree(p->alt);
-  cudaFree(p->recv);
-  cudaFree(p->recv_alt);
-  cudaFree(p->samples);
-  cudaFree(p->splitters);
-  cudaFree(p->bounds);
-  cudaFree(p->temp);
+  peer_cuda_free({p->alt, p->recv, p->recv_alt, p->samples, p->splitters, p->bounds, p->temp});
   if (p->comm) ncclCommDestroy(p->comm);
   delete p;
 }
