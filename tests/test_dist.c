@@ -59,9 +59,9 @@ static void check_reduce_case(pp_context *ctx, pp_context *ref, pp_dtype t, int 
                               size_t N, int c) {
   if (!th_sampled()) return;
   const part d = part_make(t, kind, layout, N, 100 + (uint64_t)N * 7 + (uint64_t)kind);
-  const size_t es = d.es, off = d.off, n = d.n;
+  const size_t n = d.n;
   void *all = d.all;
-  slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
+  slice s = part_slice(ctx, &d, c);
   for (int op = PP_SUM; op <= PP_MAX; op++) {
     unsigned char got[8] = {0}, want[8] = {0};
     pp_status st = pp_reduce(ctx, (pp_op)op, t, s.arg, n, got);
@@ -96,22 +96,21 @@ static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
   if (!th_sampled()) return;
   const part d = part_make(t, kind, layout, N, 300 + (uint64_t)N * 5 + (uint64_t)kind);
   const size_t es = d.es, off = d.off, n = d.n;
-  void *all = d.all;
   void *want = th_xmalloc(N * es + 16);
   double *prefix_abs = th_xmalloc((N + 1) * sizeof(double));
   prefix_abs[0] = 0;
   for (size_t i = 0; i < N; i++) {
-    double v = fabs(as_d(t, all, i));
+    double v = fabs(as_d(t, d.all, i));
     prefix_abs[i + 1] = prefix_abs[i] + (isfinite(v) ? v : 0);
   }
   for (int op = PP_SUM; op <= PP_MAX; op++) {
     for (int inclusive = 0; inclusive <= 1; inclusive++) {
       const bool in_place = ((c + op) & 1) != 0;
-      slice in = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
+      slice in = part_slice(ctx, &d, c);
       slice out = in_place ? in : slice_make(ctx, NULL, n * es, c & 1);
       pp_status st = pp_scan(ctx, (pp_op)op, t, in.arg, out.arg, n, inclusive);
       CHECK_STATUS(st, PP_OK, "pp_scan op %d %s: %s", op, type_name(t), pp_last_error(ctx));
-      CHECK_STATUS(pp_scan(ref, (pp_op)op, t, all, want, N, inclusive), PP_OK, "reference scan");
+      CHECK_STATUS(pp_scan(ref, (pp_op)op, t, d.all, want, N, inclusive), PP_OK, "reference scan");
       slice_fetch(ctx, &out);
       size_t bad = 0, first_bad = 0;
       for (size_t i = 0; i < n; i++) {
@@ -134,7 +133,7 @@ static void check_scan_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
   }
   free(prefix_abs);
   free(want);
-  free(all);
+  free(d.all);
 }
 
 /* ---- histograms ------------------------------------------------------------------------ */
@@ -143,9 +142,9 @@ static void check_histogram_case(pp_context *ctx, pp_context *ref, pp_dtype t, i
                                  int layout, size_t N, int c) {
   if (!th_sampled()) return;
   const part d = part_make(t, kind, layout, N, 500 + (uint64_t)N * 3 + (uint64_t)kind);
-  const size_t es = d.es, off = d.off, n = d.n, bins = 1 + (size_t)(N % 37);
+  const size_t n = d.n, bins = 1 + (size_t)(N % 37);
   void *all = d.all;
-  slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
+  slice s = part_slice(ctx, &d, c);
   double lo = t == PP_U8 ? 0 : -700, hi = t == PP_U8 ? 256 : 900;
   if (kind == DATA_SMALL) {
     lo = -2;
@@ -196,9 +195,9 @@ static void check_topk_case(pp_context *ctx, pp_context *ref, pp_dtype t, int ki
                             size_t N, size_t k, bool largest, int c) {
   if (!th_sampled()) return;
   const part d = part_make(t, kind, layout, N, 900 + (uint64_t)N * 11 + (uint64_t)kind);
-  const size_t es = d.es, off = d.off, n = d.n;
+  const size_t n = d.n, es = d.es;
   void *all = d.all;
-  slice s = slice_make(ctx, (char *)all + off * es, n * es, c & 1);
+  slice s = part_slice(ctx, &d, c);
   void *gv = th_xmalloc(k * es + 16), *wv = th_xmalloc(k * es + 16);
   uint64_t *gi = th_xmalloc(k * 8 + 8), *wi = th_xmalloc(k * 8 + 8);
   pp_status st = pp_topk(ctx, t, s.arg, n, k, largest, gv, gi);

@@ -152,6 +152,11 @@ static inline slice slice_make(pp_context *ctx, const void *src, size_t bytes, b
   return s;
 }
 
+/* This rank's part of d as an input slice (case c's kind of memory). */
+static inline slice part_slice(pp_context *ctx, const part *d, int c) {
+  return slice_make(ctx, (const char *)d->all + d->off * d->es, d->n * d->es, c & 1);
+}
+
 /* Bring an output back to s.host. */
 static inline void slice_fetch(pp_context *ctx, slice *s) {
   if (s->device && s->bytes) th_copy(ctx, s->host, s->arg, s->bytes);
