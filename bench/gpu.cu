@@ -141,6 +141,54 @@ extern "C" int bench_gpu_memcpy(void *dst, const void *src, size_t bytes, void *
 /* CUB                                                                                 */
 /* ---------------------------------------------------------------------------------- */
 
+/* Calls f with a value of the C type of t (only its type matters). */
+template <typename F> static cudaError_t by_dtype(pp_dtype t, F &&f) {
+  switch (t) {
+  case PP_U8: return f(uint8_t{});
+  case PP_I32: return f(int32_t{});
+  case PP_U32: return f(uint32_t{});
+  case PP_I64: return f(int64_t{});
+  case PP_U64: return f(uint64_t{});
+  case PP_F32: return f(float{});
+  case PP_F64: return f(double{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+/* cudaFree synchronizes the device; that is why growing happens only in *_prepare. */
+static int ensure_temp(size_t need) {
+  return peer_temp_grow(&g_temp, need, g_error, sizeof g_error);
+}
+
+static int need_prepared(const char *fn) {
+  if (g_temp.p)
+    return 0;
+  snprintf(g_error, sizeof g_error, "%s: call the matching *_prepare first", fn);
+  return -1;
+}
+
+/* The two calls of every CUB peer below, after CUB's own two-call protocol: call(temp,
+ * bytes) makes the CUB call. cub_prepare asks CUB for its temporary storage (temp ==
+ * nullptr) and grows g_temp to it; cub_run makes the call on g_temp (fn names the entry
+ * point when no *_prepare came first). what names the CUB call in errors. */
+template <typename Call> static int cub_prepare(const char *what, Call &&call) {
+  size_t need = 0;
+  cudaError_t e = call(nullptr, need);
+  if (e != cudaSuccess) {
+    char w[192];
+    snprintf(w, sizeof w, "%s (temp size query)", what);
+    return fail(w, e);
+  }
+  return ensure_temp(need);
+}
+
+template <typename Call> static int cub_run(const char *fn, const char *what, Call &&call) {
+  if (need_prepared(fn))
+    return -1;
+  size_t bytes = g_temp.bytes;
+  return check(call(g_temp.p, bytes), what);
+}
+
 template <typename T>
 static cudaError_t cub_reduce_t(void *temp, size_t &temp_bytes, pp_op op, const void *in,
                                 size_t n, void *out, cudaStream_t s) {
@@ -179,119 +227,51 @@ static cudaError_t cub_argreduce_t(void *temp, size_t &temp_bytes, pp_op op, con
 
 static cudaError_t cub_reduce_any(pp_dtype t, void *temp, size_t &temp_bytes, pp_op op,
                                   const void *in, size_t n, void *out, cudaStream_t s) {
-  switch (t) {
-  case PP_U8:
-    return cub_reduce_t<uint8_t>(temp, temp_bytes, op, in, n, out, s);
-  case PP_I32:
-    return cub_reduce_t<int32_t>(temp, temp_bytes, op, in, n, out, s);
-  case PP_U32:
-    return cub_reduce_t<uint32_t>(temp, temp_bytes, op, in, n, out, s);
-  case PP_I64:
-    return cub_reduce_t<int64_t>(temp, temp_bytes, op, in, n, out, s);
-  case PP_U64:
-    return cub_reduce_t<uint64_t>(temp, temp_bytes, op, in, n, out, s);
-  case PP_F32:
-    return cub_reduce_t<float>(temp, temp_bytes, op, in, n, out, s);
-  case PP_F64:
-    return cub_reduce_t<double>(temp, temp_bytes, op, in, n, out, s);
-  }
-  return cudaErrorInvalidValue;
+  return by_dtype(t, [&](auto type_tag) {
+    return cub_reduce_t<decltype(type_tag)>(temp, temp_bytes, op, in, n, out, s);
+  });
 }
 
 static cudaError_t cub_argreduce_any(pp_dtype t, void *temp, size_t &temp_bytes, pp_op op,
                                      const void *in, size_t n, void *val, void *idx,
                                      cudaStream_t s) {
-  switch (t) {
-  case PP_U8:
-    return cub_argreduce_t<uint8_t>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_I32:
-    return cub_argreduce_t<int32_t>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_U32:
-    return cub_argreduce_t<uint32_t>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_I64:
-    return cub_argreduce_t<int64_t>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_U64:
-    return cub_argreduce_t<uint64_t>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_F32:
-    return cub_argreduce_t<float>(temp, temp_bytes, op, in, n, val, idx, s);
-  case PP_F64:
-    return cub_argreduce_t<double>(temp, temp_bytes, op, in, n, val, idx, s);
-  }
-  return cudaErrorInvalidValue;
-}
-
-/* cudaFree synchronizes the device; that is why growing happens only in *_prepare. */
-static int ensure_temp(size_t need) {
-  return peer_temp_grow(&g_temp, need, g_error, sizeof g_error);
-}
-
-static int need_prepared(const char *fn) {
-  if (g_temp.p)
-    return 0;
-  snprintf(g_error, sizeof g_error, "%s: call the matching *_prepare first", fn);
-  return -1;
+  return by_dtype(t, [&](auto type_tag) {
+    return cub_argreduce_t<decltype(type_tag)>(temp, temp_bytes, op, in, n, val, idx, s);
+  });
 }
 
 extern "C" int bench_cub_reduce_prepare(pp_dtype t, pp_op op, size_t n, void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_reduce_any(t, nullptr, need, op, nullptr, n, nullptr, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceReduce (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceReduce", [&](void *temp, size_t &bytes) {
+    return cub_reduce_any(t, temp, bytes, op, nullptr, n, nullptr, as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_reduce(pp_dtype t, pp_op op, const void *d_in, size_t n, void *d_out,
                                 void *stream) {
-  if (need_prepared("bench_cub_reduce"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_reduce_any(t, g_temp.p, bytes, op, d_in, n, d_out, as_stream(stream)),
-               "cub::DeviceReduce::Sum/Min/Max");
+  return cub_run("bench_cub_reduce", "cub::DeviceReduce::Sum/Min/Max",
+                 [&](void *temp, size_t &bytes) {
+                   return cub_reduce_any(t, temp, bytes, op, d_in, n, d_out, as_stream(stream));
+                 });
 }
 
 extern "C" int bench_cub_argreduce_prepare(pp_dtype t, pp_op op, size_t n, void *stream) {
-  size_t need = 0;
-  cudaError_t e =
-      cub_argreduce_any(t, nullptr, need, op, nullptr, n, nullptr, nullptr, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceReduce::ArgMin/ArgMax (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceReduce::ArgMin/ArgMax", [&](void *temp, size_t &bytes) {
+    return cub_argreduce_any(t, temp, bytes, op, nullptr, n, nullptr, nullptr, as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_argreduce(pp_dtype t, pp_op op, const void *d_in, size_t n,
                                    void *d_value_out, void *d_index_out, void *stream) {
-  if (need_prepared("bench_cub_argreduce"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_argreduce_any(t, g_temp.p, bytes, op, d_in, n, d_value_out, d_index_out,
-                                 as_stream(stream)),
-               "cub::DeviceReduce::ArgMin/ArgMax");
+  return cub_run("bench_cub_argreduce", "cub::DeviceReduce::ArgMin/ArgMax",
+                 [&](void *temp, size_t &bytes) {
+                   return cub_argreduce_any(t, temp, bytes, op, d_in, n, d_value_out, d_index_out,
+                                            as_stream(stream));
+                 });
 }
 
 /* ---------------------------------------------------------------------------------- */
 /* CUB peers of scan, select, partition, sort and merge                                */
 /* ---------------------------------------------------------------------------------- */
-
-/* Calls f with a value of the C type of t (only its type matters). */
-template <typename F> static cudaError_t by_dtype(pp_dtype t, F &&f) {
-  switch (t) {
-  case PP_U8:
-    return f(uint8_t{});
-  case PP_I32:
-    return f(int32_t{});
-  case PP_U32:
-    return f(uint32_t{});
-  case PP_I64:
-    return f(int64_t{});
-  case PP_U64:
-    return f(uint64_t{});
-  case PP_F32:
-    return f(float{});
-  case PP_F64:
-    return f(double{});
-  }
-  return cudaErrorInvalidValue;
-}
 
 /* Scan and radix sort take the item count's type as a template parameter and pick their
  * offset width from it. Callers of CUB pass an int almost always, so below 2^32 the peer
@@ -327,22 +307,19 @@ static cudaError_t cub_scan_t(void *temp, size_t &temp_bytes, pp_op op, bool inc
   const T min_identity = lim::has_infinity ? lim::infinity() : lim::max();
   const T max_identity = lim::has_infinity ? -lim::infinity() : lim::lowest();
   return by_count(n, [&](auto count) -> cudaError_t {
+    /* MIN and MAX: the generic scan with the operator and, exclusive, its identity */
+    auto scan_with = [&](auto scan_op, T identity) -> cudaError_t {
+      return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, d_in, d_out, scan_op,
+                                                        count, s)
+                       : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, d_in, d_out, scan_op,
+                                                        identity, count, s);
+    };
     switch (op) {
     case PP_SUM:
       return inclusive ? cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in, d_out, count, s)
                        : cub::DeviceScan::ExclusiveSum(temp, temp_bytes, d_in, d_out, count, s);
-    case PP_MIN:
-      return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, d_in, d_out,
-                                                        ::cuda::minimum<>{}, count, s)
-                       : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, d_in, d_out,
-                                                        ::cuda::minimum<>{}, min_identity,
-                                                        count, s);
-    case PP_MAX:
-      return inclusive ? cub::DeviceScan::InclusiveScan(temp, temp_bytes, d_in, d_out,
-                                                        ::cuda::maximum<>{}, count, s)
-                       : cub::DeviceScan::ExclusiveScan(temp, temp_bytes, d_in, d_out,
-                                                        ::cuda::maximum<>{}, max_identity,
-                                                        count, s);
+    case PP_MIN: return scan_with(::cuda::minimum<>{}, min_identity);
+    case PP_MAX: return scan_with(::cuda::maximum<>{}, max_identity);
     }
     return cudaErrorInvalidValue;
   });
@@ -358,21 +335,16 @@ static cudaError_t cub_scan_any(pp_dtype t, void *temp, size_t &temp_bytes, pp_o
 
 extern "C" int bench_cub_scan_prepare(pp_dtype t, pp_op op, bool inclusive, size_t n,
                                       void *stream) {
-  size_t need = 0;
-  cudaError_t e =
-      cub_scan_any(t, nullptr, need, op, inclusive, nullptr, nullptr, n, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceScan (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceScan", [&](void *temp, size_t &bytes) {
+    return cub_scan_any(t, temp, bytes, op, inclusive, nullptr, nullptr, n, as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_scan(pp_dtype t, pp_op op, bool inclusive, const void *d_in,
                               void *d_out, size_t n, void *stream) {
-  if (need_prepared("bench_cub_scan"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_scan_any(t, g_temp.p, bytes, op, inclusive, d_in, d_out, n, as_stream(stream)),
-               "cub::DeviceScan");
+  return cub_run("bench_cub_scan", "cub::DeviceScan", [&](void *temp, size_t &bytes) {
+    return cub_scan_any(t, temp, bytes, op, inclusive, d_in, d_out, n, as_stream(stream));
+  });
 }
 
 /* select (partition false) and partition share the predicate and the argument list. */
@@ -397,42 +369,41 @@ static cudaError_t cub_select_any(bool partition, pp_dtype t, void *temp, size_t
   });
 }
 
+static const char *select_name(bool partition) {
+  return partition ? "cub::DevicePartition::If" : "cub::DeviceSelect::If";
+}
+
+static int select_prepare(bool partition, pp_dtype t, size_t n, void *stream) {
+  return cub_prepare(select_name(partition), [&](void *temp, size_t &bytes) {
+    return cub_select_any(partition, t, temp, bytes, nullptr, nullptr, nullptr, nullptr, n,
+                          as_stream(stream));
+  });
+}
+
+static int select_run(bool partition, const char *fn, pp_dtype t, const void *value,
+                      const void *d_in, void *d_out, uint64_t *d_count, size_t n, void *stream) {
+  return cub_run(fn, select_name(partition), [&](void *temp, size_t &bytes) {
+    return cub_select_any(partition, t, temp, bytes, value, d_in, d_out, d_count, n,
+                          as_stream(stream));
+  });
+}
+
 extern "C" int bench_cub_select_prepare(pp_dtype t, size_t n, void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_select_any(false, t, nullptr, need, nullptr, nullptr, nullptr, nullptr, n,
-                                 as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceSelect::If (temp size query)", e);
-  return ensure_temp(need);
+  return select_prepare(false, t, n, stream);
 }
 
 extern "C" int bench_cub_select(pp_dtype t, const void *value, const void *d_in, void *d_out,
                                 uint64_t *d_count, size_t n, void *stream) {
-  if (need_prepared("bench_cub_select"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_select_any(false, t, g_temp.p, bytes, value, d_in, d_out, d_count, n,
-                              as_stream(stream)),
-               "cub::DeviceSelect::If");
+  return select_run(false, "bench_cub_select", t, value, d_in, d_out, d_count, n, stream);
 }
 
 extern "C" int bench_cub_partition_prepare(pp_dtype t, size_t n, void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_select_any(true, t, nullptr, need, nullptr, nullptr, nullptr, nullptr, n,
-                                 as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DevicePartition::If (temp size query)", e);
-  return ensure_temp(need);
+  return select_prepare(true, t, n, stream);
 }
 
 extern "C" int bench_cub_partition(pp_dtype t, const void *value, const void *d_in, void *d_out,
                                    uint64_t *d_count, size_t n, void *stream) {
-  if (need_prepared("bench_cub_partition"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_select_any(true, t, g_temp.p, bytes, value, d_in, d_out, d_count, n,
-                              as_stream(stream)),
-               "cub::DevicePartition::If");
+  return select_run(true, "bench_cub_partition", t, value, d_in, d_out, d_count, n, stream);
 }
 
 template <typename R>
@@ -460,23 +431,20 @@ static cudaError_t cub_flagged_any(size_t elem_size, void *temp, size_t &temp_by
 }
 
 extern "C" int bench_cub_select_flagged_prepare(size_t elem_size, size_t n, void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_flagged_any(elem_size, nullptr, need, nullptr, nullptr, nullptr, nullptr,
-                                  n, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceSelect::Flagged (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceSelect::Flagged", [&](void *temp, size_t &bytes) {
+    return cub_flagged_any(elem_size, temp, bytes, nullptr, nullptr, nullptr, nullptr, n,
+                           as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_select_flagged(size_t elem_size, const void *d_in,
                                         const uint8_t *d_flags, void *d_out, uint64_t *d_count,
                                         size_t n, void *stream) {
-  if (need_prepared("bench_cub_select_flagged"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_flagged_any(elem_size, g_temp.p, bytes, d_in, d_flags, d_out, d_count, n,
-                               as_stream(stream)),
-               "cub::DeviceSelect::Flagged");
+  return cub_run("bench_cub_select_flagged", "cub::DeviceSelect::Flagged",
+                 [&](void *temp, size_t &bytes) {
+                   return cub_flagged_any(elem_size, temp, bytes, d_in, d_flags, d_out, d_count,
+                                          n, as_stream(stream));
+                 });
 }
 
 /* The DoubleBuffer form lets CUB ping-pong between the two buffers the caller owns, so it
@@ -522,23 +490,19 @@ static cudaError_t cub_sort_any(pp_dtype t, void *temp, size_t &temp_bytes, void
 extern "C" int bench_cub_sort_prepare(pp_dtype key_t, size_t value_size, bool descending,
                                       size_t n, void *stream) {
   void *const none[2] = {nullptr, nullptr};
-  size_t need = 0;
-  cudaError_t e = cub_sort_any(key_t, nullptr, need, none, none, value_size, n, descending,
-                               nullptr, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceRadixSort (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceRadixSort", [&](void *temp, size_t &bytes) {
+    return cub_sort_any(key_t, temp, bytes, none, none, value_size, n, descending, nullptr,
+                        as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_sort(pp_dtype key_t, void *const d_keys[2], void *const d_values[2],
                               size_t value_size, size_t n, bool descending, int *current,
                               void *stream) {
-  if (need_prepared("bench_cub_sort"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_sort_any(key_t, g_temp.p, bytes, d_keys, d_values, value_size, n, descending,
-                            current, as_stream(stream)),
-               "cub::DeviceRadixSort");
+  return cub_run("bench_cub_sort", "cub::DeviceRadixSort", [&](void *temp, size_t &bytes) {
+    return cub_sort_any(key_t, temp, bytes, d_keys, d_values, value_size, n, descending, current,
+                        as_stream(stream));
+  });
 }
 
 static cudaError_t cub_merge_sort_any(pp_dtype t, bool descending, void *temp,
@@ -556,20 +520,18 @@ static cudaError_t cub_merge_sort_any(pp_dtype t, bool descending, void *temp,
 
 extern "C" int bench_cub_merge_sort_prepare(pp_dtype key_t, bool descending, size_t n,
                                             void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_merge_sort_any(key_t, descending, nullptr, need, nullptr, n, as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceMergeSort::SortKeys (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceMergeSort::SortKeys", [&](void *temp, size_t &bytes) {
+    return cub_merge_sort_any(key_t, descending, temp, bytes, nullptr, n, as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_merge_sort(pp_dtype key_t, void *d_keys, size_t n, bool descending,
                                     void *stream) {
-  if (need_prepared("bench_cub_merge_sort"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_merge_sort_any(key_t, descending, g_temp.p, bytes, d_keys, n, as_stream(stream)),
-               "cub::DeviceMergeSort::SortKeys");
+  return cub_run("bench_cub_merge_sort", "cub::DeviceMergeSort::SortKeys",
+                 [&](void *temp, size_t &bytes) {
+                   return cub_merge_sort_any(key_t, descending, temp, bytes, d_keys, n,
+                                             as_stream(stream));
+                 });
 }
 
 static cudaError_t cub_merge_any(pp_dtype t, bool descending, void *temp, size_t &temp_bytes,
@@ -591,22 +553,17 @@ static cudaError_t cub_merge_any(pp_dtype t, bool descending, void *temp, size_t
 
 extern "C" int bench_cub_merge_prepare(pp_dtype t, bool descending, size_t na, size_t nb,
                                        void *stream) {
-  size_t need = 0;
-  cudaError_t e = cub_merge_any(t, descending, nullptr, need, nullptr, na, nullptr, nb, nullptr,
-                                as_stream(stream));
-  if (e != cudaSuccess)
-    return fail("cub::DeviceMerge::MergeKeys (temp size query)", e);
-  return ensure_temp(need);
+  return cub_prepare("cub::DeviceMerge::MergeKeys", [&](void *temp, size_t &bytes) {
+    return cub_merge_any(t, descending, temp, bytes, nullptr, na, nullptr, nb, nullptr,
+                         as_stream(stream));
+  });
 }
 
 extern "C" int bench_cub_merge(pp_dtype t, bool descending, const void *d_a, size_t na,
                                const void *d_b, size_t nb, void *d_out, void *stream) {
-  if (need_prepared("bench_cub_merge"))
-    return -1;
-  size_t bytes = g_temp.bytes;
-  return check(cub_merge_any(t, descending, g_temp.p, bytes, d_a, na, d_b, nb, d_out,
-                             as_stream(stream)),
-               "cub::DeviceMerge::MergeKeys");
+  return cub_run("bench_cub_merge", "cub::DeviceMerge::MergeKeys", [&](void *temp, size_t &bytes) {
+    return cub_merge_any(t, descending, temp, bytes, d_a, na, d_b, nb, d_out, as_stream(stream));
+  });
 }
 
 extern "C" void bench_gpu_release(void) { peer_temp_release(&g_temp); }
