@@ -28,36 +28,37 @@
 
 typedef unsigned __int128 u128;
 
+/* ---- warp-aggregated appends --------------------------------------------------------- */
+
+/* The start of this warp's run in an append to a list counted by *counter, where ballot
+ * (not 0) holds the lanes that append: the lowest of them reserves the run with one
+ * atomic and hands its start to every lane. All lanes of the warp call; a lane appends at
+ * the start plus the appending lanes below it. */
+__device__ __forceinline__ unsigned warp_append_base(unsigned *counter, unsigned ballot) {
+  const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
+  unsigned base = 0;
+  if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(ballot));
+  return __shfl_sync(0xffffffffu, base, leader);
+}
+
 /* ---- keys -------------------------------------------------------------------------- */
 
 /* The ordered image of an element, in the low BITS bits of a 64-bit word: sort.cuh's
  * pp_key_image (ascending) with the kind fixed at compile time. Written out per type
  * rather than through pp_key_image: ptxas scheduled the float kernels differently. */
-template <typename T> struct key_of;
-template <> struct key_of<uint8_t> {
-  static constexpr int BITS = 8;
-  static __device__ __forceinline__ uint64_t image(uint8_t x) { return x; }
+/* unsigned integers: the value itself */
+template <typename T> struct key_of {
+  static_assert(std::is_unsigned<T>::value, "signed and float keys have their own images");
+  static constexpr int BITS = 8 * (int)sizeof(T);
+  static __device__ __forceinline__ uint64_t image(T x) { return x; }
 };
-template <> struct key_of<uint32_t> {
-  static constexpr int BITS = 32;
-  static __device__ __forceinline__ uint64_t image(uint32_t x) { return x; }
+/* signed integers (S, with U its unsigned twin): the sign bit flipped */
+template <typename S, typename U> struct key_of_signed {
+  static constexpr int BITS = 8 * (int)sizeof(S);
+  static __device__ __forceinline__ uint64_t image(S x) { return (U)x ^ ((U)1 << (BITS - 1)); }
 };
-template <> struct key_of<int32_t> {
-  static constexpr int BITS = 32;
-  static __device__ __forceinline__ uint64_t image(int32_t x) {
-    return (uint32_t)x ^ 0x80000000u;
-  }
-};
-template <> struct key_of<uint64_t> {
-  static constexpr int BITS = 64;
-  static __device__ __forceinline__ uint64_t image(uint64_t x) { return x; }
-};
-template <> struct key_of<int64_t> {
-  static constexpr int BITS = 64;
-  static __device__ __forceinline__ uint64_t image(int64_t x) {
-    return (uint64_t)x ^ 0x8000000000000000ull;
-  }
-};
+template <> struct key_of<int32_t> : key_of_signed<int32_t, uint32_t> {};
+template <> struct key_of<int64_t> : key_of_signed<int64_t, uint64_t> {};
 /* negative: all bits inverted; positive: sign bit set; -0.0 gets +0.0's image, NaN the
  * largest */
 template <> struct key_of<float> {

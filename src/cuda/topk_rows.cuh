@@ -17,10 +17,8 @@ template <typename CT>
 __device__ __forceinline__ void warp_append(CT *list, unsigned *counter, bool pred, CT e) {
   const unsigned ballot = __ballot_sync(0xffffffffu, pred);
   if (!ballot) return;
-  const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
-  unsigned base = 0;
-  if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(ballot));
-  base = __shfl_sync(0xffffffffu, base, leader);
+  const unsigned base = warp_append_base(counter, ballot);
+  const int lane = threadIdx.x % PP_WARP;
   if (pred) list[base + __popc(ballot & ((1u << lane) - 1u))] = e;
 }
 

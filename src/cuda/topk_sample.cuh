@@ -91,10 +91,8 @@ struct slot_sink {
   __device__ __forceinline__ void push(bool pred, CT c) {
     const unsigned ballot = __ballot_sync(0xffffffffu, pred);
     if (!ballot) return;
-    const int lane = threadIdx.x % PP_WARP, leader = __ffs(ballot) - 1;
-    unsigned base = 0;
-    if (lane == leader) base = atomicAdd(counter, (unsigned)__popc(ballot));
-    base = __shfl_sync(0xffffffffu, base, leader);
+    const unsigned base = warp_append_base(counter, ballot);
+    const int lane = threadIdx.x % PP_WARP;
     const unsigned pos = base + (unsigned)__popc(ballot & ((1u << lane) - 1u));
     if (pred && pos < cap) buf[pos] = c;
   }
