@@ -512,15 +512,22 @@ static pp_status sort_typed(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
 
 static PP_SORT_ENTRY(sort_radix, sort_typed)
 
-pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
-                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
-  if (n < 2) return PP_OK;
+/* The entry point of one sort algorithm; PP_SORT_AUTO takes the radix sort. */
+typedef pp_status (*sort_algo_fn)(pp_context *, pp_dtype, void *, void *, size_t, size_t,
+                                  pp_order);
+static sort_algo_fn sort_algo(pp_sort_algo algo) {
   switch (algo) {
-  case PP_SORT_MERGE: return pp_cuda_sort_merge(ctx, key_t, keys, values, value_size, n, order);
-  case PP_SORT_SAMPLE: return pp_cuda_sort_sample(ctx, key_t, keys, values, value_size, n, order);
-  case PP_SORT_QUICK: return pp_cuda_sort_quick(ctx, key_t, keys, values, value_size, n, order);
+  case PP_SORT_MERGE: return pp_cuda_sort_merge;
+  case PP_SORT_SAMPLE: return pp_cuda_sort_sample;
+  case PP_SORT_QUICK: return pp_cuda_sort_quick;
   case PP_SORT_AUTO:
   case PP_SORT_RADIX: break;
   }
-  return sort_radix(ctx, key_t, keys, values, value_size, n, order);
+  return sort_radix;
+}
+
+pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
+                       size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
+  if (n < 2) return PP_OK;
+  return sort_algo(algo)(ctx, key_t, keys, values, value_size, n, order);
 }

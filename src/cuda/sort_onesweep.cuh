@@ -10,6 +10,13 @@
 
 /* ---- one digit pass ------------------------------------------------------------------------ */
 
+/* A key (and with HAS_V its value) from *ks, *vs to *kd, *vd. */
+template <bool HAS_V, typename U, typename V>
+__device__ __forceinline__ void copy_pair(U *kd, V *vd, const U *ks, const V *vs) {
+  *kd = *ks;
+  if constexpr (HAS_V) *vd = *vs;
+}
+
 template <typename U, typename V, bool HAS_V, int THREADS>
 __device__ __forceinline__ void copy_pass(const U *ks, U *kd, const V *vs, V *vd, size_t n) {
   constexpr int UNROLL = 4;
@@ -20,18 +27,12 @@ __device__ __forceinline__ void copy_pass(const U *ks, U *kd, const V *vs, V *vd
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const size_t i = base + (size_t)u * THREADS;
-      if (i < n) {
-        k[u] = ks[i];
-        if constexpr (HAS_V) v[u] = vs[i];
-      }
+      if (i < n) copy_pair<HAS_V>(&k[u], &v[u], ks + i, vs + i);
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; u++) {
       const size_t i = base + (size_t)u * THREADS;
-      if (i < n) {
-        kd[i] = k[u];
-        if constexpr (HAS_V) vd[i] = v[u];
-      }
+      if (i < n) copy_pair<HAS_V>(kd + i, vd + i, &k[u], &v[u]);
     }
   }
 }
