@@ -30,34 +30,29 @@
 /* ---- accesses ------------------------------------------------------------------------- */
 
 /* Relaxed at GPU scope: the load is not served from a stale L1 line and cannot be hoisted
- * out of a spin loop; the store becomes visible to other SMs without a fence. */
-__device__ __forceinline__ uint32_t pp_ld_relaxed(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ uint64_t pp_ld_relaxed(const uint64_t *p) {
-  uint64_t v;
-  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void pp_st_relaxed(uint32_t *p, uint32_t v) {
-  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void pp_st_relaxed(uint64_t *p, uint64_t v) {
-  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-/* The flag of a value published beside it: acquire orders the reader's later loads of
- * the value after the flag, release the writer's earlier stores of it before. */
-__device__ __forceinline__ uint32_t pp_ld_acquire(const uint32_t *p) {
-  uint32_t v;
-  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void pp_st_release(uint32_t *p, uint32_t v) {
-  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+ * out of a spin loop; the store becomes visible to other SMs without a fence.
+ * Acquire and release, for the flag of a value published beside it: acquire orders the
+ * reader's later loads of the value after the flag, release the writer's earlier stores of
+ * it before. One PTX instruction each: NAME(p) loads, NAME(p, v) stores; REG is the asm
+ * register constraint of the type ("r" 32-bit, "l" 64-bit). */
+#define PP_PTX_LOAD(name, sem, T, ptx_type, reg)                                            \
+  __device__ __forceinline__ T name(const T *p) {                                           \
+    T v;                                                                                    \
+    asm volatile("ld." sem ".gpu." ptx_type " %0, [%1];" : "=" reg(v) : "l"(p) : "memory");  \
+    return v;                                                                               \
+  }
+#define PP_PTX_STORE(name, sem, T, ptx_type, reg)                                           \
+  __device__ __forceinline__ void name(T *p, T v) {                                         \
+    asm volatile("st." sem ".gpu." ptx_type " [%0], %1;" ::"l"(p), reg(v) : "memory");      \
+  }
+PP_PTX_LOAD(pp_ld_relaxed, "relaxed", uint32_t, "u32", "r")
+PP_PTX_LOAD(pp_ld_relaxed, "relaxed", uint64_t, "u64", "l")
+PP_PTX_STORE(pp_st_relaxed, "relaxed", uint32_t, "u32", "r")
+PP_PTX_STORE(pp_st_relaxed, "relaxed", uint64_t, "u64", "l")
+PP_PTX_LOAD(pp_ld_acquire, "acquire", uint32_t, "u32", "r")
+PP_PTX_STORE(pp_st_release, "release", uint32_t, "u32", "r")
+#undef PP_PTX_LOAD
+#undef PP_PTX_STORE
 
 /* ---- flag words: the radix sort's digit counts and the quicksort's tile counts ----------
  * One word per (tile, digit) or per tile: the top two bits say what the rest holds.
