@@ -107,16 +107,28 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   pp_status st = PP_OK;
   const void *din, *dedges;
   void *dcounts;
+  /* Edges the backend can read where they are (device memory on CUDA, any memory on the
+   * CPU) are used there: they were read for the check and are read again in stream order,
+   * as every input is. Others go through the checked host copy, which must then outlive
+   * its staging copy. */
+  const bool in_place = ((uintptr_t)edges % sizeof(double)) == 0 && ctx->ops->accessible(ctx, edges);
+  const double *edge_src = in_place ? edges : host_edges;
+  if (in_place) {
+    free(host_edges);
+    host_edges = NULL;
+  }
   PP_STAGE(PP_ARG_IN, "in", in, in_bytes, pp_dtype_size(t), din);
-  PP_STAGE(PP_ARG_IN, "edges", host_edges, (bins + 1) * sizeof(double), sizeof(double), dedges);
+  PP_STAGE(PP_ARG_IN, "edges", edge_src, (bins + 1) * sizeof(double), sizeof(double), dedges);
   PP_STAGE(PP_ARG_OUT, "counts", counts, count_bytes, sizeof(uint64_t), dcounts);
   if (st == PP_OK)
     st = ctx->ops->histogram_range(ctx, t, din, n, (const double *)dedges, bins,
                                    (uint64_t *)dcounts);
   st = pp_args_finish(ctx, &args, st);
-  /* the staged copy of the edges may still be in flight from host_edges */
-  if (ctx->ops->synchronize(ctx) != PP_OK && st == PP_OK) st = PP_ERR_DEVICE;
-  free(host_edges);
+  if (host_edges) {
+    /* the staged copy of the edges may still be in flight from host_edges */
+    if (ctx->ops->synchronize(ctx) != PP_OK && st == PP_OK) st = PP_ERR_DEVICE;
+    free(host_edges);
+  }
   return st;
 }
 
