@@ -3,17 +3,11 @@
 #ifndef PP_CPU_DIST_SORT_OPS_H
 #define PP_CPU_DIST_SORT_OPS_H
 
-#include "../core/internal.h"
+#include "cpu.h"
 
-pp_status pp_cpu_dsort_sample(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                              const uint64_t *index, size_t count, uint64_t *images);
-pp_status pp_cpu_dsort_count(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                             size_t n, uint64_t first_index, const uint64_t *cand_image,
-                             const uint64_t *cand_index, size_t ncand, uint64_t *counts,
-                             void **plan);
-pp_status pp_cpu_dsort_scatter(pp_context *ctx, void *plan, const void *keys, const void *values,
-                               size_t value_size, const size_t *bin_first, size_t nbuckets,
-                               void *const *key_dst, void *const *value_dst);
-void pp_cpu_dsort_plan_free(pp_context *ctx, void *plan);
+/* declared with the types of their pp_backend_ops slots (PP_CPU_ENTRY, cpu.h) */
+PP_CPU_ENTRY(dsort_sample, pp_cpu_dsort_sample); PP_CPU_ENTRY(dsort_count, pp_cpu_dsort_count);
+PP_CPU_ENTRY(dsort_scatter, pp_cpu_dsort_scatter);
+PP_CPU_ENTRY(dsort_plan_free, pp_cpu_dsort_plan_free);
 
 #endif /* PP_CPU_DIST_SORT_OPS_H */

@@ -5,12 +5,12 @@
  * to whichever thread is free. A thread reduces (or counts) its chunk, which brings it into
  * its cache; then waits until the chunk before has published its carry (running total, or
  * output offset), publishes its own carry (the one before, merged with its chunk's total)
- * and only then scans (or compacts) the chunk, now read from cache. The carries form a
- * chain through one shared slot guarded by a release/acquire counter: the wait is the
- * short time between the previous chunk's reduce and its publish, not its scan, so the
- * threads overlap. This is the chained scan of Yan, Long and Zhang ("StreamScan", PPoPP
- * 2013) on CPU threads; the carries always merge in chunk order, so a float result does
- * not depend on the thread count or the timing.
+ * and only then scans (or compacts) the chunk, now read from cache. The wait is the short
+ * time between the previous chunk's reduce and its publish, not its scan, so the threads
+ * overlap: the chained scan of Yan, Long and Zhang ("StreamScan", PPoPP 2013) on CPU
+ * threads. A thread whose predecessor stalls (descheduled on a busy machine) does the
+ * predecessor's reduce itself instead of waiting (chain_enter). The carries always merge in
+ * chunk order, so a float result does not depend on the thread count or the timing.
  *
  * The output goes through a small per-thread staging buffer and is written in whole
  * 64-byte lines with non-temporal stores when the output is far larger than the caches
@@ -43,6 +43,7 @@
 #include <omp.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -58,15 +59,27 @@
 
 /* ---- the chain ------------------------------------------------------------------------ */
 
+#define CARRY_MAX 16 /* bytes of the largest carry: a compensated sum, two counts */
+
 typedef struct chain {
   _Alignas(64) atomic_size_t next; /* next chunk to hand out */
-  _Alignas(64) atomic_size_t done; /* chunks whose carry has been published */
+  _Alignas(64) atomic_size_t done; /* chunks whose inclusive carry is published */
   size_t n, chunk, chunks;         /* elements, elements per chunk, chunks */
   bool stream;                     /* write the output with non-temporal stores */
+  /* carries: cs bytes each, the one before chunk 0 (zero), each chunk's inclusive one
+   * (incl, written once, under state 1; state 2 once readable) */
+  size_t cs;
+  unsigned char zero[CARRY_MAX], one_incl[CARRY_MAX], *incl;
+  atomic_uchar one_state, *state;
+  /* a chunk's total (from memory) and acc = acc merged with a total */
+  void (*total)(const void *arg, size_t lo, size_t hi, void *agg);
+  void (*merge)(void *acc, const void *agg);
+  const void *arg;
 } chain;
 
+/* The per-chunk carries come from the heap; without it, one chunk of all n elements. */
 static void chain_init(chain *ch, size_t n, size_t chunk_elems, const void *out,
-                       size_t out_bytes, size_t es) {
+                       size_t out_bytes, size_t es, size_t cs, const void *zero) {
   atomic_init(&ch->next, 0);
   atomic_init(&ch->done, 0);
   ch->n = n;
@@ -74,6 +87,22 @@ static void chain_init(chain *ch, size_t n, size_t chunk_elems, const void *out,
   ch->chunks = (n + chunk_elems - 1) / chunk_elems;
   ch->stream = SCAN_HAVE_STREAM && out_bytes >= STREAM_MIN_BYTES && 64 % es == 0 &&
                (uintptr_t)out % es == 0;
+  ch->cs = cs;
+  memcpy(ch->zero, zero, cs);
+  ch->incl = ch->chunks > 1 ? malloc(ch->chunks * (cs + 1)) : NULL;
+  if (!ch->incl) {
+    ch->chunk = n > 0 ? n : 1;
+    ch->chunks = n > 0;
+    ch->incl = ch->one_incl;
+    ch->state = &ch->one_state;
+  } else {
+    ch->state = (atomic_uchar *)(ch->incl + ch->chunks * cs);
+  }
+  for (size_t c = 0; c < ch->chunks; c++) atomic_init(&ch->state[c], 0);
+}
+
+static void chain_free(chain *ch) {
+  if (ch->incl != ch->one_incl) free(ch->incl);
 }
 
 /* Threads for the chained pass: one below PP_CPU_PARALLEL_MIN, never more than chunks. */
@@ -92,17 +121,49 @@ static bool chain_take(chain *ch, size_t *c, size_t *lo, size_t *hi) {
   return true;
 }
 
-/* Waits until chunk c may read the carry. A thread that spins long yields its core: with
- * more threads than free cores the chunk before may be waiting for one. */
-static void chain_wait(chain *ch, size_t c) {
-  unsigned spins = 0;
-  while (atomic_load_explicit(&ch->done, memory_order_acquire) != c)
-    if (++spins > 1024) sched_yield();
+/* Chunk c, whose total is agg_c, enters the chain: its start carry (the inclusive carry
+ * of chunk c - 1) goes to start, and its own inclusive carry is published. The carries
+ * are published in chunk order, each as merge(carry before, chunk total), so their values
+ * do not depend on who publishes them. A thread whose predecessor has not published
+ * within `patience` seconds (its holder may have lost its core to another process)
+ * computes that chunk's total itself, from memory, and publishes for it: no thread ever
+ * waits on one that is not running. This is the decoupled look-back of Merrill and
+ * Garland ("Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA, 2016),
+ * reduced to a chain that any thread may advance. */
+static void chain_enter(chain *ch, size_t c, const void *agg_c, void *start, double patience) {
+  unsigned char agg[CARRY_MAX], next[CARRY_MAX];
+  const size_t cs = ch->cs;
+  double since = -1.0;
+  for (;;) {
+    const size_t d = atomic_load_explicit(&ch->done, memory_order_acquire);
+    if (d > c) break;
+    if (d < c) {
+      if (since < 0) since = omp_get_wtime();
+      if (omp_get_wtime() - since < patience) continue;
+      const size_t lo = d * ch->chunk, hi = ch->n - lo < ch->chunk ? ch->n : lo + ch->chunk;
+      ch->total(ch->arg, lo, hi, agg);
+    } else {
+      memcpy(agg, agg_c, cs);
+    }
+    memcpy(next, d > 0 ? ch->incl + (d - 1) * cs : ch->zero, cs);
+    ch->merge(next, agg);
+    unsigned char open = 0;
+    if (atomic_compare_exchange_strong(&ch->state[d], &open, 1)) {
+      memcpy(ch->incl + d * cs, next, cs);
+      atomic_store_explicit(&ch->state[d], 2, memory_order_release);
+    } else {
+      while (atomic_load_explicit(&ch->state[d], memory_order_acquire) != 2) sched_yield();
+    }
+    size_t expect = d;
+    atomic_compare_exchange_strong(&ch->done, &expect, d + 1);
+    since = -1.0;
+  }
+  memcpy(start, c > 0 ? ch->incl + (c - 1) * cs : ch->zero, cs);
 }
 
-static void chain_publish(chain *ch, size_t c) {
-  atomic_store_explicit(&ch->done, c + 1, memory_order_release);
-}
+/* How long a thread waits for its predecessor before doing its work: a few times what its
+ * own chunk's total took. */
+static double chain_patience(double t0) { return 4.0 * (omp_get_wtime() - t0) + 2e-6; }
 
 /* ---- staged output ---------------------------------------------------------------------- */
 
@@ -227,12 +288,28 @@ static inline kahan kahan_merge(kahan a, kahan b) {
     }                                                                                       \
     return acc;                                                                             \
   }                                                                                         \
+  static void total_##NAME(const void *in, size_t lo, size_t hi, void *agg) {              \
+    const ACC a = TOTAL((const T *)in, lo, hi);                                             \
+    memcpy(agg, &a, sizeof a);                                                              \
+  }                                                                                         \
+  static void merge_##NAME(void *acc, const void *agg) {                                    \
+    ACC a, b;                                                                               \
+    memcpy(&a, acc, sizeof a);                                                              \
+    memcpy(&b, agg, sizeof b);                                                              \
+    a = MERGE(a, b);                                                                        \
+    memcpy(acc, &a, sizeof a);                                                              \
+  }                                                                                         \
   static void scan_##NAME(const void *in_, void *out_, size_t n, bool inclusive) {          \
     const T *in = in_;                                                                      \
     T *out = out_;                                                                          \
+    const ACC zero = ZERO;                                                                  \
     chain ch;                                                                               \
-    chain_init(&ch, n, CHUNK_BYTES / sizeof(T), out, n * sizeof(T), sizeof(T));             \
-    ACC carry = ZERO;                                                                       \
+    _Static_assert(sizeof(ACC) <= CARRY_MAX, "carry fits");                                 \
+    chain_init(&ch, n, CHUNK_BYTES / sizeof(T), out, n * sizeof(T), sizeof(T), sizeof(ACC), \
+               &zero);                                                                      \
+    ch.total = total_##NAME;                                                                \
+    ch.merge = merge_##NAME;                                                                \
+    ch.arg = in;                                                                            \
     int threads = chain_threads(&ch);                                                       \
     _Pragma("omp parallel num_threads(threads) if (threads > 1)")                           \
     {                                                                                       \
@@ -240,11 +317,10 @@ static inline kahan kahan_merge(kahan a, kahan b) {
       T *buf = (T *)(void *)st.buf;                                                         \
       size_t c, lo, hi;                                                                     \
       while (chain_take(&ch, &c, &lo, &hi)) {                                               \
-        const ACC total = TOTAL(in, lo, hi);                                                    \
-        chain_wait(&ch, c);                                                                 \
-        ACC acc = carry;                                                                    \
-        carry = MERGE(acc, total);                                                          \
-        chain_publish(&ch, c);                                                              \
+        const double t0 = omp_get_wtime();                                                  \
+        const ACC total = TOTAL(in, lo, hi);                                                \
+        ACC acc;                                                                            \
+        chain_enter(&ch, c, &total, &acc, chain_patience(t0));                              \
         if (DIRECT && ch.stream) { /* the tile streams its own whole lines */               \
           TILE(in + lo, out + lo, hi - lo, acc, inclusive, true);                           \
           continue;                                                                         \
@@ -260,6 +336,7 @@ static inline kahan kahan_merge(kahan a, kahan b) {
       }                                                                                     \
       stage_fence(&ch);                                                                     \
     }                                                                                       \
+    chain_free(&ch);                                                                        \
     if (!inclusive && n > 0) out[0] = (T)(EMPTY);                                           \
   }
 
@@ -584,6 +661,22 @@ static size_t compact_chunk_elems(size_t es, bool flagged) {
   return e > 0 ? e : 1;
 }
 
+/* A chunk's (kept, rejected) counts, and their running sum: the compaction's carries. */
+static void compact_total(const void *arg, size_t lo, size_t hi, void *agg) {
+  const compactor *cp = arg;
+  const size_t kept = cp->f.count(cp, lo, hi), counts[2] = {kept, (hi - lo) - kept};
+  memcpy(agg, counts, sizeof counts);
+}
+
+static void compact_merge(void *acc, const void *agg) {
+  size_t a[2], b[2];
+  memcpy(a, acc, sizeof a);
+  memcpy(b, agg, sizeof b);
+  a[0] += b[0];
+  a[1] += b[1];
+  memcpy(acc, a, sizeof a);
+}
+
 /* The chained compaction: kept elements to out[0, count), and, when base_no is not
  * SIZE_MAX (a partition), the others to out[base_no, n). Staged stores need es to divide
  * 64 (and out aligned to it); other sizes copy straight to the output. */
@@ -592,24 +685,25 @@ static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t b
   const bool partition = base_no != SIZE_MAX;
   const bool staged = cp->f.keep != NULL;
   chain ch;
+  const size_t zero[2] = {0, 0};
   chain_init(&ch, n, compact_chunk_elems(es, cp->flags != NULL), out,
-             (partition ? n : n / 2) * es, es);
+             (partition ? n : n / 2) * es, es, sizeof zero, zero);
   ch.stream = ch.stream && staged;
-  size_t carry_yes = 0, carry_no = 0;
+  ch.total = compact_total;
+  ch.merge = compact_merge;
+  ch.arg = cp;
   int threads = chain_threads(&ch);
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     stage yes, no;
     size_t c, lo, hi;
     while (chain_take(&ch, &c, &lo, &hi)) {
-      const size_t kept = cp->f.count(cp, lo, hi);
-      chain_wait(&ch, c);
-      const size_t at_yes = carry_yes, at_no = carry_no;
-      carry_yes += kept;
-      carry_no += (hi - lo) - kept;
-      chain_publish(&ch, c);
-      unsigned char *dst_yes = (unsigned char *)out + at_yes * es;
-      unsigned char *dst_no = partition ? (unsigned char *)out + (base_no + at_no) * es : NULL;
+      const double t0 = omp_get_wtime();
+      size_t total[2], at[2]; /* kept, rejected */
+      compact_total(cp, lo, hi, total);
+      chain_enter(&ch, c, total, at, chain_patience(t0));
+      unsigned char *dst_yes = (unsigned char *)out + at[0] * es;
+      unsigned char *dst_no = partition ? (unsigned char *)out + (base_no + at[1]) * es : NULL;
       if (!staged) { /* large records: memcpy each, branching on its flag */
         const unsigned char *src = cp->in;
         const uint8_t *f = cp->flags;
@@ -641,7 +735,10 @@ static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t b
     }
     stage_fence(&ch);
   }
-  return carry_yes;
+  size_t counts[2] = {0, 0}; /* every chunk's carry is published by now */
+  if (ch.chunks > 0) memcpy(counts, ch.incl + (ch.chunks - 1) * ch.cs, sizeof counts);
+  chain_free(&ch);
+  return counts[0];
 }
 
 /* [dtype][cmp] */

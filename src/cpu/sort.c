@@ -57,7 +57,7 @@
 typedef struct sort_job {
   void *keys, *vals; /* the caller's arrays (vals NULL: keys only) */
   void *kbuf, *vbuf; /* scratch of the same sizes */
-  size_t *hist;      /* max(threads, HIST_MIN_SLOTS) * RADIX_MAX counts */
+  size_t *hist;      /* (threads * (1 + HIST_MIN_SLOTS) + HIST_MIN_SLOTS) * RADIX_MAX counts */
   size_t n;
   int threads;
   bool desc;
@@ -133,18 +133,8 @@ typedef struct sort_job {
           h[((KT)(OKEY(pp_cpu_ld_##W(ks, i)) ^ flip) >> s) & (RADIX - 1)]++;                      \
         _Pragma("omp barrier")                                                              \
         /* this thread's offset for digit d: every key with a smaller digit, then digit d  \
-         * in the parts before it; each thread sums for itself, saving a barrier */         \
-        size_t sum = 0;                                                                     \
-        for (size_t d = 0; d < RADIX; d++) {                                                \
-          size_t before = 0, all = 0;                                                       \
-          for (size_t u = 0; u < nt; u++) {                                                 \
-            size_t c = job->hist[u * RADIX + d];                                            \
-            before += u < t ? c : 0;                                                        \
-            all += c;                                                                       \
-          }                                                                                 \
-          off[d] = sum + before;                                                            \
-          sum += all;                                                                       \
-        }                                                                                   \
+         * in the parts before it */                                                        \
+        ss_part_offsets(job->hist, RADIX, t, nt, off, NULL);                                \
         for (size_t i = lo; i < hi; i++) {                                                  \
           KT k = pp_cpu_ld_##W(ks, i);                                                             \
           size_t o = off[((KT)(OKEY(k) ^ flip) >> s) & (RADIX - 1)]++;                      \
@@ -166,13 +156,67 @@ typedef struct sort_job {
     }                                                                                       \
   }                                                                                         \
                                                                                             \
+  /* 64-bit keys on several threads: one parallel pass on the top digit (shift 56) splits    \
+   * the keys into RADIX buckets in the scratch, then the threads take the buckets one at a  \
+   * time and finish each with the one-thread sort above while it sits in their cache (it     \
+   * skips the top digit, constant in a bucket): about two passes over memory instead of two \
+   * per digit. Stable: the split pass is, and so is each bucket's sort. The counts come     \
+   * first, and when one bucket would hold more than a thread's share (keys that share their \
+   * top digit) it returns false before moving anything, and the LSD sort runs instead. */   \
+  static bool radix_msd_##NAME##_##SUF(const sort_job *job, KT flip) {                      \
+    enum { RADIX = 1 << (BITS), TOP = 8 * (int)sizeof(KT) - (BITS) };                        \
+    const size_t n = job->n;                                                                \
+    bool split = true;                                                                      \
+    _Pragma("omp parallel num_threads(job->threads)")                                       \
+    {                                                                                       \
+      const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();    \
+      const size_t lo = pp_cpu_part_begin(n, t, nt), hi = pp_cpu_part_begin(n, t + 1, nt);  \
+      size_t *const h = job->hist + t * RADIX, off[RADIX], start[RADIX + 1];                \
+      memset(h, 0, RADIX * sizeof *h);                                                      \
+      for (size_t i = lo; i < hi; i++)                                                      \
+        h[(KT)(OKEY(pp_cpu_ld_##W(job->keys, i)) ^ flip) >> TOP]++;                         \
+      _Pragma("omp barrier")                                                                \
+      const size_t most = ss_part_offsets(job->hist, RADIX, t, nt, off, start);              \
+      start[RADIX] = n;                                                                     \
+      if (most <= n / (2 * nt)) { /* every thread reaches the same decision */             \
+        for (size_t i = lo; i < hi; i++) {                                                  \
+          KT k = pp_cpu_ld_##W(job->keys, i);                                               \
+          size_t o = off[(KT)(OKEY(k) ^ flip) >> TOP]++;                                    \
+          pp_cpu_st_##W(job->kbuf, o, k);                                                   \
+          if (HAS_V) pp_cpu_st_##VW(job->vbuf, o, pp_cpu_ld_##VW(job->vals, i));            \
+        }                                                                                   \
+        _Pragma("omp barrier")                                                              \
+        size_t *const mine = job->hist + (nt + t * HIST_MIN_SLOTS) * RADIX_MAX;             \
+        _Pragma("omp for schedule(dynamic, 1)")                                             \
+        for (size_t d = 0; d < RADIX; d++) {                                                \
+          const size_t b0 = start[d], m = start[d + 1] - b0;                                \
+          unsigned char *kb = (unsigned char *)job->kbuf + b0 * sizeof(KT);                 \
+          unsigned char *kk = (unsigned char *)job->keys + b0 * sizeof(KT);                 \
+          unsigned char *vb = HAS_V ? (unsigned char *)job->vbuf + b0 * sizeof(VT) : NULL;  \
+          unsigned char *vv = HAS_V ? (unsigned char *)job->vals + b0 * sizeof(VT) : NULL;  \
+          if (m >= SORT_SMALL(KT)) {                                                        \
+            const sort_job sub = {kb, vb, kk, vv, mine, m, 1, job->desc};                   \
+            radix_serial_##NAME##_##SUF(&sub, flip);                                        \
+          } else if (m > 1) {                                                               \
+            ss_sort_##NAME##_##SUF(kb, vb, kk, vv, 0, m, 0, flip);                          \
+          }                                                                                 \
+          memcpy(kk, kb, m * sizeof(KT));                                                   \
+          if (HAS_V) memcpy(vv, vb, m * sizeof(VT));                                        \
+        }                                                                                   \
+      } else if (t == 0) {                                                                  \
+        split = false;                                                                      \
+      }                                                                                     \
+    }                                                                                       \
+    return split;                                                                           \
+  }                                                                                         \
+                                                                                            \
   static void sort_##NAME##_##SUF(const sort_job *job) {                                    \
     KT flip = job->desc ? (KT)~(KT)0 : (KT)0;                                               \
     if (job->n < SORT_SMALL(KT))                                                            \
       ss_sort_##NAME##_##SUF(job->keys, job->vals, job->kbuf, job->vbuf, 0, job->n, 0, flip); \
     else if (job->threads == 1)                                                             \
       radix_serial_##NAME##_##SUF(job, flip);                                               \
-    else                                                                                    \
+    else if (sizeof(KT) < 8 || !radix_msd_##NAME##_##SUF(job, flip))                        \
       radix_sort_##NAME##_##SUF(job, flip);                                                 \
   }
 
@@ -283,7 +327,9 @@ pp_status pp_cpu_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
   const bool desc = order == PP_DESCENDING;
   const int threads = pp_cpu_threads_for(n, SORT_MIN_PART);
   const size_t ks = pp_dtype_size(key_t), vs = values ? value_size : 0;
-  const size_t slots = threads > HIST_MIN_SLOTS ? (size_t)threads : HIST_MIN_SLOTS;
+  /* a histogram per thread, then (the split sort of 64-bit keys) the one-thread sort's
+   * histograms per thread */
+  const size_t slots = (size_t)threads * (1 + HIST_MIN_SLOTS) + HIST_MIN_SLOTS;
   const size_t hist_bytes = slots * RADIX_MAX * sizeof(size_t);
 
   /* core has checked that n * ks and n * vs fit; their sum with the histograms may not */

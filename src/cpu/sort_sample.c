@@ -104,21 +104,10 @@ typedef struct ssc_job {
       for (size_t i = lo; i < hi; i++)                                                         \
         cnt[ssc_bucket_##NAME((KT)(OKEY(pp_cpu_ld_##W(j->k, i)) ^ flip), sp, ns)]++;               \
       _Pragma("omp barrier")                                                                   \
-      /* this part's first place in bucket b: all keys of the buckets before b, then those \
-       * of b in the parts before this one; each thread sums for itself */                    \
-      size_t off[2 * SSC_MAX_SPLITTERS + 1], sum = 0;                                          \
-      for (size_t b = 0; b < nb; b++) {                                                        \
-        size_t before = 0, all = 0;                                                            \
-        for (size_t u = 0; u < nt; u++) {                                                      \
-          const size_t c = j->counts[u * nb + b];                                              \
-          before += u < t ? c : 0;                                                             \
-          all += c;                                                                            \
-        }                                                                                      \
-        if (t == 0) j->starts[b] = sum;                                                        \
-        off[b] = sum + before;                                                                 \
-        sum += all;                                                                            \
-      }                                                                                        \
-      if (t == 0) j->starts[nb] = sum;                                                         \
+      /* this part's first place in bucket b */                                                \
+      size_t off[2 * SSC_MAX_SPLITTERS + 1];                                                   \
+      ss_part_offsets(j->counts, nb, t, nt, off, t == 0 ? j->starts : NULL);                   \
+      if (t == 0) j->starts[nb] = n;                                                           \
       for (size_t i = lo; i < hi; i++) {                                                       \
         const KT key = pp_cpu_ld_##W(j->k, i);                                                     \
         const size_t o = off[ssc_bucket_##NAME((KT)(OKEY(key) ^ flip), sp, ns)]++;             \

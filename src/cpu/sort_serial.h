@@ -51,6 +51,29 @@ static inline pp_status ss_scratch(pp_context *ctx, size_t n, size_t ks, size_t 
   return PP_OK;
 }
 
+/* Part t's first output place in each of `bins` bins of a parallel stable scatter, from
+ * every part's counts (counts[u * bins + b], nt parts): all keys of the bins before b,
+ * then those of bin b in the parts before t. Each thread sums for itself, which saves a
+ * barrier. starts, when not NULL, receives each bin's first place; returns the largest
+ * bin's size. */
+static inline size_t ss_part_offsets(const size_t *counts, size_t bins, size_t t, size_t nt,
+                                     size_t *off, size_t *starts) {
+  size_t sum = 0, most = 0;
+  for (size_t b = 0; b < bins; b++) {
+    size_t before = 0, all = 0;
+    for (size_t u = 0; u < nt; u++) {
+      const size_t c = counts[u * bins + b];
+      before += u < t ? c : 0;
+      all += c;
+    }
+    if (starts) starts[b] = sum;
+    off[b] = sum + before;
+    sum += all;
+    most = all > most ? all : most;
+  }
+  return most;
+}
+
 /* After a pass from (ks, vs) into (kd, vd): the destination becomes the next source. */
 static inline void ss_swap_buffers(void **ks, void **kd, void **vs, void **vd) {
   void *t = *ks;
