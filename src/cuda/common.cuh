@@ -24,17 +24,21 @@ __device__ __forceinline__ size_t pp_ceil_div_dev(size_t a, size_t b) { return (
  * value/index pairs). */
 enum pp_shfl_kind { PP_SHFL_DOWN, PP_SHFL_UP, PP_SHFL_XOR, PP_SHFL_IDX };
 
+/* A plain value as its 4-byte words: what the shuffles and the cg load move one by one. */
+template <typename T>
+union pp_words {
+  static_assert(sizeof(T) % 4 == 0, "a whole number of 4-byte words");
+  static constexpr int N = sizeof(T) / 4;
+  T t;
+  int w[N];
+};
+
 template <pp_shfl_kind K, typename T>
 __device__ __forceinline__ T pp_shfl(T v, int arg) {
-  static_assert(sizeof(T) % 4 == 0, "shuffle works on 4-byte words");
-  constexpr int W = sizeof(T) / 4;
-  union {
-    T t;
-    int w[W];
-  } u;
+  pp_words<T> u;
   u.t = v;
 #pragma unroll
-  for (int i = 0; i < W; i++) {
+  for (int i = 0; i < pp_words<T>::N; i++) {
     if (K == PP_SHFL_DOWN) u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], arg);
     if (K == PP_SHFL_UP) u.w[i] = __shfl_up_sync(0xffffffffu, u.w[i], arg);
     if (K == PP_SHFL_XOR) u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], arg);
@@ -52,15 +56,10 @@ __device__ __forceinline__ T pp_shfl_down(T v, int offset) {
  * launch wrote, which this SM's L1 must not serve stale. */
 template <typename T>
 __device__ __forceinline__ T pp_load_cg(const T *p) {
-  static_assert(sizeof(T) % 4 == 0, "cg load works on 4-byte words");
-  constexpr int W = sizeof(T) / 4;
-  union {
-    T t;
-    unsigned w[W];
-  } u;
-  const unsigned *src = reinterpret_cast<const unsigned *>(p);
+  pp_words<T> u;
+  const int *src = reinterpret_cast<const int *>(p);
 #pragma unroll
-  for (int i = 0; i < W; i++) u.w[i] = __ldcg(src + i);
+  for (int i = 0; i < pp_words<T>::N; i++) u.w[i] = __ldcg(src + i);
   return u.t;
 }
 
