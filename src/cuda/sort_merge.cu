@@ -488,16 +488,14 @@ static pp_status msort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
 
 PP_SORT_ENTRY(pp_cuda_sort_merge, msort_sort)
 
-/* for the sample sort (sort_sample.cu) */
+/* for the sample sort (sort_sample.cu): each key word U with no values, 4- and 8-byte values */
 #define MSORT_INSTANTIATE(U, V, HV)                                                              \
   template pp_status msort_segments<U, V, HV>(pp_context *, const msort_job<U, V> &);             \
   template pp_status msort_one_tile<U, V, HV>(pp_context *, U *, V *, unsigned, pp_key_order<U>);
-MSORT_INSTANTIATE(uint8_t, uint32_t, false)
-MSORT_INSTANTIATE(uint8_t, uint32_t, true)
-MSORT_INSTANTIATE(uint8_t, uint64_t, true)
-MSORT_INSTANTIATE(uint32_t, uint32_t, false)
-MSORT_INSTANTIATE(uint32_t, uint32_t, true)
-MSORT_INSTANTIATE(uint32_t, uint64_t, true)
-MSORT_INSTANTIATE(uint64_t, uint32_t, false)
-MSORT_INSTANTIATE(uint64_t, uint32_t, true)
-MSORT_INSTANTIATE(uint64_t, uint64_t, true)
+#define MSORT_INSTANTIATE_KEY(U)                                                                 \
+  MSORT_INSTANTIATE(U, uint32_t, false)                                                          \
+  MSORT_INSTANTIATE(U, uint32_t, true)                                                           \
+  MSORT_INSTANTIATE(U, uint64_t, true)
+MSORT_INSTANTIATE_KEY(uint8_t)
+MSORT_INSTANTIATE_KEY(uint32_t)
+MSORT_INSTANTIATE_KEY(uint64_t)
