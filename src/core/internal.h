@@ -123,31 +123,10 @@ typedef struct pp_backend_ops {
                                  const pp_bodies *sources, size_t self, float softening,
                                  double *kinetic, double *phi);
 
-  /* dist-sort entries: the per-rank passes of the distributed sample sort
-   * (src/dist/dist_sort.c). A key is compared as the pair (order image widened to 64 bits,
-   * global index), the image being the one the local sort orders by (descending folded
-   * in). Candidates and splitters are host arrays of such pairs, ascending. */
-  /* images[i] = the image of keys[index[i]], i < count; index and images host memory */
-  pp_status (*dsort_sample)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                            const uint64_t *index, size_t count, uint64_t *images);
-  /* counts[f] (host, ncand + 1 entries) = how many of the n keys (global indices
-   * first_index + i) have exactly f candidates <= them; *plan keeps what the scatter needs
-   * (the candidates, per-block counts) until dsort_plan_free */
-  pp_status (*dsort_count)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                           size_t n, uint64_t first_index, const uint64_t *cand_image,
-                           const uint64_t *cand_index, size_t ncand, uint64_t *counts,
-                           void **plan);
-  /* Stable scatter of the keys (and values) counted by plan into nbuckets buckets: bucket b
-   * holds the fine bins [bin_first[b], bin_first[b + 1]) and is written contiguously from
-   * key_dst[b] (value_dst[b]); bin_first (nbuckets + 1 entries) and the destination arrays
-   * are host arrays of device pointers. */
-  pp_status (*dsort_scatter)(pp_context *ctx, void *plan, const void *keys, const void *values,
-                             size_t value_size, const size_t *bin_first, size_t nbuckets,
-                             void *const *key_dst, void *const *value_dst);
-  void (*dsort_plan_free)(pp_context *ctx, void *plan);
-  /* counts[i] = how many of the n keys, sorted in `order` by this backend's sort, have an
-   * image (as above) below query[i], i < q; query and counts are memory the backend
-   * computes on (the exact split of src/dist/dist_sort.c) */
+  /* dist-sort entry (src/dist/dist_sort.c's exact split): counts[i] = how many of the n
+   * keys, sorted in `order` by this backend's sort, have an order image below query[i],
+   * i < q. The image is the one the local sort orders by (descending folded in), widened
+   * to 64 bits; query and counts are memory the backend computes on. */
   pp_status (*dsort_rank)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *sorted,
                           size_t n, const uint64_t *query, size_t q, uint64_t *counts);
 } pp_backend_ops;

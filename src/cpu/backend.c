@@ -2,7 +2,6 @@
  * primitives run with OpenMP. */
 #include "cpu.h"
 #include "dist_ops.h"
-#include "dist_sort_ops.h"
 #include "dsort_rank.h"
 
 #include <stdio.h>
@@ -124,7 +123,5 @@ const pp_backend_ops pp_cpu_ops = {
     /* dist-core */
     PP_CPU_DIST_CORE_OPS,
     /* dist-sort */
-    .dsort_sample = pp_cpu_dsort_sample, .dsort_count = pp_cpu_dsort_count,
-    .dsort_scatter = pp_cpu_dsort_scatter, .dsort_plan_free = pp_cpu_dsort_plan_free,
     .dsort_rank = pp_cpu_dsort_rank,
 };

@@ -3,9 +3,9 @@
 #ifndef PP_CPU_DSORT_RANK_H
 #define PP_CPU_DSORT_RANK_H
 
-#include "../core/internal.h"
+#include "cpu.h"
 
-pp_status pp_cpu_dsort_rank(pp_context *ctx, pp_dtype key_t, pp_order order, const void *sorted,
-                            size_t n, const uint64_t *query, size_t q, uint64_t *counts);
+/* declared with the type of its pp_backend_ops slot (PP_CPU_ENTRY, cpu.h) */
+PP_CPU_ENTRY(dsort_rank, pp_cpu_dsort_rank);
 
 #endif /* PP_CPU_DSORT_RANK_H */

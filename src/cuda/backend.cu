@@ -1,7 +1,6 @@
 /* backend.cu — the CUDA backend's table: device selection, the stream, memory, pointer
  * queries and stream-ordered temp storage. The primitives live in one .cu per family. */
 #include "cuda_backend.h"
-#include "dist_sort_ops.h"
 #include "dsort_rank.h"
 
 #include <stdio.h>
@@ -318,10 +317,6 @@ static pp_backend_ops cuda_ops_table(void) {
   o.nbody_step = pp_cuda_nbody_step;
   o.nbody_energy = pp_cuda_nbody_energy;
   /* dist-sort */
-  o.dsort_sample = pp_cuda_dsort_sample;
-  o.dsort_count = pp_cuda_dsort_count;
-  o.dsort_scatter = pp_cuda_dsort_scatter;
-  o.dsort_plan_free = pp_cuda_dsort_plan_free;
   o.dsort_rank = pp_cuda_dsort_rank;
   /* dist-core */
   pp_cuda_dist_core_ops(o);
