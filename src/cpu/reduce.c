@@ -1,8 +1,9 @@
 /* reduce.c — pp_reduce and pp_argreduce on the CPU (OpenMP).
  *
  * The rules of API.md, and how they are met here:
- *  - integer SUM wraps in the type: sums run in the unsigned type of the same width (u8 in
- *    a wider one, truncated at the end), where wrapping is defined;
+ *  - integer SUM wraps in the type: sums run in the unsigned type of the same width, where
+ *    wrapping is defined (u8 too: its sum mod 256 is the same whatever the order, and byte
+ *    lanes keep all 32 of an AVX2 register's lanes busy where a wider sum would use 4);
  *  - f32 SUM is accumulated in double, so its error is far inside that of pairwise
  *    summation (sixteen independent lanes per thread keep it at memory speed);
  *  - float MIN/MAX ignore NaN: NaN in the accumulator means "nothing seen yet", so an
@@ -41,7 +42,7 @@
     }                                                                                       \
   }
 
-PP_CPU_INT_REDUCE(u8, uint8_t, uint64_t, 0, UINT8_MAX)
+PP_CPU_INT_REDUCE(u8, uint8_t, uint8_t, 0, UINT8_MAX)
 PP_CPU_INT_REDUCE(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 PP_CPU_INT_REDUCE(u32, uint32_t, uint32_t, 0, UINT32_MAX)
 PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX) PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
