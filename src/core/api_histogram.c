@@ -46,10 +46,9 @@ pp_status pp_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t 
   return pp_args_finish(ctx, &args, st);
 }
 
-/* The edges must be read to be checked, and they may live on the device: take a host copy
- * first, check it, and hand the backend that copy (staged like any input). */
-static pp_status check_edges(pp_context *ctx, const char *fn, const double *edges, size_t bins,
-                             double **host_copy) {
+/* The edges must be read to be checked, and they may live on the device: the check reads a
+ * host copy. */
+static pp_status check_edges(pp_context *ctx, const char *fn, const double *edges, size_t bins) {
   size_t bytes = 0;
   PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
   PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &bytes));
@@ -64,19 +63,14 @@ static pp_status check_edges(pp_context *ctx, const char *fn, const double *edge
                   "%s: edges are not strictly increasing (edges[%zu] = %g, edges[%zu] = %g)", fn,
                   i - 1, h[i - 1], i, h[i]);
   }
-  if (s != PP_OK) {
-    free(h);
-    return s;
-  }
-  *host_copy = h;
-  return PP_OK;
+  free(h);
+  return s;
 }
 
-/* On success *host_edges is a checked host copy of the edges, for the caller to free. */
 static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype t,
                                        const void *in, size_t n, const double *edges,
                                        size_t bins, uint64_t *counts, size_t *in_bytes,
-                                       size_t *count_bytes, double **host_edges) {
+                                       size_t *count_bytes) {
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
   /* every size is known before any overlap is judged */
@@ -86,7 +80,7 @@ static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype
   PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
   PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "edges", edges, edge_bytes));
   if (!ctx->ops->histogram_range) return pp_not_implemented(ctx, fn);
-  return check_edges(ctx, fn, edges, bins, host_edges);
+  return check_edges(ctx, fn, edges, bins);
 }
 
 pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
@@ -94,42 +88,24 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   static const char fn[] = "pp_histogram_range";
   size_t in_bytes = 0, count_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
-  double *host_edges = NULL;
   pp_status checked = histogram_range_check(ctx, fn, t, in, n, edges, bins, counts, &in_bytes,
-                                            &count_bytes, &host_edges);
-  if (ctx->dist) {
-    free(host_edges);
-    return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
-  }
+                                            &count_bytes);
+  if (ctx->dist) return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
   PP_TRY(checked);
 
+  /* checked, the edges are an input like any other: used in place where the backend can
+   * read them, staged otherwise */
   pp_args args = {0};
   pp_status st = PP_OK;
   const void *din, *dedges;
   void *dcounts;
-  /* Edges the backend can read where they are (device memory on CUDA, any memory on the
-   * CPU) are used there: they were read for the check and are read again in stream order,
-   * as every input is. Others go through the checked host copy, which must then outlive
-   * its staging copy. */
-  const bool in_place = ((uintptr_t)edges % sizeof(double)) == 0 && ctx->ops->accessible(ctx, edges);
-  const double *edge_src = in_place ? edges : host_edges;
-  if (in_place) {
-    free(host_edges);
-    host_edges = NULL;
-  }
   PP_STAGE(PP_ARG_IN, "in", in, in_bytes, pp_dtype_size(t), din);
-  PP_STAGE(PP_ARG_IN, "edges", edge_src, (bins + 1) * sizeof(double), sizeof(double), dedges);
+  PP_STAGE(PP_ARG_IN, "edges", edges, (bins + 1) * sizeof(double), sizeof(double), dedges);
   PP_STAGE(PP_ARG_OUT, "counts", counts, count_bytes, sizeof(uint64_t), dcounts);
   if (st == PP_OK)
     st = ctx->ops->histogram_range(ctx, t, din, n, (const double *)dedges, bins,
                                    (uint64_t *)dcounts);
-  st = pp_args_finish(ctx, &args, st);
-  if (host_edges) {
-    /* the staged copy of the edges may still be in flight from host_edges */
-    if (ctx->ops->synchronize(ctx) != PP_OK && st == PP_OK) st = PP_ERR_DEVICE;
-    free(host_edges);
-  }
-  return st;
+  return pp_args_finish(ctx, &args, st);
 }
 
 static pp_status histogram_image_check(pp_context *ctx, const char *fn, const uint8_t *pixels,
