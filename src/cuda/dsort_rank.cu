@@ -30,14 +30,6 @@ dsort_rank_kernel(const U *keys, size_t n, const uint64_t *query, size_t q, uint
   counts[i] = lo;
 }
 
-template <typename U>
-static void dsort_rank_launch(pp_context *ctx, pp_dtype key_t, pp_order order, const void *sorted,
-                              size_t n, const uint64_t *query, size_t q, uint64_t *counts) {
-  const unsigned grid = (unsigned)((q + DSR_THREADS - 1) / DSR_THREADS);
-  dsort_rank_kernel<U><<<grid, DSR_THREADS, 0, pp_cuda(ctx)->stream>>>(
-      (const U *)sorted, n, query, q, counts, pp_make_key_order<U>(key_t, order));
-}
-
 extern "C" pp_status pp_cuda_dsort_rank(pp_context *ctx, pp_dtype key_t, pp_order order,
                                         const void *sorted, size_t n, const uint64_t *query,
                                         size_t q, uint64_t *counts) {
@@ -45,11 +37,13 @@ extern "C" pp_status pp_cuda_dsort_rank(pp_context *ctx, pp_dtype key_t, pp_orde
   PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
   if (q > (size_t)UINT_MAX * DSR_THREADS / 2)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: %zu split probes", q);
-  switch (pp_dtype_size(key_t)) {
-  case 1: dsort_rank_launch<uint8_t>(ctx, key_t, order, sorted, n, query, q, counts); break;
-  case 4: dsort_rank_launch<uint32_t>(ctx, key_t, order, sorted, n, query, q, counts); break;
-  default: dsort_rank_launch<uint64_t>(ctx, key_t, order, sorted, n, query, q, counts); break;
-  }
-  PP_CUDA_LAUNCHED(ctx, "pp_sort");
-  return PP_OK;
+  const unsigned grid = (unsigned)((q + DSR_THREADS - 1) / DSR_THREADS);
+  /* the keys as the sorts see them: unsigned words of their width (no values) */
+  return pp_by_key_value(ctx, "pp_sort", key_t, NULL, 0, [&](auto u, auto, auto) {
+    typedef decltype(u) U;
+    dsort_rank_kernel<U><<<grid, DSR_THREADS, 0, pp_cuda(ctx)->stream>>>(
+        (const U *)sorted, n, query, q, counts, pp_make_key_order<U>(key_t, order));
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+    return PP_OK;
+  });
 }
