@@ -180,12 +180,20 @@ struct hist_sync {
   unsigned ticket, written, finished;
 };
 
+/* The sum of one bin's copies (copies a power of two up to 32) as lane `lane` reads them,
+ * starting at copy lane: with 32 copies the 32 lanes of a warp read 32 different banks (in
+ * copy order every read would be a 32-way conflict: 8192 cycles per block for 256 bins,
+ * which all blocks spend at the same time at the end of the kernel). The sum fits 32 bits:
+ * a block sees fewer than 2^32 elements per launch. */
+__device__ __forceinline__ uint32_t sum_copies(const uint32_t *bin, int copies, int lane) {
+  uint32_t s = 0;
+  for (int c = 0; c < copies; c++) s += bin[(c + lane) & (copies - 1)];
+  return s;
+}
+
 /* Adds a block's shared counters ([bin][copy], copies a power of two up to 32) to the
- * global counts [first_bin, +bins), one thread per bin. Lane l reads the copies starting
- * at copy l, so with 32 copies the 32 lanes of a warp read 32 different banks (in copy
- * order every read would be a 32-way conflict: 8192 cycles per block for 256 bins, which
- * all blocks spend at the same time at the end of the kernel). The sum of a bin's copies
- * fits 32 bits: a block sees fewer than 2^32 elements per launch.
+ * global counts [first_bin, +bins), one thread per bin, each summing its bin's copies
+ * (sum_copies).
  *
  * With sync (the first launch over these bins), counts may hold anything: the first block
  * to get here stores its sums into all of them (zeros included) and the others add theirs
@@ -210,9 +218,7 @@ __device__ __forceinline__ void flush_counters(const uint32_t *sh, size_t bins, 
   const bool store = sync && writer;
   const int lane = threadIdx.x % PP_WARP;
   for (size_t b = threadIdx.x; b < bins; b += HIST_THREADS) {
-    const uint32_t *bin = sh + b * (size_t)copies;
-    uint32_t s = 0;
-    for (int c = 0; c < copies; c++) s += bin[(c + lane) & (copies - 1)];
+    const uint32_t s = sum_copies(sh + b * (size_t)copies, copies, lane);
     if (store)
       counts[first_bin + b] = s;
     else if (s)
@@ -374,9 +380,7 @@ hist_bytes_kernel(const uint8_t *in, size_t n, size_t head, Rule rule,
   __syncthreads();
   const int lane = threadIdx.x % PP_WARP;
   for (int v = threadIdx.x; v < 256; v += blockDim.x) {
-    const uint32_t *cv = sh + v * HIST_MAX_COPIES;
-    uint32_t s = 0; /* fewer than 2^32 elements per block and launch */
-    for (int c = 0; c < HIST_MAX_COPIES; c++) s += cv[(c + lane) & (HIST_MAX_COPIES - 1)];
+    const uint32_t s = sum_copies(sh + v * HIST_MAX_COPIES, HIST_MAX_COPIES, lane);
     size_t b;
     if (s && rule.bin((uint8_t)v, &b)) atomicAdd(folded + b, s);
   }
