@@ -63,6 +63,21 @@ typedef struct pp_backend_ops {
                     size_t value_size, size_t n, pp_order order, pp_sort_algo algo);
   pp_status (*merge)(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
                      const void *b, size_t nb, void *out, pp_order order);
+  /* Stable sort out of place: keys_out (and values_out) receive the sort of n >= 2 keys
+   * of keys_in (and values_in), which are not written; no two of the four overlap.
+   * values_in NULL with values_out set: each value is its key's position in keys_in,
+   * as a value_size-byte unsigned integer (4 needs n <= 2^32, else 8). value_size 0:
+   * keys alone. NULL in a backend: the core copies, fills and sorts in place. */
+  pp_status (*sort_copy)(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                         const void *values_in, void *values_out, size_t value_size, size_t n,
+                         pp_order order, pp_sort_algo algo);
+  /* merge of two sorted runs of pairs: out as merge's, and vout[i] the value
+   * (value_size bytes: 4 or 8) that came with kout[i]; stable (a's pairs first on ties).
+   * Neither output overlaps an input. NULL in a backend: the distributed sort of pairs
+   * sorts the runs again instead. */
+  pp_status (*merge_pairs)(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
+                           size_t na, const void *kb, const void *vb, size_t nb, void *kout,
+                           void *vout, size_t value_size, pp_order order);
   pp_status (*topk)(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
                     bool largest, void *values_out, uint64_t *indices_out);
   pp_status (*topk_rows)(pp_context *ctx, pp_dtype t, const void *in, size_t rows,

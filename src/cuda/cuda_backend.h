@@ -82,6 +82,13 @@ pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values
                        size_t value_size, size_t n, pp_order order, pp_sort_algo algo);
 pp_status pp_cuda_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
                         const void *b, size_t nb, void *out, pp_order order);
+pp_status pp_cuda_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                            const void *values_in, void *values_out, size_t value_size, size_t n,
+                            pp_order order, pp_sort_algo algo);
+/* merge.cu */
+pp_status pp_cuda_merge_pairs(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
+                              size_t na, const void *kb, const void *vb, size_t nb, void *kout,
+                              void *vout, size_t value_size, pp_order order);
 /* sort_merge.cu, sort_sample.cu, sort_quick.cu: the other algorithms of pp_sort, called by
    pp_cuda_sort for n >= 2 with device pointers; same contract as the radix sort */
 pp_status pp_cuda_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,
