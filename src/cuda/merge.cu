@@ -28,6 +28,16 @@
  * element), and the tile goes back through shared memory so that the stores are coalesced,
  * 16 bytes per thread where the output is aligned. Every tile but the last is full and
  * runs without bounds checks.
+ *
+ * Pairs (merge_pairs: the distributed sort's merge of sorted runs of key-value pairs). The
+ * keys merge as above, and each output also records where its key sat in the tile's shared
+ * copy (a's slice, then b's): that position is the merge's own cursor, so knowing it costs
+ * one register per item and no compare. The values then take the keys' path once more:
+ * a's and b's value slices of the tile are loaded coalesced into shared memory in the same
+ * layout, and output x of the tile is the value at its recorded position, stored coalesced.
+ * The values reuse the keys' shared memory, so a block holds the wider of the two tiles
+ * plus two bytes per element for the positions. The keys-only kernels are the same
+ * templates with the value steps compiled out.
  */
 #include "sort.cuh"
 
@@ -39,6 +49,14 @@
  * end within one sample interval of the keys themselves. */
 #define PARTITION_THREADS 256
 #define FULL_MASK 0xffffffffu
+/* Items per thread of merge_pairs, by the wider of key and value (4 or 8 bytes). Each item
+ * holds its key and its position until the tile's keys are stored, so the items are fewer
+ * than pp_merge's (PP_MERGE_ITEMS, PP_MERGE_ITEMS_64) to stay within the registers that
+ * PP_MERGE_MIN_BLOCKS leaves without spilling; odd, as there, for the strided shared
+ * stores. Shared memory per block: the wider tile plus the 2-byte positions (at most
+ * 8 * 3584 + 16 + 2 * 3584 bytes, for 8-byte words). */
+#define MERGE_PAIRS_ITEMS_4 9
+#define MERGE_PAIRS_ITEMS_8 7
 
 /* x may be output before y: image(x) <= image(y) in the order of API.md (KIND is a
  * pp_key_kind), on the stored bits. Descending compares the other way round. */
@@ -139,12 +157,30 @@ merge_partition_kernel(const U *__restrict__ a, size_t na, const U *__restrict__
   splits[t] = lo;
 }
 
+/* The values that travel with the keys (merge_pairs), VT their word (uint32_t or uint64_t):
+ * a, b and out as the keys' (offset to the tile by merge_block); src and sh in shared
+ * memory: src[x] = the position in the tile's shared copy of output x's key, and sh the
+ * tile's values in that layout (it may share the keys' memory). For pp_merge (VT void)
+ * there is nothing, and every value step below is compiled out. */
+template <typename VT>
+struct merge_vals {
+  const VT *a, *b;
+  VT *out;
+  uint16_t *src;
+  VT *sh;
+};
+template <>
+struct merge_vals<void> {};
+
 /* One tile whose slices are a[0, la) and b[0, lb) (already offset), la + lb <= TILE
- * (== TILE when FULL), merged into tile_out[0, la + lb). sh holds TILE + 16 bytes. */
-template <typename U, int KIND, bool DESC, int THREADS, int ITEMS, bool FULL>
+ * (== TILE when FULL), merged into tile_out[0, la + lb), with the values of v (see
+ * merge_vals). sh holds TILE + 16 bytes. */
+template <typename U, int KIND, bool DESC, int THREADS, int ITEMS, bool FULL, typename VT>
 __device__ __forceinline__ void merge_tile(U *sh, const U *__restrict__ as, const U *__restrict__ bs,
-                                           int la, int lb, U *__restrict__ tile_out, bool vector_out) {
+                                           int la, int lb, U *__restrict__ tile_out, bool vector_out,
+                                           merge_vals<VT> v) {
   constexpr int TILE = THREADS * ITEMS;
+  constexpr bool HAS_V = !std::is_void<VT>::value;
   const int tid = threadIdx.x;
   const int len = FULL ? TILE : la + lb;
   /* shared: a's slice in [0, la), b's in [la, len). Every load of the thread is issued
@@ -178,12 +214,14 @@ __device__ __forceinline__ void merge_tile(U *sh, const U *__restrict__ as, cons
      is read but not used (sh has room for index TILE). */
   int ia = lo, ib = la + d - lo;
   U va = sh[ia], vb = sh[ib];
+  int from[HAS_V ? ITEMS : 1]; /* pairs: where r[it] sat in sh */
 #pragma unroll
   for (int it = 0; it < ITEMS; it++) {
     if (FULL || d + it < len) {
       /* bitwise, not short-circuit: no branch per element */
       const bool take_b = (ib < len) & ((ia >= la) | !merge_le<U, KIND, DESC>(va, vb));
       r[it] = take_b ? vb : va;
+      if constexpr (HAS_V) from[it] = take_b ? ib : ia;
       ia += !take_b;
       ib += take_b;
       const U next = sh[take_b ? ib : ia];
@@ -194,7 +232,10 @@ __device__ __forceinline__ void merge_tile(U *sh, const U *__restrict__ as, cons
   __syncthreads(); /* every thread has read its inputs; the outputs overwrite them */
 #pragma unroll
   for (int it = 0; it < ITEMS; it++)
-    if (FULL || d + it < len) sh[d + it] = r[it];
+    if (FULL || d + it < len) {
+      sh[d + it] = r[it];
+      if constexpr (HAS_V) v.src[d + it] = (uint16_t)from[it];
+    }
   __syncthreads();
   if (FULL && vector_out) {
     constexpr int VECS = TILE * (int)sizeof(U) / 16;
@@ -213,18 +254,42 @@ __device__ __forceinline__ void merge_tile(U *sh, const U *__restrict__ as, cons
       if (FULL || x < len) tile_out[x] = sh[x];
     }
   }
+  if constexpr (HAS_V) {
+    /* the values: loaded coalesced in sh's input layout (a's slice, then b's), the loads
+       issued before the barrier that lets them overwrite the keys, then gathered through
+       src and stored coalesced */
+    VT rv[ITEMS];
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int x = it * THREADS + tid;
+      if (FULL || x < len) rv[it] = x < la ? v.a[x] : v.b[x - la];
+    }
+    __syncthreads(); /* every key of the tile is stored: v.sh may overwrite sh */
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int x = it * THREADS + tid;
+      if (FULL || x < len) v.sh[x] = rv[it];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < ITEMS; it++) {
+      const int x = it * THREADS + tid;
+      if (FULL || x < len) v.out[x] = v.sh[v.src[x]];
+    }
+  }
 }
 
-/* One tile of the output. splits is NULL when the block searches its own splits.
- * vector_out: out is 16-byte aligned, so full tiles are stored as 16-byte vectors. */
-template <typename U, int KIND, bool DESC, int THREADS, int ITEMS>
-__global__ void __launch_bounds__(THREADS, PP_MERGE_MIN_BLOCKS)
-merge_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t nb,
-             const size_t *__restrict__ splits, U *__restrict__ out, bool vector_out) {
+/* One tile of the output (the body of merge_kernel and merge_pairs_kernel). splits is NULL
+ * when the block searches its own splits. vector_out: out is 16-byte aligned, so full
+ * tiles are stored as 16-byte vectors. sh: TILE + 16 bytes of shared memory; v: the whole
+ * arrays of values (merge_vals), offset here to the tile. */
+template <typename U, int KIND, bool DESC, int THREADS, int ITEMS, typename VT>
+__device__ __forceinline__ void merge_block(U *sh, size_t *s_split, const U *__restrict__ a, size_t na,
+                                            const U *__restrict__ b, size_t nb,
+                                            const size_t *__restrict__ splits, U *__restrict__ out,
+                                            bool vector_out, merge_vals<VT> v) {
   constexpr int TILE = THREADS * ITEMS;
   static_assert(THREADS >= 2 * PP_WARP, "two warps search the tile's ends");
-  __shared__ __align__(16) U sh[TILE + 16 / sizeof(U)];
-  __shared__ size_t s_split[2];
   const int tid = threadIdx.x, warp = tid / PP_WARP;
   const size_t n = na + nb;
   const size_t k0 = (size_t)blockIdx.x * TILE;
@@ -244,25 +309,71 @@ merge_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t
   }
   const int la = (int)(i1 - i0), lb = (int)((k1 - i1) - (k0 - i0));
   const U *as = a + i0, *bs = b + (k0 - i0);
+  if constexpr (!std::is_void<VT>::value) {
+    v.a += i0;
+    v.b += k0 - i0;
+    v.out += k0;
+  }
   if (la + lb == TILE)
-    merge_tile<U, KIND, DESC, THREADS, ITEMS, true>(sh, as, bs, la, lb, out + k0, vector_out);
+    merge_tile<U, KIND, DESC, THREADS, ITEMS, true>(sh, as, bs, la, lb, out + k0, vector_out, v);
   else
-    merge_tile<U, KIND, DESC, THREADS, ITEMS, false>(sh, as, bs, la, lb, out + k0, vector_out);
+    merge_tile<U, KIND, DESC, THREADS, ITEMS, false>(sh, as, bs, la, lb, out + k0, vector_out, v);
 }
 
-template <typename U, int KIND, bool DESC, int ITEMS>
-static pp_status merge_launch(pp_context *ctx, const U *a, size_t na, const U *b, size_t nb, U *out) {
+template <typename U, int KIND, bool DESC, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS, PP_MERGE_MIN_BLOCKS)
+merge_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t nb,
+             const size_t *__restrict__ splits, U *__restrict__ out, bool vector_out) {
+  __shared__ __align__(16) U sh[THREADS * ITEMS + 16 / sizeof(U)];
+  __shared__ size_t s_split[2];
+  merge_block<U, KIND, DESC, THREADS, ITEMS>(sh, s_split, a, na, b, nb, splits, out, vector_out,
+                                             merge_vals<void>{});
+}
+
+/* merge_kernel with values (VT: uint32_t or uint64_t). One shared block holds the keys'
+ * tile, then the values' (the wider of the two), and after it the positions. */
+template <typename U, typename VT, int KIND, bool DESC, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS, PP_MERGE_MIN_BLOCKS)
+merge_pairs_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t nb,
+                   const size_t *__restrict__ splits, U *__restrict__ out, bool vector_out,
+                   const VT *__restrict__ va, const VT *__restrict__ vb, VT *__restrict__ vout) {
+  constexpr int TILE = THREADS * ITEMS;
+  static_assert(TILE <= 65536, "a position in the tile fits in 16 bits");
+  constexpr size_t KEY_BYTES = (TILE + 16 / sizeof(U)) * sizeof(U), VAL_BYTES = TILE * sizeof(VT);
+  constexpr size_t SRC_AT = ((KEY_BYTES > VAL_BYTES ? KEY_BYTES : VAL_BYTES) + 15) & ~(size_t)15;
+  __shared__ __align__(16) unsigned char sm[SRC_AT + TILE * sizeof(uint16_t)];
+  __shared__ size_t s_split[2];
+  const merge_vals<VT> v = {va, vb, vout, reinterpret_cast<uint16_t *>(sm + SRC_AT),
+                            reinterpret_cast<VT *>(sm)};
+  merge_block<U, KIND, DESC, THREADS, ITEMS>(reinterpret_cast<U *>(sm), s_split, a, na, b, nb, splits,
+                                             out, vector_out, v);
+}
+
+/* The merge of a and b (with the values va and vb into vout when VT is not void), named fn
+ * in errors. */
+template <typename U, typename VT, int KIND, bool DESC, int ITEMS>
+static pp_status merge_launch(pp_context *ctx, const char *fn, const U *a, size_t na, const U *b,
+                              size_t nb, U *out, const void *va, const void *vb, void *vout) {
   pp_cuda_state *st = pp_cuda(ctx);
   constexpr size_t TILE = (size_t)PP_MERGE_THREADS * ITEMS;
   const size_t n = na + nb;
   const size_t tiles = (n + TILE - 1) / TILE;
   if (tiles > 0x7fffffffu)
-    return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_merge: na + nb (%zu) needs more tiles than a grid holds", n);
+    return pp_fail(ctx, PP_ERR_OVERFLOW, "%s: na + nb (%zu) needs more tiles than a grid holds", fn, n);
   const bool vector_out = (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  auto kernel = merge_kernel<U, KIND, DESC, PP_MERGE_THREADS, ITEMS>;
+  auto launch = [&](const size_t *splits) {
+    if constexpr (std::is_void<VT>::value)
+      merge_kernel<U, KIND, DESC, PP_MERGE_THREADS, ITEMS>
+          <<<(unsigned)tiles, PP_MERGE_THREADS, 0, st->stream>>>(a, na, b, nb, splits, out, vector_out);
+    else
+      merge_pairs_kernel<U, VT, KIND, DESC, PP_MERGE_THREADS, ITEMS><<<(unsigned)tiles, PP_MERGE_THREADS, 0,
+                                                                      st->stream>>>(
+          a, na, b, nb, splits, out, vector_out, static_cast<const VT *>(va), static_cast<const VT *>(vb),
+          static_cast<VT *>(vout));
+  };
   if (tiles <= (size_t)st->sm_count * PP_MERGE_FUSED_TILES_PER_SM) {
-    kernel<<<(unsigned)tiles, PP_MERGE_THREADS, 0, st->stream>>>(a, na, b, nb, NULL, out, vector_out);
-    PP_CUDA_LAUNCHED(ctx, "pp_merge");
+    launch(NULL);
+    PP_CUDA_LAUNCHED(ctx, fn);
     return PP_OK;
   }
   /* scratch: the splits, then (sampled) the samples, at most n / S + 1 of a and b together
@@ -288,51 +399,94 @@ static pp_status merge_launch(pp_context *ctx, const U *a, size_t na, const U *b
       a, na, b, nb, TILE, tiles, splits, sa, sb, S);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) {
-    kernel<<<(unsigned)tiles, PP_MERGE_THREADS, 0, st->stream>>>(a, na, b, nb, splits, out, vector_out);
+    launch(splits);
     e = cudaGetLastError();
   }
   ctx->ops->temp_free(ctx, splits);
-  return e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, "pp_merge", __FILE__, __LINE__);
+  return e == cudaSuccess ? PP_OK : pp_cuda_fail(ctx, e, fn, __FILE__, __LINE__);
 }
 
-/* One instantiation per key width x kind x direction (1-byte keys are only unsigned). */
-template <typename U, int ITEMS>
-static pp_status merge_typed(pp_context *ctx, pp_dtype t, const void *a, size_t na,
-                             const void *b, size_t nb, void *out, pp_order order) {
+/* One instantiation per key width x kind x direction (1-byte keys are only unsigned), and
+ * per value word VT (void: keys alone). */
+template <typename U, typename VT, int ITEMS>
+static pp_status merge_typed(pp_context *ctx, const char *fn, pp_dtype t, const void *a, size_t na,
+                             const void *b, size_t nb, void *out, pp_order order, const void *va,
+                             const void *vb, void *vout) {
   const U *ua = (const U *)a, *ub = (const U *)b;
   U *uo = (U *)out;
   const bool desc = order == PP_DESCENDING;
+#define MERGE_LAUNCH(KIND, DESC) \
+  merge_launch<U, VT, KIND, DESC, ITEMS>(ctx, fn, ua, na, ub, nb, uo, va, vb, vout)
   if constexpr (sizeof(U) > 1) {
     switch (pp_key_kind_of(t)) {
-    case PP_KEY_SIGNED:
-      return desc ? merge_launch<U, PP_KEY_SIGNED, true, ITEMS>(ctx, ua, na, ub, nb, uo)
-                  : merge_launch<U, PP_KEY_SIGNED, false, ITEMS>(ctx, ua, na, ub, nb, uo);
-    case PP_KEY_FLOAT:
-      return desc ? merge_launch<U, PP_KEY_FLOAT, true, ITEMS>(ctx, ua, na, ub, nb, uo)
-                  : merge_launch<U, PP_KEY_FLOAT, false, ITEMS>(ctx, ua, na, ub, nb, uo);
+    case PP_KEY_SIGNED: return desc ? MERGE_LAUNCH(PP_KEY_SIGNED, true) : MERGE_LAUNCH(PP_KEY_SIGNED, false);
+    case PP_KEY_FLOAT: return desc ? MERGE_LAUNCH(PP_KEY_FLOAT, true) : MERGE_LAUNCH(PP_KEY_FLOAT, false);
     default: break;
     }
   }
-  return desc ? merge_launch<U, PP_KEY_UNSIGNED, true, ITEMS>(ctx, ua, na, ub, nb, uo)
-              : merge_launch<U, PP_KEY_UNSIGNED, false, ITEMS>(ctx, ua, na, ub, nb, uo);
+  return desc ? MERGE_LAUNCH(PP_KEY_UNSIGNED, true) : MERGE_LAUNCH(PP_KEY_UNSIGNED, false);
+#undef MERGE_LAUNCH
+}
+
+/* Copies of the side that is not empty (keys, and values when vs > 0): nothing to
+ * interleave. */
+static pp_status merge_one_side(pp_context *ctx, const char *fn, size_t es, const void *a, size_t na,
+                                const void *b, size_t nb, void *out, size_t vs, const void *va,
+                                const void *vb, void *vout) {
+  cudaStream_t stream = pp_cuda(ctx)->stream;
+  PP_CUDA_TRY(ctx, cudaMemcpyAsync(out, na ? a : b, (na + nb) * es, cudaMemcpyDeviceToDevice, stream), fn);
+  if (vs)
+    PP_CUDA_TRY(ctx, cudaMemcpyAsync(vout, na ? va : vb, (na + nb) * vs, cudaMemcpyDeviceToDevice, stream),
+                fn);
+  return PP_OK;
 }
 
 pp_status pp_cuda_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na,
                         const void *b, size_t nb, void *out, pp_order order) {
+  static const char fn[] = "pp_merge";
   if (na + nb == 0) return PP_OK;
-  pp_cuda_state *st = pp_cuda(ctx);
-  PP_TRY(pp_cuda_use_device(ctx, "pp_merge"));
+  PP_TRY(pp_cuda_use_device(ctx, fn));
   const size_t es = pp_dtype_size(key_t);
-  if (na == 0 || nb == 0) { /* nothing to interleave */
-    PP_CUDA_TRY(ctx,
-                cudaMemcpyAsync(out, na ? a : b, (na + nb) * es, cudaMemcpyDeviceToDevice, st->stream),
-                "pp_merge");
-    return PP_OK;
-  }
+  if (na == 0 || nb == 0) return merge_one_side(ctx, fn, es, a, na, b, nb, out, 0, NULL, NULL, NULL);
   switch (es) {
-  case 1: return merge_typed<uint8_t, PP_MERGE_ITEMS>(ctx, key_t, a, na, b, nb, out, order);
-  case 4: return merge_typed<uint32_t, PP_MERGE_ITEMS>(ctx, key_t, a, na, b, nb, out, order);
-  case 8: return merge_typed<uint64_t, PP_MERGE_ITEMS_64>(ctx, key_t, a, na, b, nb, out, order);
+  case 1: return merge_typed<uint8_t, void, PP_MERGE_ITEMS>(ctx, fn, key_t, a, na, b, nb, out, order,
+                                                            NULL, NULL, NULL);
+  case 4: return merge_typed<uint32_t, void, PP_MERGE_ITEMS>(ctx, fn, key_t, a, na, b, nb, out, order,
+                                                             NULL, NULL, NULL);
+  case 8: return merge_typed<uint64_t, void, PP_MERGE_ITEMS_64>(ctx, fn, key_t, a, na, b, nb, out, order,
+                                                                NULL, NULL, NULL);
   }
-  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "pp_merge: key_t (%d)", (int)key_t);
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: key_t (%d)", fn, (int)key_t);
+}
+
+/* Pairs of key word U: the items per thread follow the wider of key and value. */
+template <typename U>
+static pp_status merge_pairs_typed(pp_context *ctx, const char *fn, pp_dtype t, const void *ka,
+                                   const void *va, size_t na, const void *kb, const void *vb,
+                                   size_t nb, void *kout, void *vout, size_t vs, pp_order order) {
+  if (vs == 4)
+    return merge_typed<U, uint32_t, sizeof(U) <= 4 ? MERGE_PAIRS_ITEMS_4 : MERGE_PAIRS_ITEMS_8>(
+        ctx, fn, t, ka, na, kb, nb, kout, order, va, vb, vout);
+  return merge_typed<U, uint64_t, MERGE_PAIRS_ITEMS_8>(ctx, fn, t, ka, na, kb, nb, kout, order, va, vb,
+                                                       vout);
+}
+
+pp_status pp_cuda_merge_pairs(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
+                              size_t na, const void *kb, const void *vb, size_t nb, void *kout,
+                              void *vout, size_t value_size, pp_order order) {
+  static const char fn[] = "pp_merge_pairs";
+  if (na + nb == 0) return PP_OK;
+  PP_TRY(pp_cuda_use_device(ctx, fn));
+  const size_t es = pp_dtype_size(key_t);
+  if (na == 0 || nb == 0)
+    return merge_one_side(ctx, fn, es, ka, na, kb, nb, kout, value_size, va, vb, vout);
+  switch (es) {
+  case 1: return merge_pairs_typed<uint8_t>(ctx, fn, key_t, ka, va, na, kb, vb, nb, kout, vout,
+                                            value_size, order);
+  case 4: return merge_pairs_typed<uint32_t>(ctx, fn, key_t, ka, va, na, kb, vb, nb, kout, vout,
+                                             value_size, order);
+  case 8: return merge_pairs_typed<uint64_t>(ctx, fn, key_t, ka, va, na, kb, vb, nb, kout, vout,
+                                             value_size, order);
+  }
+  return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: key_t (%d)", fn, (int)key_t);
 }
