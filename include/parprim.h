@@ -168,6 +168,14 @@ typedef struct pp_sort_opts {
  * (last ascending, first descending). keys and values must not overlap. */
 pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, size_t value_size,
                   size_t n, const pp_sort_opts *opts);
+/* Stable sort into new buffers: indices[i] is the position in keys of the i-th key in
+ * order (the order and ties of pp_sort: equal keys keep their input order), and
+ * sorted_keys (may be NULL) receives the keys in that order; keys is only read. index_t is
+ * PP_U32 or PP_I32 (n <= 2^32 or 2^31) or PP_U64 or PP_I64. No output overlaps keys or the
+ * other output. UNSUPPORTED on a distributed context. */
+pp_status pp_argsort(pp_context *ctx, pp_dtype key_t, const void *keys, size_t n,
+                     void *sorted_keys, pp_dtype index_t, void *indices,
+                     const pp_sort_opts *opts);
 /* Merge two sorted arrays; stable: a before b on ties. out overlaps neither a nor b; a and
  * b may overlap. UNSUPPORTED on a distributed context. */
 pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, const void *b,

@@ -111,6 +111,62 @@ static int check_sort_algo(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord,
   return ok;
 }
 
+/* pp_argsort of keys with algorithm ai: the sorted keys (when asked for: every other call
+ * passes NULL) must be want_k bit for bit, and the indices the reference's stable
+ * permutation idx, in the index type that the call count picks (u32, i64, u64, i32). keys
+ * must be unchanged and no guard written. Returns 1 when it matched. */
+static long g_argsorts;
+static int check_argsort(pp_context *ctx, pp_dtype t, pp_order ord, size_t ai, const void *keys,
+                         const void *want_k, const size_t *idx, size_t n, unsigned mem,
+                         const char *what) {
+  static const pp_dtype itypes[4] = {PP_U32, PP_I64, PP_U64, PP_I32};
+  const pp_dtype it = itypes[g_argsorts % 4];
+  const size_t es = pp_dtype_size(t), is = pp_dtype_size(it);
+  const int want_keys = (g_argsorts / 4) % 2 == 0;
+  const pp_sort_algo algo = all_algos[ai];
+  char mbuf[96];
+  mem_name(mem, mbuf, sizeof mbuf);
+  placed pk = place(ctx, keys, n * es, mem & 1, lead_of(mem, es, 1));
+  placed ps = place(ctx, NULL, n * es, !(mem & 1), lead_of(mem, es, 0));
+  placed pi = place(ctx, NULL, n * is, (mem & 2) != 0, lead_of(mem, is, 0));
+  pp_sort_opts opts = {ord, algo};
+  th_poison_error(ctx);
+  pp_status s = pp_argsort(ctx, t, placed_ptr(&pk), n, want_keys ? placed_ptr(&ps) : NULL, it,
+                           placed_ptr(&pi), &opts);
+  g_argsorts++;
+  int ok = CHECK(s == PP_OK, "pp_argsort %s %s n=%zu %s algo %s index %s (%s): %s: %s",
+                 pp_dtype_string(t), oname(ord), n, what, algo_names[ai], pp_dtype_string(it),
+                 mbuf, pp_status_string(s), pp_last_error(ctx));
+  if (ok) {
+    int gk = placed_fetch(ctx, &pk), gs = placed_fetch(ctx, &ps), gi = placed_fetch(ctx, &pi);
+    ok &= CHECK(gk && gs && gi, "pp_argsort %s %s n=%zu %s algo %s (%s): wrote outside an array",
+                pp_dtype_string(t), oname(ord), n, what, algo_names[ai], mbuf);
+    ok &= CHECK(memcmp(pk.host + pk.lead, keys, n * es) == 0,
+                "pp_argsort %s %s n=%zu %s algo %s (%s): changed keys", pp_dtype_string(t),
+                oname(ord), n, what, algo_names[ai], mbuf);
+    if (want_keys) {
+      size_t dk = first_diff(ps.host + ps.lead, want_k, n, es);
+      ok &= CHECK(dk == n, "pp_argsort %s %s n=%zu %s algo %s (%s): sorted key %zu differs",
+                  pp_dtype_string(t), oname(ord), n, what, algo_names[ai], mbuf, dk);
+    }
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++) {
+      uint64_t got = get_bits(is == 4 ? PP_U32 : PP_U64, pi.host + pi.lead, i);
+      if (got != (uint64_t)idx[i]) bad = i;
+    }
+    ok &= CHECK(bad == n,
+                "pp_argsort %s %s n=%zu %s algo %s index %s (%s): index %zu is %" PRIu64
+                ", want %zu",
+                pp_dtype_string(t), oname(ord), n, what, algo_names[ai], pp_dtype_string(it),
+                mbuf, bad, bad < n ? get_bits(is == 4 ? PP_U32 : PP_U64, pi.host + pi.lead, bad) : 0,
+                bad < n ? idx[bad] : 0);
+  }
+  placed_free(ctx, &pk);
+  placed_free(ctx, &ps);
+  placed_free(ctx, &pi);
+  return ok;
+}
+
 /* Sorts keys (and generated values) with every algorithm selected and compares each result
  * with the reference, bit for bit; the arrays' placement (mem) turns with the algorithm.
  * Returns 1 when all matched. */
@@ -129,6 +185,12 @@ static int check_sort(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, cons
     if (g_algo_mask & (1u << ai))
       ok &= check_sort_algo(ctx, t, vs, ord, ai, keys, vals, want_k, want_v, n,
                             (mem + 3 * (unsigned)ai) % 16, what);
+  /* the same keys through pp_argsort, once per check, the algorithm taking turns */
+  if (vs == 0) {
+    size_t ai = (size_t)g_argsorts % N_ALGOS;
+    while (!(g_algo_mask & (1u << ai))) ai = (ai + 1) % N_ALGOS;
+    ok &= check_argsort(ctx, t, ord, ai, keys, want_k, idx, n, (mem + 5) % 16, what);
+  }
   free(idx);
   free(want_k);
   free(want_v);
@@ -478,6 +540,66 @@ static void test_args(pp_context *ctx) {
     free(k);
   }
 
+  /* argsort errors: status, message naming the call, outputs untouched */
+  {
+    uint32_t k[6] = {5, 1, 4, 1, 3, 0}, ko[6], sk[6];
+    uint64_t io[6], si[6];
+    memset(sk, 0x5a, sizeof sk);
+    memset(si, 0x5a, sizeof si);
+    struct {
+      pp_dtype t, it;
+      const void *keys;
+      void *sorted, *idx;
+      size_t n;
+      const pp_sort_opts *o;
+      pp_status want;
+      const char *what;
+    } ab[] = {
+        {PP_U32, PP_U64, NULL, ko, io, 6, &asc, PP_ERR_INVALID_ARGUMENT, "keys NULL"},
+        {PP_U32, PP_U64, k, ko, NULL, 6, &asc, PP_ERR_INVALID_ARGUMENT, "indices NULL"},
+        {PP_U32, PP_F32, k, ko, io, 6, &asc, PP_ERR_INVALID_ARGUMENT, "index_t f32"},
+        {PP_U32, PP_U8, k, ko, io, 6, &asc, PP_ERR_INVALID_ARGUMENT, "index_t u8"},
+        {(pp_dtype)9, PP_U64, k, ko, io, 6, &asc, PP_ERR_INVALID_ARGUMENT, "key_t 9"},
+        {PP_U32, PP_U64, k, ko, io, 6, &bad_algo, PP_ERR_INVALID_ARGUMENT, "algo 5"},
+        {PP_U32, PP_U64, k, ko, io, 6, &bad_order, PP_ERR_INVALID_ARGUMENT, "order 2"},
+        {PP_U32, PP_I32, k, ko, io, ((size_t)1 << 31) + 1, &asc, PP_ERR_INVALID_ARGUMENT,
+         "2^31 + 1 positions as i32"},
+        {PP_U8, PP_U32, k, ko, io, (size_t)(UINT64_C(1) << 32) + 1, &asc, PP_ERR_INVALID_ARGUMENT,
+         "2^32 + 1 positions as u32"},
+        {PP_U64, PP_U64, k, ko, io, SIZE_MAX / 4, &asc, PP_ERR_OVERFLOW, "n SIZE_MAX/4"},
+        {PP_U32, PP_U32, k, k, io, 6, &asc, PP_ERR_INVALID_ARGUMENT, "sorted_keys == keys"},
+        {PP_U32, PP_U32, k, ko, k + 2, 3, &asc, PP_ERR_INVALID_ARGUMENT, "indices inside keys"},
+        {PP_U32, PP_U32, k, io, (char *)io + 8, 4, &asc, PP_ERR_INVALID_ARGUMENT,
+         "sorted_keys overlapping indices"},
+    };
+    for (size_t i = 0; i < sizeof ab / sizeof ab[0]; i++) {
+      memcpy(ko, sk, sizeof ko);
+      memcpy(io, si, sizeof io);
+      uint32_t kc[6];
+      memcpy(kc, k, sizeof k);
+      th_poison_error(ctx);
+      s = pp_argsort(ctx, ab[i].t, ab[i].keys, ab[i].n, ab[i].sorted, ab[i].it, ab[i].idx, ab[i].o);
+      CHECK_STATUS(s, ab[i].want, "pp_argsort with %s", ab[i].what);
+      CHECK(th_names(pp_last_error(ctx), "pp_argsort"),
+            "pp_argsort with %s: pp_last_error is \"%s\"", ab[i].what, pp_last_error(ctx));
+      CHECK(memcmp(ko, sk, sizeof ko) == 0 && memcmp(io, si, sizeof io) == 0 &&
+                memcmp(k, kc, sizeof k) == 0,
+            "pp_argsort with %s: wrote to an argument", ab[i].what);
+      check_usable(ctx, ab[i].what);
+    }
+    s = pp_argsort(ctx, PP_U32, NULL, 0, NULL, PP_U64, NULL, NULL);
+    CHECK_STATUS(s, PP_OK, "pp_argsort n 0, all NULL");
+    /* n == 1 and a small case by hand: ties keep their input order */
+    s = pp_argsort(ctx, PP_U32, k, 1, ko, PP_I64, io, NULL);
+    CHECK(s == PP_OK && ko[0] == 5 && io[0] == 0, "pp_argsort n 1: %s (%s)", pp_status_string(s),
+          pp_last_error(ctx));
+    uint32_t i32[6];
+    s = pp_argsort(ctx, PP_U32, k, 6, NULL, PP_U32, i32, NULL);
+    CHECK(s == PP_OK && i32[0] == 5 && i32[1] == 1 && i32[2] == 3 && i32[3] == 4 && i32[4] == 2 &&
+              i32[5] == 0,
+          "pp_argsort {5,1,4,1,3,0}: %s (%s)", pp_status_string(s), pp_last_error(ctx));
+  }
+
   /* merge errors: status, message, out untouched */
   uint32_t a[3] = {1, 2, 3}, b[2] = {0, 5}, out[5], sent[5] = {7, 7, 7, 7, 7};
   struct {
@@ -523,6 +645,6 @@ int main(int argc, char **argv) {
     test_sort_large(ctx);
     test_sort_packed_pairs(ctx);
   }
-  printf("%ld sorts checked\n", g_sorts);
+  printf("%ld sorts and %ld argsorts checked\n", g_sorts, g_argsorts);
   return th_finish(ctx);
 }

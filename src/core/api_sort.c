@@ -43,6 +43,76 @@ pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, siz
   return pp_args_finish(ctx, &args, st);
 }
 
+/* One position, 0, as an index of index_size bytes, for n == 1 (the backends sort n >= 2). */
+static const uint64_t zero_index = 0;
+
+pp_status pp_argsort(pp_context *ctx, pp_dtype key_t, const void *keys, size_t n,
+                     void *sorted_keys, pp_dtype index_t, void *indices,
+                     const pp_sort_opts *opts) {
+  static const char fn[] = "pp_argsort";
+  size_t key_bytes = 0, index_bytes = 0;
+  PP_TRY(pp_check_ctx(ctx));
+  if (ctx->dist)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
+                   "%s: not defined on a distributed context (pp_sort with each key's global "
+                   "index as its value gives the global order)", fn);
+  pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
+  if (opts) o = *opts;
+  PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
+  PP_TRY(pp_check_enum(ctx, fn, "opts->order", (int)o.order, PP_DESCENDING + 1));
+  PP_TRY(pp_check_enum(ctx, fn, "opts->algo", (int)o.algo, PP_SORT_QUICK + 1));
+  /* positions 0 .. n-1 must fit the index type: no silent truncation */
+  uint64_t limit = 0;
+  switch (index_t) {
+  case PP_U32: limit = (uint64_t)1 << 32; break;
+  case PP_I32: limit = (uint64_t)1 << 31; break;
+  case PP_U64:
+  case PP_I64: limit = UINT64_MAX; break;
+  default:
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
+                   "%s: index_t (%d) is not PP_U32, PP_I32, PP_U64 or PP_I64", fn, (int)index_t);
+  }
+  if ((uint64_t)n > limit)
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
+                   "%s: n (%zu) positions do not fit index_t %s (at most %llu)", fn, n,
+                   index_t == PP_U32 ? "PP_U32" : "PP_I32", (unsigned long long)limit);
+  const size_t ks = pp_dtype_size(key_t), is = pp_dtype_size(index_t);
+  PP_TRY(pp_check_mul(ctx, fn, "n * key size", n, ks, &key_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "n * index size", n, is, &index_bytes));
+  PP_TRY(pp_check_data(ctx, fn, "keys", keys, n));
+  PP_TRY(pp_check_data(ctx, fn, "indices", indices, n));
+  /* sorted_keys may be NULL: only the order is wanted */
+  PP_TRY(pp_check_disjoint(ctx, fn, "indices", indices, index_bytes, "keys", keys, key_bytes));
+  if (sorted_keys) {
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_keys", sorted_keys, key_bytes, "keys", keys,
+                             key_bytes));
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_keys", sorted_keys, key_bytes, "indices",
+                             indices, index_bytes));
+  }
+  if (!ctx->ops->sort_copy) return pp_not_implemented(ctx, fn);
+  if (n == 0) return PP_OK;
+
+  pp_args args = {0};
+  pp_status st = PP_OK;
+  const void *dkeys;
+  void *dsorted = NULL, *didx, *scratch = NULL;
+  PP_STAGE(PP_ARG_IN, "keys", keys, key_bytes, ks, dkeys);
+  if (sorted_keys) PP_STAGE(PP_ARG_OUT, "sorted_keys", sorted_keys, key_bytes, ks, dsorted);
+  PP_STAGE(PP_ARG_OUT, "indices", indices, index_bytes, is, didx);
+  if (st == PP_OK && !sorted_keys) {
+    st = ctx->ops->temp_alloc(ctx, &scratch, key_bytes);
+    dsorted = scratch;
+  }
+  if (st == PP_OK && n == 1) {
+    st = ctx->ops->copy(ctx, dsorted, dkeys, ks);
+    if (st == PP_OK) st = ctx->ops->copy(ctx, didx, &zero_index, is);
+  } else if (st == PP_OK) {
+    st = ctx->ops->sort_copy(ctx, key_t, dkeys, dsorted, NULL, didx, is, n, o.order, o.algo);
+  }
+  if (scratch) ctx->ops->temp_free(ctx, scratch);
+  return pp_args_finish(ctx, &args, st);
+}
+
 pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, const void *b,
                    size_t nb, void *out, pp_order order) {
   static const char fn[] = "pp_merge";
