@@ -11,8 +11,10 @@
  *
  * Steps (p ranks, N keys in all), the shape of Shi & Schaeffer's "Parallel sorting by
  * regular sampling" (1992) with the sampled splitters replaced by exact ones:
- *  1. local sort: each rank sorts a copy of its keys (and values) with the backend's stable
- *     sort and the caller's algorithm. Equal keys then stand in global-index order.
+ *  1. local sort: each rank sorts its keys (and values) into a buffer of its own with the
+ *     backend's stable sort and the caller's algorithm, out of place (sort_copy: the
+ *     caller's keys are read once and not written). Equal keys then stand in global-index
+ *     order.
  *  2. exact splitting: rank b's final window starts at global position off_b. For each
  *     boundary the ranks search the order-image value v* with C(v*) <= off_b < C(v* + 1),
  *     C(v) being the global count of keys whose image is below v, by a (K+1)-ary search
@@ -25,14 +27,13 @@
  *     Every rank derives the whole send/receive matrix; every rank receives exactly n_r.
  *  3. one all-to-all-v: rank q's sorted slice for this rank arrives as one sorted run, runs
  *     in rank order.
- *  4. merge: the p runs are merged pairwise (log2 p rounds of the backend's stable merge,
- *     the lower rank's run first, so equal keys keep global-index order). With values, the
- *     backend's merge (keys only) does not apply: the received pairs are sorted again
- *     (stable, so runs in rank order keep ties in global-index order).
- *  5. the result is copied into the caller's buffers once every rank has succeeded.
+ *  4. merge: the p runs are merged pairwise (ceil(log2 p) rounds of the backend's stable
+ *     merge, pairs through merge_pairs; the lower rank's run first, so equal keys keep
+ *     global-index order). The last round writes into the caller's buffers, after the last
+ *     agreement: nothing is written there before every rank has got its data.
  *
- * No pass over the keys besides the two sorts (or the sort and the merges) and the copies:
- * the splitting touches O(p K log n) keys per round.
+ * No pass over the keys besides the sort and the merges: the splitting touches
+ * O(p K log n) keys per round.
  *
  * Memory per rank (keys alone; values add the same at their width): the caller's n_r, the
  * sorted copy (n_r) and the local sort's scratch; then the copy and the receive buffer
@@ -221,32 +222,45 @@ static pp_status exact_split(pp_context *ctx, dsort_host *h, size_t p, size_t K,
   return PP_OK;
 }
 
-/* Step 4 for keys: merge the runs [run_off[i], run_off[i + 1]) of cur pairwise into other
- * until one is left; *result says which buffer holds it. */
+/* Step 4: merge the runs [run_off[i], run_off[i + 1]) of cur pairwise, rounds alternating
+ * between cur and other, the last round writing into dst (so no copy follows); a round's
+ * odd run out is copied. Values (vs bytes each, NULL buffers when vs == 0) move with their
+ * keys through the backend's merge_pairs. */
 static pp_status merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
-                            char *cur, char *other, size_t *run_off, size_t runs,
-                            char **result) {
+                            size_t vs, dsort_buf cur, dsort_buf other, dsort_buf dst,
+                            size_t *run_off, size_t runs) {
+  const pp_backend_ops *ops = ctx->ops;
   pp_status st = PP_OK;
+  if (runs == 1) { /* one rank sent everything: the run is the result */
+    const size_t n = run_off[1] - run_off[0];
+    st = ops->copy(ctx, dst.keys, cur.keys, n * ks);
+    if (st == PP_OK && vs) st = ops->copy(ctx, dst.values, cur.values, n * vs);
+    return st;
+  }
   while (runs > 1 && st == PP_OK) {
+    const dsort_buf to = runs <= 2 ? dst : other;
+    char *ck = (char *)cur.keys, *cv = (char *)cur.values, *tk = (char *)to.keys,
+         *tv = (char *)to.values;
     size_t out = 0;
     for (size_t i = 0; i < runs && st == PP_OK; i += 2) {
       const size_t a = run_off[i], m = run_off[i + 1];
       if (i + 1 < runs) {
         const size_t e = run_off[i + 2];
-        st = ctx->ops->merge(ctx, key_t, cur + a * ks, m - a, cur + m * ks, e - m, other + a * ks,
+        st = vs ? ops->merge_pairs(ctx, key_t, ck + a * ks, cv + a * vs, m - a, ck + m * ks,
+                                   cv + m * vs, e - m, tk + a * ks, tv + a * vs, vs, order)
+                : ops->merge(ctx, key_t, ck + a * ks, m - a, ck + m * ks, e - m, tk + a * ks,
                              order);
       } else {
-        st = ctx->ops->copy(ctx, other + a * ks, cur + a * ks, (m - a) * ks);
+        st = ops->copy(ctx, tk + a * ks, ck + a * ks, (m - a) * ks);
+        if (st == PP_OK && vs) st = ops->copy(ctx, tv + a * vs, cv + a * vs, (m - a) * vs);
       }
       run_off[out++] = a;
     }
     run_off[out] = run_off[runs];
     runs = out;
-    char *t = cur;
-    cur = other;
-    other = t;
+    other = cur;
+    cur = to;
   }
-  *result = cur;
   return st;
 }
 
@@ -319,15 +333,21 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
     return pp_args_finish(ctx, &args, st);
   }
 
-  /* 1. local sort of a copy (the caller's buffers stay as they are until the end) */
+  /* 1. local sort into a buffer of its own (the caller's buffers stay as they are until
+     the end): out of place where the backend can, so the caller's keys are read once */
   dsort_buf mine = {NULL, NULL}, recv = {NULL, NULL};
   uint64_t *dev = NULL; /* the split's probes and counts, where the backend computes */
   if (st == PP_OK) st = buf_alloc(ctx, &mine, n, ks, vs, "the sorted copy");
   if (st == PP_OK) st = ops->temp_alloc(ctx, (void **)&dev, 2 * (p - 1) * K * sizeof(uint64_t));
-  if (st == PP_OK && n) st = ops->copy(ctx, mine.keys, dkeys, n * ks);
-  if (st == PP_OK && n && vs) st = ops->copy(ctx, mine.values, dvalues, n * vs);
-  if (st == PP_OK && n > 1)
-    st = ops->sort(ctx, key_t, mine.keys, mine.values, vs, n, opts.order, opts.algo);
+  if (st == PP_OK && n > 1 && ops->sort_copy) {
+    st = ops->sort_copy(ctx, key_t, dkeys, mine.keys, dvalues, mine.values, vs, n, opts.order,
+                        opts.algo);
+  } else {
+    if (st == PP_OK && n) st = ops->copy(ctx, mine.keys, dkeys, n * ks);
+    if (st == PP_OK && n && vs) st = ops->copy(ctx, mine.values, dvalues, n * vs);
+    if (st == PP_OK && n > 1)
+      st = ops->sort(ctx, key_t, mine.keys, mine.values, vs, n, opts.order, opts.algo);
+  }
   st = pp_dsort_agree(ctx, st);
 
   /* 2. exact split */
@@ -365,24 +385,25 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   if (st == PP_OK && vs)
     st = comm->ops->alltoallv(comm, ctx, mine.values, vsend, vsoff, recv.values, vrecv, vroff);
 
-  /* 4. merge the runs (keys) or sort again (pairs) */
-  char *result_keys = (char *)recv.keys, *result_values = (char *)recv.values;
-  if (st == PP_OK && vs) {
+  /* 4. merge the runs, the last round into the caller's buffers (every collective is done
+     and agreed: what is left is local). Pairs on a backend without merge_pairs are sorted
+     again (stable, so runs in rank order keep ties in global-index order), then copied. */
+  st = pp_dsort_agree(ctx, st);
+  const dsort_buf dst = {dkeys, dvalues};
+  if (st == PP_OK && n && vs && !ops->merge_pairs) {
     buf_free(ctx, &mine);
     if (n > 1) st = ops->sort(ctx, key_t, recv.keys, recv.values, vs, n, opts.order, opts.algo);
-  } else if (st == PP_OK) {
+    if (st == PP_OK) st = ops->copy(ctx, dkeys, recv.keys, n * ks);
+    if (st == PP_OK) st = ops->copy(ctx, dvalues, recv.values, n * vs);
+  } else if (st == PP_OK && n) {
     size_t runs = 0; /* the non-empty runs, in rank order */
     for (size_t q = 0; q < p; q++)
       if (run_off[q + 1] > run_off[q]) run_off[runs++] = run_off[q];
     run_off[runs] = n;
-    st = merge_runs(ctx, key_t, opts.order, ks, (char *)recv.keys, (char *)mine.keys, run_off,
-                    runs, &result_keys);
+    st = merge_runs(ctx, key_t, opts.order, ks, vs, recv, mine, dst, run_off, runs);
   }
+  /* a local failure after the exchange is still reported by every rank */
   st = pp_dsort_agree(ctx, st);
-
-  /* 5. into the caller's buffers */
-  if (st == PP_OK && n) st = ops->copy(ctx, dkeys, result_keys, n * ks);
-  if (st == PP_OK && n && vs) st = ops->copy(ctx, dvalues, result_values, n * vs);
   buf_free(ctx, &mine);
   buf_free(ctx, &recv);
   free(h.block);
