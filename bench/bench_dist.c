@@ -336,6 +336,7 @@ typedef struct row {
   size_t n_rank, n_total, n_one;
   double ms, one_ms, peer_ms;
   const char *check, *peer_check;
+  double peer_phase[3]; /* rank 0's last peer sort: local sort, exchange, sort of what arrived */
 } row;
 
 static double rate(const dcase_def *d, size_t n, double ms) {
@@ -403,6 +404,14 @@ static void print_row(dist_shared *sh, const row *r, const char *device) {
     printf("%-24s %-8s %4d %7s %9.3f %10.2f %-8s %9s %8s %9s %8s %s%s%s\n", r->d->name, r->d->dtype,
            r->gpus, nb, r->ms, ours, r->d->unit, one, sp, pm, vp, check,
            r->peer_check ? ", peer " : "", r->peer_check ? r->peer_check : "");
+    /* where the peer's time goes: the bound of any sort that sorts, exchanges and sorts */
+    if (r->peer_phase[0] > 0) {
+      const double out_gb = 4.0 * (double)r->n_rank * (double)(r->gpus - 1) / r->gpus / 1e9;
+      printf("%-24s   peer phases, rank 0, last run: local CUB sort %.3f ms, NCCL exchange "
+             "%.3f ms (%.0f GB/s out of the GPU), CUB sort of what arrived %.3f ms\n",
+             "", r->peer_phase[0], r->peer_phase[1], out_gb / (r->peer_phase[1] / 1e3),
+             r->peer_phase[2]);
+    }
   } else if (sh->o->fmt == DF_CSV) {
     printf("%s,%s,%d,%zu,%zu,%.4f,%.3f,%s,%zu,%.4f,%.3f,%s,%.4f,%.3f,%s,%s,%s\n", r->d->name,
            r->d->dtype, r->gpus, r->n_rank, r->n_total, r->ms, ours, r->d->unit, r->n_one,
@@ -471,7 +480,7 @@ static int run_case(rank_env *e, const dcase_def *d) {
   for (int q = 0; q < p; q++) n_total += rank_n(d, n_arg, q, p);
   const int runs = k == DK_HUGE ? (sh->o->reps < DIST_HUGE_REPS ? sh->o->reps : DIST_HUGE_REPS)
                                 : sh->o->reps;
-  row r = {d, p, n, n_total, d->total ? n_arg : n, 0, 0, 0, NULL, NULL};
+  row r = {d, p, n, n_total, d->total ? n_arg : n, 0, 0, 0, NULL, NULL, {0, 0, 0}};
 
   if (k == DK_HUGE) {
     if (e->plain) { /* no one-GPU figure here: give its pool's memory back first */
@@ -543,7 +552,10 @@ static int run_case(rank_env *e, const dcase_def *d) {
       size_t m = 0;
       if (time_runs(e->team, sh, e->ctx, rank, k, &b, first, e->stream, e->timer, runs, e->peer, &out, &m))
         rc = 1;
-      if (!rc && rank == 0) r.peer_ms = slowest_median(sh, runs);
+      if (!rc && rank == 0) {
+        r.peer_ms = slowest_median(sh, runs);
+        if (bench_peer_dist_phases(e->peer, r.peer_phase, err)) r.peer_phase[0] = 0;
+      }
       if (!rc) {
         failed = bench_dist_facts_u32(out, m, e->stream, &sh->out_facts[rank], err);
         sh->m[rank] = m;

@@ -222,6 +222,9 @@ struct bench_peer_dist {
   size_t temp_bytes;
   std::vector<uint32_t> h_samples;
   std::vector<unsigned long long> h_counts;
+  cudaEvent_t ev[4];       /* the last sort's phases: start, sorted, exchange begun, exchanged */
+  cudaEvent_t ev_end;      /* ... and what arrived sorted */
+  bool events;
 };
 
 #define NC(call, what) CALL_OR_FAIL(ncclResult_t, call, ncclSuccess, ncclGetErrorString, what)
@@ -297,6 +300,9 @@ extern "C" int bench_peer_dist_create(bench_peer_dist **peer, const unsigned cha
   CU(cudaMalloc(&p->temp, bytes), "cudaMalloc (peer temp)");
   p->h_samples.resize(SAMPLES * np);
   p->h_counts.resize(np + np * np);
+  for (cudaEvent_t *e : {&p->ev[0], &p->ev[1], &p->ev[2], &p->ev[3], &p->ev_end})
+    CU(cudaEventCreate(e), "cudaEventCreate (peer)");
+  p->events = true;
   return 0;
 }
 
@@ -304,7 +310,19 @@ extern "C" void bench_peer_dist_destroy(bench_peer_dist *p) {
   if (!p) return;
   peer_cuda_free({p->alt, p->recv, p->recv_alt, p->samples, p->splitters, p->bounds, p->temp});
   if (p->comm) ncclCommDestroy(p->comm);
+  if (p->events)
+    for (cudaEvent_t e : {p->ev[0], p->ev[1], p->ev[2], p->ev[3], p->ev_end}) cudaEventDestroy(e);
   delete p;
+}
+
+extern "C" int bench_peer_dist_phases(bench_peer_dist *p, double ms[3], char *err) {
+  float t[3] = {0, 0, 0};
+  CU(cudaEventSynchronize(p->ev_end), "cudaEventSynchronize (peer)");
+  CU(cudaEventElapsedTime(&t[0], p->ev[0], p->ev[1]), "cudaEventElapsedTime (peer)");
+  CU(cudaEventElapsedTime(&t[1], p->ev[2], p->ev[3]), "cudaEventElapsedTime (peer)");
+  CU(cudaEventElapsedTime(&t[2], p->ev[3], p->ev_end), "cudaEventElapsedTime (peer)");
+  for (int i = 0; i < 3; i++) ms[i] = t[i];
+  return 0;
 }
 
 extern "C" int bench_peer_dist_sort(bench_peer_dist *p, uint32_t *d_keys, size_t n,
@@ -317,7 +335,9 @@ extern "C" int bench_peer_dist_sort(bench_peer_dist *p, uint32_t *d_keys, size_t
   }
   /* 1. local sort */
   uint32_t *sorted = nullptr;
+  CU(cudaEventRecord(p->ev[0], s), "cudaEventRecord");
   if (cub_sort(p, d_keys, p->alt, n, &sorted, err)) return -1;
+  CU(cudaEventRecord(p->ev[1], s), "cudaEventRecord");
   /* 2. regular samples, allgathered, splitters on the host */
   regular_samples_kernel<<<(SAMPLES + 255) / 256, 256, 0, s>>>(sorted, n, p->samples + (size_t)p->rank * SAMPLES);
   CU(cudaGetLastError(), "regular_samples_kernel");
@@ -364,6 +384,7 @@ extern "C" int bench_peer_dist_sort(bench_peer_dist *p, uint32_t *d_keys, size_t
     if (dst == p->rank) total = t;
   }
   /* 5. exchange */
+  CU(cudaEventRecord(p->ev[2], s), "cudaEventRecord");
   NC(ncclGroupStart(), "ncclGroupStart");
   size_t soff = 0, roff = 0;
   for (int q = 0; q < np; q++) {
@@ -374,9 +395,11 @@ extern "C" int bench_peer_dist_sort(bench_peer_dist *p, uint32_t *d_keys, size_t
     roff += rc;
   }
   NC(ncclGroupEnd(), "ncclGroupEnd");
+  CU(cudaEventRecord(p->ev[3], s), "cudaEventRecord");
   /* 6. sort what arrived */
   uint32_t *res = p->recv;
   if (total > 1 && cub_sort(p, p->recv, p->recv_alt, total, &res, err)) return -1;
+  CU(cudaEventRecord(p->ev_end, s), "cudaEventRecord");
   *out = res;
   *m = total;
   return 0;
@@ -403,6 +426,10 @@ extern "C" int bench_peer_dist_create(bench_peer_dist **peer, const unsigned cha
   return no_nccl(err);
 }
 extern "C" void bench_peer_dist_destroy(bench_peer_dist *peer) { (void)peer; }
+extern "C" int bench_peer_dist_phases(bench_peer_dist *peer, double ms[3], char *err) {
+  (void)peer, (void)ms;
+  return no_nccl(err);
+}
 extern "C" int bench_peer_dist_sort(bench_peer_dist *peer, uint32_t *d_keys, size_t n,
                                     const uint32_t **out, size_t *m, char *err) {
   (void)peer, (void)d_keys, (void)n, (void)out, (void)m;

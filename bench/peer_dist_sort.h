@@ -69,6 +69,11 @@ void bench_peer_dist_destroy(bench_peer_dist *peer);
 int bench_peer_dist_sort(bench_peer_dist *peer, uint32_t *d_keys, size_t n, const uint32_t **out,
                          size_t *m, char *err);
 
+/* The phases of the peer's last sort on this rank (waits for it): its local CUB sort, the
+ * NCCL exchange (from the group's start on this rank's stream, after the host has agreed
+ * the counts) and the CUB sort of what arrived, in ms. */
+int bench_peer_dist_phases(bench_peer_dist *peer, double ms[3], char *err);
+
 #ifdef __cplusplus
 }
 #endif
