@@ -305,6 +305,10 @@ static pp_status sort_run(call *c, void *p) {
   size_t vsize = j->values ? j->values->itemsize : j->indices ? j->index_size : 0;
   pp_status s = ppy_out_get(c, &j->keys, n * j->x->itemsize);
   if (s == PP_OK && vsize) s = ppy_out_get(c, &j->vals, n * vsize);
+  if (s == PP_OK && j->indices && j->keys.ptr != j->x->data) /* out of place, positions made by the sort */
+    return ppy_job_end(pp_argsort(ctx, (pp_dtype)j->x->dtype, j->x->data, n, j->keys.ptr,
+                                  vsize == 8 ? PP_I64 : PP_I32, j->vals.ptr, &j->opts),
+                       &j->keys, &j->vals);
   if (s == PP_OK) s = pp_copy(ctx, j->keys.ptr, j->x->data, n * j->x->itemsize);
   if (s == PP_OK && j->values) s = pp_copy(ctx, j->vals.ptr, j->values->data, n * vsize);
   if (s == PP_OK && j->indices) s = fill_iota(c, j->vals.ptr, n, vsize);
