@@ -44,6 +44,29 @@
  * pass j-1 used (it is complete: kernel boundary) and pass j+1 will use (it starts after
  * this kernel). Buffer 0 is zeroed by the histogram kernel. So the status memory is never
  * cleared by an extra launch, and nothing relies on what the pool's memory held before.
+ *
+ * Out of place (pp_cuda_sort_copy: keys_in to keys_out, values_in or each key's position
+ * to values_out) is the same sort with the outputs as buffer 0 and the input as a third,
+ * read-only buffer: the histogram kernel reads the input, and the first sort pass of the
+ * plan (sort_header.first) loads its keys and values from the input in place of the buffer
+ * the plan names; where positions are asked for, that pass makes them where it would load
+ * values (load_values: start + tile index), so no value is read and no fill pass runs. The
+ * other passes are those of the in-place sort. The plan, for k sort passes:
+ *   - k >= 1, unpacked: the j-th sort pass reads buffer (k - j) % 2 (the first, the input)
+ *     and writes the other. With k odd the first pass writes buffer 0, with k even
+ *     buffer 1; the last reads buffer 1 and writes buffer 0 either way, so no copy is
+ *     ever planned (in place, an odd k costs one) and skipped passes stay skipped;
+ *   - k == 0 (every digit position constant: all keys are equal): pass 0 sorts anyway, a
+ *     stable pass by one digit value being a copy, as the data must move;
+ *   - packed pairs (k >= 2, no special key): the first packed pass reads the input instead
+ *     of the caller's arrays, the last writes the outputs, as in place;
+ *   - a -0.0 or NaN key turns images and packing off exactly as in place: the passes read
+ *     and write stored bits, with the buffers above;
+ *   - 8-bit keys: the single pass reads the input and writes the output (k == 1, or pass
+ *     0 forced), so neither the scratch copy of the in-place sort nor scratch keys exist.
+ * Small n: the one-block sort loads the input and stores the output. The merge, sample
+ * and quick sorts have no first pass to fold the copy into: the input (and positions) are
+ * copied to the outputs, which are sorted in place.
  */
 #include "sort.cuh"
 #include "sort_onesweep.cuh"
@@ -69,10 +92,12 @@ __device__ __forceinline__ U warp_and(U v) {
 
 /* The whole sort in one block: n <= THREADS*ITEMS. Only digit positions where the images
  * differ are sorted (found by OR and AND over all images). Between passes the keys go
- * through shared memory in rank order and come back warp-striped. */
+ * through shared memory in rank order and come back warp-striped. The keys and values are
+ * read from keys_in, values_in (the output arrays in place) and written to keys, values;
+ * values_in NULL with values: each key's value is its position in keys_in. */
 template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
 __global__ void __launch_bounds__(THREADS)
-small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
+small_sort_kernel(const U *keys_in, U *keys, const V *values_in, V *values, unsigned n, pp_key_order<U> order) {
   constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
   constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
   constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
@@ -92,11 +117,22 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
     const unsigned idx = tile_index<ITEMS>(warp, i, lane);
     key[i] = 0;
     if (idx < n) {
-      key[i] = keys[idx];
-      if constexpr (HAS_V) val[i] = values[idx];
+      key[i] = keys_in[idx];
       const U img = pp_key_image(key[i], order);
       any |= img;
       all &= img;
+    }
+  }
+  if constexpr (HAS_V) { /* one branch for all items, none per item */
+    if (values_in) {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) {
+        const unsigned idx = tile_index<ITEMS>(warp, i, lane);
+        if (idx < n) val[i] = values_in[idx];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++) val[i] = (V)tile_index<ITEMS>(warp, i, lane);
     }
   }
   any = warp_or(any);
@@ -167,7 +203,7 @@ small_sort_kernel(U *keys, V *values, unsigned n, pp_key_order<U> order) {
 template <typename U, int KIND, int THREADS, int ITEMS>
 __global__ void __launch_bounds__(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
-                       size_t status0_vectors, U flip, unsigned pack) {
+                       size_t status0_vectors, U flip, unsigned pack, unsigned from_input) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   __shared__ unsigned s_hist[P][RADIX];
@@ -232,9 +268,14 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   if (tid == 0) {
     int active = 0;
     for (int p = 0; p < P; p++) active += !s_trivial[p];
+    if (from_input && active == 0) { /* all keys equal: a pass must still move them */
+      s_trivial[0] = 0; /* a stable sort by one digit value copies */
+      active = 1;
+    }
     /* images between passes: written by every sort pass but the last, read by every one
        but the first; not when some key's image would not give its bits back */
     const bool images = __ldcg(&hdr->special) == 0;
+    int first = -1; /* the first sort pass (out of place, the first pass run: it reads the input) */
     if (pack && images && active >= 2) {
       /* packed pairs: sort pass j reads packed buffer (j - 1) % 2 and writes j % 2, the
          first reading and the last writing the caller's arrays; no copy for odd counts */
@@ -249,15 +290,20 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
           const bool last = (int)sorts == active - 1;
           hdr->mode[p] = last ? MODE_PACK_LAST : sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
           hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | (last ? 0 : IMAGES_OUT);
+          if (sorts == 0) first = p;
           sorts++;
         }
       }
+      hdr->first = (unsigned)first;
       return;
     }
-    /* with an odd number of sort passes the data would end in scratch: copy once more
-       in the place of a skipped pass (P > 1 and odd => one was skipped) */
-    bool copy_once = P > 1 && (active & 1);
-    unsigned parity = 0, sorts = 0;
+    /* The data must end in buffer 0. In place they start there: with an odd number of
+       sort passes they would end in scratch, so a skipped pass becomes a copy (P > 1 and
+       odd => one was skipped). Out of place the first pass reads the input, a third
+       buffer, and may write either: with an odd count it writes buffer 0 (it is planned
+       as reading buffer 1), so no copy is ever added. */
+    bool copy_once = !from_input && P > 1 && (active & 1);
+    unsigned parity = from_input ? (unsigned)active & 1u : 0u, sorts = 0;
     for (int p = 0; p < P; p++) {
       hdr->src[p] = parity;
       hdr->sbuf[p] = sorts & 1;
@@ -268,6 +314,7 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
           hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | ((int)sorts < active - 1 ? IMAGES_OUT : 0);
         parity ^= 1;
         sorts++;
+        first = first < 0 ? p : first;
       } else if (copy_once) {
         hdr->mode[p] = MODE_COPY;
         parity ^= 1;
@@ -276,15 +323,22 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
         hdr->mode[p] = MODE_SKIP;
       }
     }
+    hdr->first = first < 0 ? 0u : (unsigned)first;
   }
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
 
+/* keys_in NULL: in place, keys and values; else from keys_in, values_in (see sort_radix) */
 template <typename U, typename V, bool HAS_V>
-static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
+static pp_status sort_small(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
+                            pp_key_order<U> order) {
+  if (!keys_in) {
+    keys_in = keys;
+    values_in = values;
+  }
   small_sort_kernel<U, V, HAS_V, PP_SORT_SMALL_THREADS, PP_SORT_SMALL_ITEMS>
-      <<<1, PP_SORT_SMALL_THREADS, 0, pp_cuda(ctx)->stream>>>(keys, values, (unsigned)n, order);
+      <<<1, PP_SORT_SMALL_THREADS, 0, pp_cuda(ctx)->stream>>>(keys_in, keys, values_in, values, (unsigned)n, order);
   PP_CUDA_LAUNCHED(ctx, "pp_sort");
   return PP_OK;
 }
@@ -293,7 +347,8 @@ static pp_status sort_small(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
  * block per 2^31 keys. */
 template <typename U, int KIND>
 static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
-                                         void *status0, size_t status_bytes, U flip, unsigned pack) {
+                                         void *status0, size_t status_bytes, U flip, unsigned pack,
+                                         unsigned from_input) {
   auto hist = radix_histogram_kernel<U, KIND, HIST_THREADS, HIST_ITEMS>;
   static pp_fit_cache fit;
   const size_t wave = (size_t)st->sm_count * (size_t)pp_fit_blocks(st, &fit, hist, HIST_THREADS, 0, 1);
@@ -303,21 +358,24 @@ static cudaError_t launch_histogram_kind(pp_cuda_state *st, const U *keys, size_
   const size_t g_min = (n >> 31) + 1; /* at most 2^31 keys per block: 32-bit shared counts */
   g = g > g_min ? g : g_min;
   hist<<<(unsigned)g, HIST_THREADS, 0, st->stream>>>(keys, n, hdr, (uint4 *)status0,
-                                                     status_bytes / sizeof(uint4), flip, pack);
+                                                     status_bytes / sizeof(uint4), flip, pack, from_input);
   return cudaGetLastError();
 }
 
 template <typename U>
 static cudaError_t launch_histogram(pp_cuda_state *st, const U *keys, size_t n, sort_header *hdr,
                                     void *status0, size_t status_bytes, pp_key_order<U> order,
-                                    unsigned pack = 0) {
+                                    unsigned pack, unsigned from_input) {
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_SIGNED)
-      return launch_histogram_kind<U, PP_KEY_SIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
+      return launch_histogram_kind<U, PP_KEY_SIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack,
+                                                     from_input);
     if (order.kind == PP_KEY_FLOAT)
-      return launch_histogram_kind<U, PP_KEY_FLOAT>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
+      return launch_histogram_kind<U, PP_KEY_FLOAT>(st, keys, n, hdr, status0, status_bytes, order.flip, pack,
+                                                    from_input);
   }
-  return launch_histogram_kind<U, PP_KEY_UNSIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack);
+  return launch_histogram_kind<U, PP_KEY_UNSIGNED>(st, keys, n, hdr, status0, status_bytes, order.flip, pack,
+                                                   from_input);
 }
 
 static size_t align_up(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -330,7 +388,7 @@ static bool add_size(size_t *acc, size_t b) {
 }
 
 template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, int PK>
-static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
+static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, size_t n,
                                     unsigned tiles, sort_header *hdr, void *status0, void *status1,
                                     U flip, int pass_begin, int pass_end, uint64_t *pk0, uint64_t *pk1) {
   pp_cuda_state *st = pp_cuda(ctx);
@@ -344,7 +402,7 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
   const size_t wave = (size_t)st->sm_count * (size_t)pp_fit_blocks(st, &fit, kernel, PP_SORT_THREADS, dyn, 1);
   const unsigned grid = (unsigned)(tiles < wave ? tiles : wave);
   for (int pass = pass_begin; pass < pass_end; pass++) {
-    kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, n, tiles, pass, hdr,
+    kernel<<<grid, PP_SORT_THREADS, dyn, st->stream>>>(k0, k1, v0, v1, ki, vi, n, tiles, pass, hdr,
                                                        (S *)status0, (S *)status1, flip, pk0, pk1);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
@@ -353,22 +411,23 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
 
 /* The pass kernels are compiled per key kind so that images take no branches: floats
  * have their own; a signed key's image is its bits with the sign flipped, so it runs the
- * unsigned kernel with the sign folded into flip. */
+ * unsigned kernel with the sign folded into flip. ki, vi: the input of an out-of-place
+ * sort (onesweep_kernel's keys_in, vals_in), NULL in place. */
 template <typename U, typename V, bool HAS_V, typename S, int ITEMS, int PK = PK_NONE>
-static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size_t n,
+static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, size_t n,
                                unsigned tiles, sort_header *hdr, void *status0, void *status1,
                                pp_key_order<U> order, int pass_begin, int pass_end,
                                uint64_t *pk0 = nullptr, uint64_t *pk1 = nullptr) {
   U flip = order.flip;
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_FLOAT)
-      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, n, tiles, hdr,
-                                                                    status0, status1, flip, pass_begin,
+      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
+                                                                    hdr, status0, status1, flip, pass_begin,
                                                                     pass_end, pk0, pk1);
     if (order.kind == PP_KEY_SIGNED) flip ^= (U)1 << (sizeof(U) * 8 - 1);
   }
-  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, n, tiles, hdr,
-                                                                   status0, status1, flip, pass_begin,
+  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
+                                                                   hdr, status0, status1, flip, pass_begin,
                                                                    pass_end, pk0, pk1);
 }
 
@@ -377,23 +436,24 @@ static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, size
  * one at any but the first and the last, a last one at any but the first). The plan, made
  * on the device, gives each position to one of them; the others return at once. */
 template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
-static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, uint64_t *pk0, uint64_t *pk1, size_t n,
-                            unsigned tiles, sort_header *hdr, void *status0, void *status1, pp_key_order<U> order) {
+static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, uint64_t *pk0,
+                            uint64_t *pk1, size_t n, unsigned tiles, sort_header *hdr, void *status0, void *status1,
+                            pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   if constexpr (P == 4 && HAS_V && sizeof(V) == 4) {
     if (pk0) {
       for (int pass = 0; pass < P; pass++) {
-        pp_status s = launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
-                                                           order, pass, pass + 1);
+        pp_status s = launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
+                                                           status1, order, pass, pass + 1);
         if (s == PP_OK && pass < P - 1)
-          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_FIRST>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
-                                                             order, pass, pass + 1, pk0, pk1);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_FIRST>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
+                                                             status1, order, pass, pass + 1, pk0, pk1);
         if (s == PP_OK && pass > 0 && pass < P - 1)
-          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_MID>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
-                                                           order, pass, pass + 1, pk0, pk1);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_MID>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
+                                                           status1, order, pass, pass + 1, pk0, pk1);
         if (s == PP_OK && pass > 0)
-          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_LAST>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1,
-                                                            order, pass, pass + 1, pk0, pk1);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_LAST>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
+                                                            status1, order, pass, pass + 1, pk0, pk1);
         if (s != PP_OK) return s;
       }
       return PP_OK;
@@ -401,12 +461,13 @@ static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, uint64_
   }
   (void)pk0;
   (void)pk1;
-  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, n, tiles, hdr, status0, status1, order, 0, P);
+  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0, status1, order,
+                                              0, P);
 }
 
 template <typename U, typename V, bool HAS_V, int ITEMS>
-static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t n,
-                                     pp_key_order<U> order) {
+static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values,
+                                     size_t n, pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
   constexpr bool PACK = sizeof(U) == 4 && HAS_V && sizeof(V) == 4; /* pack_pass */
@@ -419,15 +480,18 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   const bool wide = tiles * TILE >= (size_t)PP_SORT_WIDE_FROM;
   const size_t status_bytes = tiles * RADIX * (wide ? 8 : 4); /* < 2^31 * 2^11: no overflow */
   const int status_buffers = P > 1 ? 2 : 1;
+  /* out of place with 8-bit keys, the one pass (sort or copy) reads the input and writes
+     the output: no scratch keys or values */
+  const bool from_input = keys_in != nullptr, scratch_data = !(P == 1 && from_input);
 
   size_t off_status = align_up(sizeof(sort_header)), total = off_status;
   bool ok = add_size(&total, (size_t)status_buffers * status_bytes);
   total = align_up(total);
   const size_t off_keys = total;
-  ok = ok && add_size(&total, n * sizeof(U)); /* n * sizeof(U) was checked by the caller */
+  if (scratch_data) ok = ok && add_size(&total, n * sizeof(U)); /* n * sizeof(U) was checked by the caller */
   total = align_up(total);
   const size_t off_vals = total;
-  if (HAS_V) ok = ok && n <= SIZE_MAX / sizeof(V) && add_size(&total, n * sizeof(V));
+  if (HAS_V && scratch_data) ok = ok && n <= SIZE_MAX / sizeof(V) && add_size(&total, n * sizeof(V));
   if (!ok || total > SIZE_MAX - 256)
     return pp_fail(ctx, PP_ERR_OVERFLOW, "pp_sort: scratch for n (%zu) overflows size_t", n);
   /* packed pairs: the first packed buffer is the scratch keys' and values' space (8n
@@ -456,13 +520,13 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   sort_header *hdr = (sort_header *)scratch;
   void *status0 = scratch + off_status;
   void *status1 = status_buffers > 1 ? scratch + off_status + status_bytes : NULL;
-  U *k0 = keys, *k1 = (U *)(scratch + off_keys);
-  V *v0 = values, *v1 = HAS_V ? (V *)(scratch + off_vals) : NULL;
+  U *k0 = keys, *k1 = scratch_data ? (U *)(scratch + off_keys) : NULL;
+  V *v0 = values, *v1 = HAS_V && scratch_data ? (V *)(scratch + off_vals) : NULL;
   uint64_t *pk0 = packed ? (uint64_t *)(scratch + off_keys) : NULL;
   uint64_t *pk1 = packed ? (uint64_t *)(scratch + off_pack1) : NULL;
 
   cudaError_t e = cudaMemsetAsync(hdr, 0, sizeof(sort_header), st->stream);
-  if (e == cudaSuccess && P == 1) { /* one pass: it reads the copy and writes the caller's */
+  if (e == cudaSuccess && P == 1 && !from_input) { /* one pass: it reads the copy and writes the caller's */
     e = cudaMemcpyAsync(k1, k0, n * sizeof(U), cudaMemcpyDeviceToDevice, st->stream);
     if (e == cudaSuccess && HAS_V)
       e = cudaMemcpyAsync(v1, v0, n * sizeof(V), cudaMemcpyDeviceToDevice, st->stream);
@@ -476,16 +540,17 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
   if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
 
   if (s == PP_OK) {
-    e = launch_histogram<U>(st, keys, n, hdr, status0, status_bytes, order, packed ? 1u : 0u);
+    e = launch_histogram<U>(st, from_input ? keys_in : keys, n, hdr, status0, status_bytes, order, packed ? 1u : 0u,
+                            from_input ? 1u : 0u);
     if (e != cudaSuccess) s = pp_cuda_fail(ctx, e, "pp_sort", __FILE__, __LINE__);
   }
   if (s == PP_OK) {
     if (wide)
-      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles, hdr,
-                                                   status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
+                                                   (unsigned)tiles, hdr, status0, status1, order);
     else
-      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, pk0, pk1, n, (unsigned)tiles, hdr,
-                                                   status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
+                                                   (unsigned)tiles, hdr, status0, status1, order);
   }
   ctx->ops->temp_free(ctx, scratch);
   return s;
@@ -494,20 +559,31 @@ static pp_status sort_onesweep_items(pp_context *ctx, U *keys, V *values, size_t
 /* 4-byte keys alone take larger tiles (PP_SORT_ITEMS_K32_LARGE) from PP_SORT_K32_LARGE_FROM
  * keys on: fewer tiles, so less look-back and per-tile work, where there are many waves. */
 template <typename U, typename V, bool HAS_V>
-static pp_status sort_onesweep(pp_context *ctx, U *keys, V *values, size_t n,
+static pp_status sort_onesweep(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
                                pp_key_order<U> order) {
   constexpr int ITEMS = onesweep_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
   if constexpr (sizeof(U) == 4 && !HAS_V && PP_SORT_ITEMS_K32_LARGE != ITEMS) {
     if (n >= (size_t)PP_SORT_K32_LARGE_FROM)
-      return sort_onesweep_items<U, V, HAS_V, PP_SORT_ITEMS_K32_LARGE>(ctx, keys, values, n, order);
+      return sort_onesweep_items<U, V, HAS_V, PP_SORT_ITEMS_K32_LARGE>(ctx, keys_in, keys, values_in, values, n,
+                                                                      order);
   }
-  return sort_onesweep_items<U, V, HAS_V, ITEMS>(ctx, keys, values, n, order);
+  return sort_onesweep_items<U, V, HAS_V, ITEMS>(ctx, keys_in, keys, values_in, values, n, order);
+}
+
+/* The radix sort of n >= 2 keys. keys_in NULL: in place (keys, values). Else out of place:
+ * from keys_in, values_in to keys, values, the inputs read by the first pass that runs (the
+ * small sort's load) and never written; values_in NULL with values: each key's value is
+ * its position in keys_in, made where the values would be loaded. */
+template <typename U, typename V, bool HAS_V>
+static pp_status sort_radix_typed(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
+                                  pp_key_order<U> order) {
+  if (n <= SMALL_TILE) return sort_small<U, V, HAS_V>(ctx, keys_in, keys, values_in, values, n, order);
+  return sort_onesweep<U, V, HAS_V>(ctx, keys_in, keys, values_in, values, n, order);
 }
 
 template <typename U, typename V, bool HAS_V>
 static pp_status sort_typed(pp_context *ctx, U *keys, V *values, size_t n, pp_key_order<U> order) {
-  if (n <= SMALL_TILE) return sort_small<U, V, HAS_V>(ctx, keys, values, n, order);
-  return sort_onesweep<U, V, HAS_V>(ctx, keys, values, n, order);
+  return sort_radix_typed<U, V, HAS_V>(ctx, nullptr, keys, nullptr, values, n, order);
 }
 
 static PP_SORT_ENTRY(sort_radix, sort_typed)
@@ -530,4 +606,58 @@ pp_status pp_cuda_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values
                        size_t value_size, size_t n, pp_order order, pp_sort_algo algo) {
   if (n < 2) return PP_OK;
   return sort_algo(algo)(ctx, key_t, keys, values, value_size, n, order);
+}
+
+/* ---- out of place ---------------------------------------------------------------------------- */
+
+/* out[i] = i for i < n (the positions of an argsort, for the sorts that cannot make them
+ * in their first pass). */
+template <typename V>
+__global__ void __launch_bounds__(256) positions_kernel(V *out, size_t n) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = (V)i;
+}
+
+/* The out-of-place sort of the algorithms that sort in place alone (and of n < 2): the
+ * keys and values (or positions) are copied to the outputs, which are then sorted. */
+static pp_status sort_copy_in_place(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                                    const void *values_in, void *values_out, size_t value_size, size_t n,
+                                    pp_order order, pp_sort_algo algo) {
+  pp_cuda_state *st = pp_cuda(ctx);
+  PP_CUDA_TRY(ctx, cudaMemcpyAsync(keys_out, keys_in, n * pp_dtype_size(key_t), cudaMemcpyDeviceToDevice, st->stream),
+              "pp_sort");
+  if (values_in) {
+    PP_CUDA_TRY(ctx, cudaMemcpyAsync(values_out, values_in, n * value_size, cudaMemcpyDeviceToDevice, st->stream),
+                "pp_sort");
+  } else if (values_out && n > 0) {
+    const size_t wave = (size_t)st->sm_count * (size_t)(st->max_threads_per_sm / 256);
+    size_t blocks = (n + 255) / 256;
+    blocks = blocks < wave ? blocks : wave;
+    if (value_size == 4)
+      positions_kernel<uint32_t><<<(unsigned)blocks, 256, 0, st->stream>>>((uint32_t *)values_out, n);
+    else
+      positions_kernel<uint64_t><<<(unsigned)blocks, 256, 0, st->stream>>>((uint64_t *)values_out, n);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+  }
+  return pp_cuda_sort(ctx, key_t, keys_out, values_out, value_size, n, order, algo);
+}
+
+pp_status pp_cuda_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                            const void *values_in, void *values_out, size_t value_size, size_t n,
+                            pp_order order, pp_sort_algo algo) {
+  if (!values_out || value_size == 0) { /* keys alone */
+    values_in = NULL;
+    values_out = NULL;
+    value_size = 0;
+  }
+  PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
+  if (n < 2 || sort_algo(algo) != sort_radix)
+    return sort_copy_in_place(ctx, key_t, keys_in, keys_out, values_in, values_out, value_size, n, order, algo);
+  return pp_by_key_value(ctx, "pp_sort", key_t, values_out, value_size, [&](auto u, auto v, auto has_v) {
+    typedef decltype(u) U;
+    typedef decltype(v) V;
+    return sort_radix_typed<U, V, decltype(has_v)::value>(ctx, (const U *)keys_in, (U *)keys_out,
+                                                          (const V *)values_in, (V *)values_out, n,
+                                                          pp_make_key_order<U>(key_t, order));
+  });
 }

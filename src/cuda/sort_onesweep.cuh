@@ -152,6 +152,21 @@ __device__ __forceinline__ void load_items(const T *p, unsigned idx0, unsigned v
   for (int i = 0; i < ITEMS; i++) x[i] = i * PP_WARP < left ? p[i * PP_WARP] : fill;
 }
 
+/* The thread's values, as load_items reads them from vs + start (start: the tile's first
+ * index); vs NULL (the first pass of an out-of-place sort asked for positions): each
+ * item's index in the input instead, start + tile_index, read from nowhere. Padding gets
+ * its index too; it is never stored. */
+template <typename V, int ITEMS>
+__device__ __forceinline__ void load_values(const V *vs, size_t start, unsigned idx0, unsigned valid,
+                                            V (&v)[ITEMS]) {
+  if (vs) {
+    load_items(vs + start + idx0, idx0, valid, v, (V)0);
+  } else {
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) v[i] = (V)(start + idx0 + (unsigned)(i * PP_WARP));
+  }
+}
+
 /* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for keys alone
  * (faster than ballots there), ballots for pairs (where the ORs were slower). */
 template <typename U, bool HAS_V>
@@ -188,10 +203,10 @@ __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
 
 /* One tile of a digit pass (onesweep_kernel's loop body): rank the keys by digit, publish
  * the tile's counts, look back for the counts of the tiles before, scatter. ks/kd, vs/vd:
- * the pass's source and destination; status_next: the status buffer to clear for the pass
- * after (NULL with one pass); digit_first: for thread d < 256, digit d's first output
- * position; images: the plan's IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange
- * buffer.
+ * the pass's source and destination (vs NULL with values: positions, see load_values);
+ * status_next: the status buffer to clear for the pass after (NULL with one pass);
+ * digit_first: for thread d < 256, digit d's first output position; images: the plan's
+ * IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange buffer.
  *
  * Padding (the last tile's items at index >= valid) must rank after every key: where the
  * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
@@ -242,7 +257,7 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
                (images & IMAGES_IN) ? (U)~(U)0 : first_pass ? pp_key_preimage_of_max(order) : (U)0);
     if constexpr (PK == PK_FIRST) {
       V v[ITEMS];
-      load_items(vs + start + idx0, idx0, valid, v, (V)0);
+      load_values(vs, start, idx0, valid, v);
 #pragma unroll
       for (int i = 0; i < ITEMS; i++) s_stage[idx0 + i * PP_WARP] = v[i];
     }
@@ -307,7 +322,7 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
 #pragma unroll
       for (int i = 0; i < ITEMS; i++) val[i] = s_stage[idx0 + i * PP_WARP]; /* its own items: no barrier */
     } else { /* after the key scatter (CUB's order): fewer registers live in the look-back */
-      load_items(vs + start + idx0, idx0, valid, val, (V)0);
+      load_values(vs, start, idx0, valid, val);
     }
     __syncthreads(); /* the keys are read; xv overwrites them */
 #pragma unroll
@@ -323,11 +338,15 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
 /* One digit position. buffers[0] holds the keys when the sort starts; the plan says
  * which buffer this pass reads and which status buffer it uses. status1 is NULL when the
  * sort has a single pass. KIND: PP_KEY_FLOAT, or PP_KEY_UNSIGNED for every integer (the
- * host folds a signed key's sign flip into flip), so the images take no branches. */
+ * host folds a signed key's sign flip into flip), so the images take no branches.
+ * Out of place (keys_in set): the pass the plan names first reads keys_in and vals_in
+ * instead of the buffer it names (vals_in NULL: positions, see load_values); the other
+ * passes are as in place. In place, keys_in is NULL. */
 template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK = PK_NONE>
 __global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
-onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles, int pass,
-                sort_header *hdr, S *status0, S *status1, U flip, uint64_t *packed0, uint64_t *packed1) {
+onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const V *vals_in, size_t n,
+                unsigned tiles, int pass, sort_header *hdr, S *status0, S *status1, U flip, uint64_t *packed0,
+                uint64_t *packed1) {
   /* PK: which passes of packed pairs this kernel makes (pack_pass) */
   static_assert(PK == PK_NONE || (sizeof(U) == 4 && HAS_V && sizeof(V) == 4), "4-byte keys and values");
   constexpr int WARPS = THREADS / PP_WARP;
@@ -361,7 +380,13 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, size_t n, unsigned tiles
     kd = keys0;
     vd = vals0;
   }
-  if (mode == MODE_COPY) {
+  if constexpr (PK == PK_NONE || PK == PK_FIRST) { /* the kinds a first pass can be */
+    if (keys_in && pass == (int)hdr->first) {
+      ks = keys_in;
+      vs = vals_in;
+    }
+  }
+  if (mode == MODE_COPY) { /* never the first pass of an out-of-place sort */
     copy_pass<U, V, HAS_V, THREADS>(ks, kd, vs, vd, n);
     return;
   }

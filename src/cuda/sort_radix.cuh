@@ -71,6 +71,7 @@ struct sort_header {
   unsigned images[8];                   /* per sort pass: IMAGES_IN | IMAGES_OUT */
   unsigned special;                     /* some key is -0.0 or NaN: images never stored */
   unsigned done;                        /* histogram blocks finished */
+  unsigned first;                       /* the first sort pass (out of place: reads the input) */
 };
 
 /* ---- warp and tile ranking ------------------------------------------------------------- */
