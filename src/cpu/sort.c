@@ -1,5 +1,6 @@
 /*
- * sort.c — pp_sort (LSD radix sort) and pp_merge (merge path) on the CPU, with OpenMP.
+ * sort.c — pp_sort (LSD radix sort) and pp_merge (merge path) on the CPU, with OpenMP, and
+ * the backend's out-of-place sort and merge of pairs built on them.
  *
  * Order. Every key is mapped to an unsigned "order key" whose unsigned order is the one
  * API.md asks for: unsigned integers as they are, signed integers with the sign bit
@@ -222,8 +223,9 @@ typedef struct sort_job {
 
 /* pp_merge for one key type: merge path. Output position d of the stable merge is
  * preceded by exactly split(d) elements of a; threads take equal output ranges and find
- * where their inputs start by binary search, then merge serially. */
-#define PP_CPU_MERGE(NAME, W, KT, OKEY)                                                     \
+ * where their inputs start by binary search, then merge serially. The split depends on the
+ * keys alone; the variants with values (merge_pairs) move each key's value beside it. */
+#define PP_CPU_MERGE_SPLIT(NAME, W, KT, OKEY)                                               \
   static size_t merge_split_##NAME(const void *a, size_t na, const void *b, size_t nb,      \
                                    size_t d, KT flip) {                                     \
     /* the smallest i with a[i] after b[d-1-i]; a[i] <= b[d-1-i] puts a[i] first (ties) */  \
@@ -236,10 +238,21 @@ typedef struct sort_job {
         hi = mid;                                                                           \
     }                                                                                       \
     return lo;                                                                              \
-  }                                                                                         \
-                                                                                            \
-  static void merge_##NAME(const void *a, size_t na, const void *b, size_t nb, void *out,   \
-                           bool desc) {                                                     \
+  }
+
+/* The tail of one input from index i to its part's end i1, keys (and values) copied. */
+static void merge_tail(void *out, void *vout, size_t o, const void *src, const void *vsrc,
+                       size_t i, size_t i1, size_t ks, size_t vs) {
+  if (i >= i1) return; /* the input may be NULL when empty */
+  memcpy((unsigned char *)out + o * ks, (const unsigned char *)src + i * ks, (i1 - i) * ks);
+  if (vs)
+    memcpy((unsigned char *)vout + o * vs, (const unsigned char *)vsrc + i * vs, (i1 - i) * vs);
+}
+
+#define PP_CPU_MERGE_VARIANT(NAME, W, KT, OKEY, SUF, VW, VT, HAS_V)                          \
+  static void merge_##NAME##_##SUF(const void *a, const void *va, size_t na, const void *b,  \
+                                   const void *vb, size_t nb, void *out, void *vout,         \
+                                   bool desc) {                                             \
     const KT flip = desc ? (KT)~(KT)0 : (KT)0;                                              \
     const size_t n = na + nb;                                                               \
     const int parts = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;                      \
@@ -252,20 +265,17 @@ typedef struct sort_job {
       size_t i = i0, j = d0 - i0, o = d0;                                                   \
       const size_t j1 = d1 - i1;                                                            \
       while (i < i1 && j < j1) {                                                            \
-        KT x = pp_cpu_ld_##W(a, i), y = pp_cpu_ld_##W(b, j);                                              \
+        KT x = pp_cpu_ld_##W(a, i), y = pp_cpu_ld_##W(b, j);                                \
         bool take_b = (KT)(OKEY(y) ^ flip) < (KT)(OKEY(x) ^ flip);                          \
-        pp_cpu_st_##W(out, o++, take_b ? y : x);                                                   \
+        if (HAS_V)                                                                          \
+          pp_cpu_st_##VW(vout, o, take_b ? pp_cpu_ld_##VW(vb, j) : pp_cpu_ld_##VW(va, i));  \
+        pp_cpu_st_##W(out, o++, take_b ? y : x);                                            \
         i += !take_b;                                                                       \
         j += take_b;                                                                        \
       }                                                                                     \
-      /* a or b may be NULL when empty: only a non-empty tail is copied */                 \
-      if (i < i1)                                                                           \
-        memcpy((unsigned char *)out + o * sizeof(KT),                                       \
-               (const unsigned char *)a + i * sizeof(KT), (i1 - i) * sizeof(KT));           \
+      merge_tail(out, vout, o, a, va, i, i1, sizeof(KT), HAS_V ? sizeof(VT) : 0);           \
       o += i1 - i;                                                                          \
-      if (j < j1)                                                                           \
-        memcpy((unsigned char *)out + o * sizeof(KT),                                       \
-               (const unsigned char *)b + j * sizeof(KT), (j1 - j) * sizeof(KT));           \
+      merge_tail(out, vout, o, b, vb, j, j1, sizeof(KT), HAS_V ? sizeof(VT) : 0);           \
     }                                                                                       \
   }
 
@@ -274,19 +284,20 @@ typedef struct sort_job {
 #define PP_CPU_SORT_TYPE(NAME, W, KT, OKEY)                                                 \
   PP_CPU_SORT_SERIALS(NAME, W, KT, OKEY)                                                    \
   PP_CPU_SORT_VALUES(PP_CPU_RADIX_VARIANT, NAME, W, KT, OKEY)                               \
-  PP_CPU_MERGE(NAME, W, KT, OKEY)
+  PP_CPU_MERGE_SPLIT(NAME, W, KT, OKEY)                                                     \
+  PP_CPU_SORT_VALUES(PP_CPU_MERGE_VARIANT, NAME, W, KT, OKEY)
 
 PP_CPU_SORT_KEY_TYPES(PP_CPU_SORT_TYPE)
 
 typedef void (*sort_fn)(const sort_job *job);
-typedef void (*merge_fn)(const void *a, size_t na, const void *b, size_t nb, void *out,
-                         bool desc);
+typedef void (*merge_fn)(const void *a, const void *va, size_t na, const void *b,
+                         const void *vb, size_t nb, void *out, void *vout, bool desc);
 
 /* [dtype][keys only, 4-byte values, 8-byte values], in pp_dtype order */
 #define SORT_ROW(NAME, W, KT, OKEY) {sort_##NAME##_k, sort_##NAME##_v4, sort_##NAME##_v8},
-#define MERGE_ENTRY(NAME, W, KT, OKEY) merge_##NAME,
+#define MERGE_ROW(NAME, W, KT, OKEY) {merge_##NAME##_k, merge_##NAME##_v4, merge_##NAME##_v8},
 static const sort_fn sort_table[][3] = {PP_CPU_SORT_KEY_TYPES(SORT_ROW)};
-static const merge_fn merge_table[] = {PP_CPU_SORT_KEY_TYPES(MERGE_ENTRY)};
+static const merge_fn merge_table[][3] = {PP_CPU_SORT_KEY_TYPES(MERGE_ROW)};
 
 /* u8 keys alone: the sorted array is each byte value repeated as often as it occurs, so
  * one counting pass and one filling pass replace the sort (and its scratch). */
@@ -361,6 +372,44 @@ pp_status pp_cpu_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na
                        const void *b, size_t nb, void *out, pp_order order) {
   (void)ctx;
   if (na + nb == 0) return PP_OK;
-  merge_table[key_t](a, na, b, nb, out, order == PP_DESCENDING);
+  merge_table[key_t][0](a, NULL, na, b, NULL, nb, out, NULL, order == PP_DESCENDING);
   return PP_OK;
+}
+
+pp_status pp_cpu_merge_pairs(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
+                             size_t na, const void *kb, const void *vb, size_t nb, void *kout,
+                             void *vout, size_t value_size, pp_order order) {
+  (void)ctx;
+  if (na + nb == 0) return PP_OK;
+  merge_table[key_t][value_size == 4 ? 1 : 2](ka, va, na, kb, vb, nb, kout, vout,
+                                              order == PP_DESCENDING);
+  return PP_OK;
+}
+
+/* values[i] = i as a value_size-byte unsigned integer (4 or 8), i < n. */
+static void fill_positions(void *values, size_t value_size, size_t n) {
+  const int threads = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
+  if (value_size == 4) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; i++) pp_cpu_st_u32(values, i, (uint32_t)i);
+  } else {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (size_t i = 0; i < n; i++) pp_cpu_st_u64(values, i, (uint64_t)i);
+  }
+}
+
+/* Out of place: the keys (and the values, or the positions) go to the outputs, which are
+ * then sorted in place by pp_cpu_sort; the first radix pass could read the inputs instead,
+ * but a copy runs at memory speed beside a pass that scatters. */
+pp_status pp_cpu_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                           const void *values_in, void *values_out, size_t value_size, size_t n,
+                           pp_order order, pp_sort_algo algo) {
+  if (n == 0) return PP_OK;
+  pp_host_memcpy(keys_out, keys_in, n * pp_dtype_size(key_t));
+  if (values_out && values_in)
+    pp_host_memcpy(values_out, values_in, n * value_size);
+  else if (values_out)
+    fill_positions(values_out, value_size, n);
+  return pp_cpu_sort(ctx, key_t, keys_out, values_out, values_out ? value_size : 0, n, order,
+                     algo);
 }
