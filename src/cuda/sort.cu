@@ -265,66 +265,7 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
     }
     __syncthreads(); /* s_scan is reused */
   }
-  if (tid == 0) {
-    int active = 0;
-    for (int p = 0; p < P; p++) active += !s_trivial[p];
-    if (from_input && active == 0) { /* all keys equal: a pass must still move them */
-      s_trivial[0] = 0; /* a stable sort by one digit value copies */
-      active = 1;
-    }
-    /* images between passes: written by every sort pass but the last, read by every one
-       but the first; not when some key's image would not give its bits back */
-    const bool images = __ldcg(&hdr->special) == 0;
-    int first = -1; /* the first sort pass (out of place, the first pass run: it reads the input) */
-    if (pack && images && active >= 2) {
-      /* packed pairs: sort pass j reads packed buffer (j - 1) % 2 and writes j % 2, the
-         first reading and the last writing the caller's arrays; no copy for odd counts */
-      unsigned sorts = 0;
-      for (int p = 0; p < P; p++) {
-        hdr->src[p] = sorts;
-        hdr->sbuf[p] = sorts & 1;
-        hdr->images[p] = 0;
-        if (s_trivial[p]) {
-          hdr->mode[p] = MODE_SKIP;
-        } else { /* the words hold images */
-          const bool last = (int)sorts == active - 1;
-          hdr->mode[p] = last ? MODE_PACK_LAST : sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
-          hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | (last ? 0 : IMAGES_OUT);
-          if (sorts == 0) first = p;
-          sorts++;
-        }
-      }
-      hdr->first = (unsigned)first;
-      return;
-    }
-    /* The data must end in buffer 0. In place they start there: with an odd number of
-       sort passes they would end in scratch, so a skipped pass becomes a copy (P > 1 and
-       odd => one was skipped). Out of place the first pass reads the input, a third
-       buffer, and may write either: with an odd count it writes buffer 0 (it is planned
-       as reading buffer 1), so no copy is ever added. */
-    bool copy_once = !from_input && P > 1 && (active & 1);
-    unsigned parity = from_input ? (unsigned)active & 1u : 0u, sorts = 0;
-    for (int p = 0; p < P; p++) {
-      hdr->src[p] = parity;
-      hdr->sbuf[p] = sorts & 1;
-      hdr->images[p] = 0;
-      if (!s_trivial[p]) {
-        hdr->mode[p] = MODE_SORT;
-        if (images)
-          hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | ((int)sorts < active - 1 ? IMAGES_OUT : 0);
-        parity ^= 1;
-        sorts++;
-        first = first < 0 ? p : first;
-      } else if (copy_once) {
-        hdr->mode[p] = MODE_COPY;
-        parity ^= 1;
-        copy_once = false;
-      } else {
-        hdr->mode[p] = MODE_SKIP;
-      }
-    }
-    hdr->first = first < 0 ? 0u : (unsigned)first;
-  }
+  if (tid == 0) radix_write_plan<P>(hdr, s_trivial, pack != 0, __ldcg(&hdr->special) == 0, from_input != 0);
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */

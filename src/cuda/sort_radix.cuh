@@ -74,6 +74,75 @@ struct sort_header {
   unsigned first;                       /* the first sort pass (out of place: reads the input) */
 };
 
+/* The plan, for P digit positions of which trivial[p] != 0 have one digit value for all
+ * keys (such a pass cannot change the order): each pass's mode, source buffer, status
+ * buffer and image flags, and the first sort pass. pack: the pairs may travel packed
+ * (pack_pass); images: no key is special, so images may be stored between passes (written
+ * by every sort pass but the last, read by every one but the first); from_input: out of
+ * place, the first sort pass reads the input (sort.cu's top comment has the cases). */
+template <int P>
+__host__ __device__ inline void radix_write_plan(sort_header *hdr, const unsigned *trivial, bool pack, bool images,
+                                                 bool from_input) {
+  bool sorted[P];
+  int active = 0;
+  for (int p = 0; p < P; p++) {
+    sorted[p] = trivial[p] == 0;
+    active += sorted[p];
+  }
+  if (from_input && active == 0) { /* all keys equal: a pass must still move them */
+    sorted[0] = true; /* a stable sort by one digit value copies */
+    active = 1;
+  }
+  int first = -1; /* the first sort pass (out of place, the first pass run: it reads the input) */
+  if (pack && images && active >= 2) {
+    /* packed pairs: sort pass j reads packed buffer (j - 1) % 2 and writes j % 2, the
+       first reading and the last writing the caller's arrays; no copy for odd counts */
+    unsigned sorts = 0;
+    for (int p = 0; p < P; p++) {
+      hdr->src[p] = sorts;
+      hdr->sbuf[p] = sorts & 1;
+      hdr->images[p] = 0;
+      if (!sorted[p]) {
+        hdr->mode[p] = MODE_SKIP;
+      } else { /* the words hold images */
+        const bool last = (int)sorts == active - 1;
+        hdr->mode[p] = last ? MODE_PACK_LAST : sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
+        hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | (last ? 0 : IMAGES_OUT);
+        if (sorts == 0) first = p;
+        sorts++;
+      }
+    }
+    hdr->first = (unsigned)first;
+    return;
+  }
+  /* The data must end in buffer 0. In place they start there: with an odd number of
+     sort passes they would end in scratch, so a skipped pass becomes a copy (P > 1 and
+     odd => one was skipped). Out of place the first pass reads the input, a third
+     buffer, and may write either: with an odd count it writes buffer 0 (it is planned
+     as reading buffer 1), so no copy is ever added. */
+  bool copy_once = !from_input && P > 1 && (active & 1);
+  unsigned parity = from_input ? (unsigned)active & 1u : 0u, sorts = 0;
+  for (int p = 0; p < P; p++) {
+    hdr->src[p] = parity;
+    hdr->sbuf[p] = sorts & 1;
+    hdr->images[p] = 0;
+    if (sorted[p]) {
+      hdr->mode[p] = MODE_SORT;
+      if (images) hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | ((int)sorts < active - 1 ? IMAGES_OUT : 0);
+      parity ^= 1;
+      sorts++;
+      first = first < 0 ? p : first;
+    } else if (copy_once) {
+      hdr->mode[p] = MODE_COPY;
+      parity ^= 1;
+      copy_once = false;
+    } else {
+      hdr->mode[p] = MODE_SKIP;
+    }
+  }
+  hdr->first = first < 0 ? 0u : (unsigned)first;
+}
+
 /* ---- warp and tile ranking ------------------------------------------------------------- */
 
 /* IMG: the key is already an image (a pass between the first and the last). For 4-byte
