@@ -5,10 +5,11 @@
  *    wrapping is defined (u8 too: its sum mod 256 is the same whatever the order, and byte
  *    lanes keep all 32 of an AVX2 register's lanes busy where a wider sum would use 4);
  *  - f32 SUM is accumulated in double, so its error is far inside that of pairwise
- *    summation (sixteen independent lanes per thread keep it at memory speed);
- *  - float MIN/MAX ignore NaN: NaN in the accumulator means "nothing seen yet", so an
- *    all-NaN input gives NaN; -0.0 is ordered below +0.0 so that the result does not
- *    depend on how the pass was split among threads;
+ *    summation (32 independent partial sums per thread keep it at memory speed); float
+ *    sums are combined in a fixed order, so they depend on n and the thread count only;
+ *  - float MIN/MAX ignore NaN: a NaN's order key is the fold's identity, so an all-NaN
+ *    input gives NaN; -0.0 is ordered below +0.0 so that the result does not depend on
+ *    how the pass was split among threads;
  *  - argreduce keeps the first index on ties: each thread takes one contiguous part and
  *    the parts are combined in order with a strict comparison.
  */
@@ -18,103 +19,186 @@
 #include <math.h>
 #include <omp.h>
 
+/* ---- the pass over memory ------------------------------------------------------------- */
+
+/* Each thread's part is read as RD_STREAMS sequential streams at once (the part cut in
+ * RD_STREAMS equal pieces, one cache line of each per step), not as one: a core keeps more
+ * misses in flight when its hardware prefetchers follow several streams, and on the
+ * 2-core VM one stream per core left about a third of the read bandwidth unused (the same
+ * reason glibc's memcpy copies four pages at once past its non-temporal threshold).
+ * Every stream has its own vector accumulators, one per 32 bytes of a line: the folds of a
+ * step are independent, so there is no latency chain. The vectors are GCC's generic ones,
+ * lowered to two SSE2 registers in the baseline clone and to one AVX2 register in the
+ * clone chosen at load time on x86-64-v3 machines (which also have the 8-byte compares
+ * that the 8-byte MIN/MAX need); written as scalar lanes, GCC's vectoriser interleaved
+ * successive steps with lane permutes, or not at all. */
+#define RD_STREAMS 4
+#define RD_LINE 64
+#define RD_VEC 32
+#define RD_MAX_PARTS 256
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define RD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define RD_CLONES
+#endif
+#define RD_INLINE static inline __attribute__((always_inline))
+
+#define OP_ADD(a, x) ((a) + (x)) /* integer sums: a is unsigned, so this wraps */
+#define OP_MIN(a, x) ((x) < (a) ? (x) : (a))
+#define OP_MAX(a, x) ((x) > (a) ? (x) : (a))
+/* the same on vectors of an integer type V, through the comparison's lane masks */
+#define VOP_ADD(V, a, x) ((a) + (x))
+#define VOP_MIN(V, a, x) vpick(V, (x) < (a), x, a)
+#define VOP_MAX(V, a, x) vpick(V, (x) > (a), x, a)
+#define vpick(V, m, x, a) (((x) & (V)(m)) | ((a) & ~(V)(m)))
+
+/* fold_NAME(x, n): T elements folded into A lanes of vectors vec_NAME; LOAD(x, i) is
+ * element i as an A, VLOAD(p) the vector of the elements at p, OP the fold, ID its identity. The order is fixed by n
+ * alone: lane l of vector k of stream s takes elements s * m + k * V + l + STEP * q for
+ * q = 0, 1, ...; then the lanes in that order, then the tail. all_NAME splits n into
+ * pp_cpu_threads() parts whatever the team's size and combines them in part order, so the
+ * result depends on n and the thread count only, never on timing. */
+#define PP_CPU_FOLD(NAME, T, A, LOAD, VLOAD, OP, ID)                                            \
+  RD_CLONES static A fold_##NAME(const T *x, size_t n) {                                    \
+    enum { V = RD_VEC / sizeof(A), PER = RD_LINE / RD_VEC, STEP = V * PER };                \
+    vec_##NAME acc[RD_STREAMS][PER];                                                        \
+    for (int s = 0; s < RD_STREAMS; s++)                                                    \
+      for (int k = 0; k < PER; k++) acc[s][k] = (vec_##NAME){0} + (A)(ID);                  \
+    const size_t m = n / (RD_STREAMS * STEP) * STEP; /* elements per stream */              \
+    for (size_t i = 0; i < m; i += STEP)                                                    \
+      for (int s = 0; s < RD_STREAMS; s++)                                                  \
+        for (int k = 0; k < PER; k++) {                                                     \
+          vec_##NAME v;                                                                     \
+          VLOAD(&v, x + s * m + i + k * V);                                                 \
+          acc[s][k] = V##OP(vec_##NAME, acc[s][k], v);                                      \
+        }                                                                                   \
+    A r = ID;                                                                               \
+    for (int s = 0; s < RD_STREAMS; s++)                                                    \
+      for (int k = 0; k < PER; k++)                                                         \
+        for (int l = 0; l < V; l++) r = OP(r, acc[s][k][l]);                                \
+    for (size_t i = RD_STREAMS * m; i < n; i++) r = OP(r, LOAD(x, i));                      \
+    return r;                                                                               \
+  }                                                                                         \
+  static A all_##NAME(const T *in, size_t n) {                                              \
+    size_t parts = n >= PP_CPU_PARALLEL_MIN ? (size_t)pp_cpu_threads() : 1;                 \
+    if (parts > RD_MAX_PARTS) parts = RD_MAX_PARTS;                                         \
+    A part[RD_MAX_PARTS];                                                                   \
+    _Pragma("omp parallel for schedule(static) if (parts > 1)")                             \
+    for (size_t p = 0; p < parts; p++) {                                                    \
+      size_t lo = pp_cpu_part_begin(n, p, parts), hi = pp_cpu_part_begin(n, p + 1, parts);  \
+      part[p] = fold_##NAME(in + lo, hi - lo);                                              \
+    }                                                                                       \
+    A r = part[0];                                                                          \
+    for (size_t p = 1; p < parts; p++) r = OP(r, part[p]);                                  \
+    return r;                                                                               \
+  }
+
+/* vec_NAME and vload_NAME(p): RD_VEC bytes of A lanes, from the elements' own bits */
+#define PP_CPU_VLOAD_BITS(NAME, A)                                                          \
+  typedef A vec_##NAME __attribute__((vector_size(RD_VEC)));                                \
+  RD_INLINE void vload_##NAME(vec_##NAME *v, const void *p) { memcpy(v, p, sizeof *v); }
+
 /* ---- integers ------------------------------------------------------------------------ */
 
-#define PP_CPU_INT_REDUCE(NAME, T, SUM_T, T_LOWEST, T_HIGHEST)                              \
-  static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
-    const T *in = in_;                                                                      \
+/* Sums fold into the unsigned type UT of the same width, where wrapping is defined. */
+#define LOAD_PLAIN(x, i) ((x)[i])
+
+#define PP_CPU_INT_REDUCE(NAME, T, UT, T_LOWEST, T_HIGHEST)                                 \
+  PP_CPU_VLOAD_BITS(NAME##_sum, UT)                                                         \
+  PP_CPU_VLOAD_BITS(NAME##_min, T)                                                          \
+  PP_CPU_VLOAD_BITS(NAME##_max, T)                                                          \
+  PP_CPU_FOLD(NAME##_sum, T, UT, LOAD_PLAIN, vload_##NAME##_sum, OP_ADD, 0)                 \
+  PP_CPU_FOLD(NAME##_min, T, T, LOAD_PLAIN, vload_##NAME##_min, OP_MIN, T_HIGHEST)          \
+  PP_CPU_FOLD(NAME##_max, T, T, LOAD_PLAIN, vload_##NAME##_max, OP_MAX, T_LOWEST)           \
+  static void reduce_##NAME(pp_op op, const void *in, size_t n, void *out_) {               \
     T *out = out_;                                                                          \
-    if (op == PP_SUM) {                                                                     \
-      SUM_T s = 0;                                                                          \
-      _Pragma("omp parallel for simd reduction(+ : s) schedule(static) if (n >= PP_CPU_PARALLEL_MIN)") \
-      for (size_t i = 0; i < n; i++) s += (SUM_T)in[i];                                     \
-      *out = (T)s;                                                                          \
-    } else if (op == PP_MIN) {                                                              \
-      T m = T_HIGHEST;                                                                      \
-      _Pragma("omp parallel for simd reduction(min : m) schedule(static) if (n >= PP_CPU_PARALLEL_MIN)") \
-      for (size_t i = 0; i < n; i++) m = in[i] < m ? in[i] : m;                             \
-      *out = m;                                                                             \
-    } else {                                                                                \
-      T m = T_LOWEST;                                                                       \
-      _Pragma("omp parallel for simd reduction(max : m) schedule(static) if (n >= PP_CPU_PARALLEL_MIN)") \
-      for (size_t i = 0; i < n; i++) m = in[i] > m ? in[i] : m;                             \
-      *out = m;                                                                             \
-    }                                                                                       \
+    *out = op == PP_SUM   ? (T)all_##NAME##_sum(in, n)                                      \
+           : op == PP_MIN ? all_##NAME##_min(in, n)                                         \
+                          : all_##NAME##_max(in, n);                                        \
   }
 
 PP_CPU_INT_REDUCE(u8, uint8_t, uint8_t, 0, UINT8_MAX)
 PP_CPU_INT_REDUCE(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
 PP_CPU_INT_REDUCE(u32, uint32_t, uint32_t, 0, UINT32_MAX)
-PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX) PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
+PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
+PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
 
 /* ---- floats -------------------------------------------------------------------------- */
 
-/* acc is NaN until a number was seen. Every f32 value is exact in double. */
-static inline double float_min(double acc, double x) {
-  if (isnan(x)) return acc;
-  if (isnan(acc) || x < acc || (x == acc && signbit(x))) return x;
-  return acc;
+/* SUM in double (f32 widened, exactly): the lanes are independent sums, so vector adds
+ * need no fast-math, and RD_STREAMS x 8 partial sums per part keep the error below that
+ * of one running sum. */
+#define LOAD_DOUBLE(x, i) ((double)(x)[i])
+PP_CPU_VLOAD_BITS(f64_sum, double)
+typedef double vec_f32_sum __attribute__((vector_size(RD_VEC)));
+typedef float vec_f32_half __attribute__((vector_size(RD_VEC / 2)));
+RD_INLINE void vload_f32_sum(vec_f32_sum *v, const void *p) {
+  vec_f32_half h;
+  memcpy(&h, p, sizeof h);
+  *v = __builtin_convertvector(h, vec_f32_sum);
 }
+PP_CPU_FOLD(f32_sum, float, double, LOAD_DOUBLE, vload_f32_sum, OP_ADD, 0.0)
+PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0)
 
-static inline double float_max(double acc, double x) {
-  if (isnan(x)) return acc;
-  if (isnan(acc) || x > acc || (x == acc && !signbit(x))) return x;
-  return acc;
-}
-
-/* Sixteen independent double sums per thread: one running sum would make the add latency
- * the limit (about one element per cycle); independent lanes become plain vector adds,
- * no fast-math needed, and the loop runs at memory speed. */
-#define PP_CPU_SUM_LANES 16
-#define PP_CPU_FLOAT_SUM(NAME, T)                                                           \
-  static double sum_part_##NAME(const T *x, size_t n) {                                     \
-    double lane[PP_CPU_SUM_LANES] = {0};                                                    \
-    size_t i = 0;                                                                           \
-    for (; i + PP_CPU_SUM_LANES <= n; i += PP_CPU_SUM_LANES)                                \
-      for (int j = 0; j < PP_CPU_SUM_LANES; j++) lane[j] += (double)x[i + j];               \
-    double s = 0.0;                                                                         \
-    for (; i < n; i++) s += (double)x[i];                                                   \
-    for (int j = 0; j < PP_CPU_SUM_LANES; j++) s += lane[j];                                \
-    return s;                                                                               \
+/* MIN/MAX on order keys: a float's bits as a signed integer, the magnitude bits flipped
+ * when negative, order as the values do, with -0.0 (key -1) just below +0.0 (key 0), so
+ * the result is one value whatever the split. A NaN's key becomes the fold's identity
+ * (the key type's largest for MIN, lowest for MAX), which no number's key reaches: the
+ * result is that identity only when every element was NaN. Integer compares and selects
+ * vectorise, where the NaN-aware float comparisons did not. */
+#define PP_FLOAT_KEYS(NAME, T, K, UK, INF_BITS)                                             \
+  typedef K vkey_##NAME __attribute__((vector_size(RD_VEC)));                               \
+  RD_INLINE K key_##NAME(T x, K nan_key) {                                                  \
+    const UK mag = ((UK)-1) >> 1;                                                           \
+    UK b;                                                                                   \
+    memcpy(&b, &x, sizeof b);                                                               \
+    const K k = (K)(b ^ ((K)b < 0 ? mag : 0));                                              \
+    return (K)(b & mag) > (K)(INF_BITS) ? nan_key : k; /* NaN: above inf's bits */          \
   }                                                                                         \
-  static double sum_##NAME(const T *in, size_t n) {                                         \
-    size_t parts = n >= PP_CPU_PARALLEL_MIN ? (size_t)pp_cpu_threads() : 1;                 \
-    double s = 0.0;                                                                         \
-    _Pragma("omp parallel for reduction(+ : s) schedule(static) if (parts > 1)")            \
-    for (size_t p = 0; p < parts; p++) {                                                    \
-      size_t lo = pp_cpu_part_begin(n, p, parts), hi = pp_cpu_part_begin(n, p + 1, parts);  \
-      s += sum_part_##NAME(in + lo, hi - lo);                                               \
-    }                                                                                       \
-    return s;                                                                               \
+  RD_INLINE void vkey_of_##NAME(vkey_##NAME *v, const void *p, K nan_key) {                 \
+    const K mag = (K)(((UK)-1) >> 1);                                                       \
+    vkey_##NAME b;                                                                          \
+    memcpy(&b, p, sizeof b);                                                                \
+    const vkey_##NAME k = b ^ (mag & (vkey_##NAME)(b < 0));                                 \
+    *v = vpick(vkey_##NAME, (b & mag) > (K)(INF_BITS), (vkey_##NAME){0} + nan_key, k);      \
+  }                                                                                         \
+  static inline T unkey_##NAME(K k) {                                                       \
+    const UK b = (UK)k ^ (k < 0 ? ((UK)-1) >> 1 : 0);                                       \
+    T x;                                                                                    \
+    memcpy(&x, &b, sizeof x);                                                               \
+    return x;                                                                               \
   }
+PP_FLOAT_KEYS(f32, float, int32_t, uint32_t, 0x7f800000)
+PP_FLOAT_KEYS(f64, double, int64_t, uint64_t, 0x7ff0000000000000)
 
-PP_CPU_FLOAT_SUM(f32, float)
-PP_CPU_FLOAT_SUM(f64, double)
-
-#define PP_CPU_FLOAT_REDUCE(NAME, T)                                                        \
-  static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
-    const T *in = in_;                                                                      \
+/* vec_NAME_min/max, the fold's loads (a NaN's key is the fold's identity) and the folds */
+#define PP_CPU_FLOAT_REDUCE(NAME, T, K, K_LOWEST, K_HIGHEST)                                \
+  typedef vkey_##NAME vec_##NAME##_min, vec_##NAME##_max;                                   \
+  RD_INLINE void vload_##NAME##_min(vkey_##NAME *v, const void *p) {                       \
+    vkey_of_##NAME(v, p, K_HIGHEST);                                                        \
+  }                                                                                         \
+  RD_INLINE void vload_##NAME##_max(vkey_##NAME *v, const void *p) {                        \
+    vkey_of_##NAME(v, p, K_LOWEST);                                                         \
+  }                                                                                         \
+  RD_INLINE K load_##NAME##_min(const T *x, size_t i) { return key_##NAME(x[i], K_HIGHEST); } \
+  RD_INLINE K load_##NAME##_max(const T *x, size_t i) { return key_##NAME(x[i], K_LOWEST); }  \
+  PP_CPU_FOLD(NAME##_min, T, K, load_##NAME##_min, vload_##NAME##_min, OP_MIN, K_HIGHEST)  \
+  PP_CPU_FOLD(NAME##_max, T, K, load_##NAME##_max, vload_##NAME##_max, OP_MAX, K_LOWEST)   \
+  static void reduce_##NAME(pp_op op, const void *in, size_t n, void *out_) {               \
     T *out = out_;                                                                          \
     if (op == PP_SUM) {                                                                     \
-      *out = (T)sum_##NAME(in, n);                                                          \
-      return;                                                                               \
+      *out = (T)all_##NAME##_sum(in, n);                                                    \
+    } else if (n == 0) {                                                                    \
+      *out = op == PP_MIN ? INFINITY : -INFINITY;                                           \
+    } else {                                                                                \
+      const K k = op == PP_MIN ? all_##NAME##_min(in, n) : all_##NAME##_max(in, n);         \
+      *out = k == (op == PP_MIN ? K_HIGHEST : K_LOWEST) ? NAN : unkey_##NAME(k);            \
     }                                                                                       \
-    double best = NAN;                                                                      \
-    _Pragma("omp parallel if (n >= PP_CPU_PARALLEL_MIN)")                                   \
-    {                                                                                       \
-      double mine = NAN;                                                                    \
-      _Pragma("omp for schedule(static) nowait")                                            \
-      for (size_t i = 0; i < n; i++)                                                        \
-        mine = op == PP_MIN ? float_min(mine, in[i]) : float_max(mine, in[i]);              \
-      _Pragma("omp critical(pp_cpu_float_reduce)")                                          \
-      best = op == PP_MIN ? float_min(best, mine) : float_max(best, mine);                  \
-    }                                                                                       \
-    if (n == 0) best = op == PP_MIN ? INFINITY : -INFINITY;                                 \
-    *out = (T)best;                                                                         \
   }
 
-PP_CPU_FLOAT_REDUCE(f32, float)
-PP_CPU_FLOAT_REDUCE(f64, double)
+PP_CPU_FLOAT_REDUCE(f32, float, int32_t, INT32_MIN, INT32_MAX)
+PP_CPU_FLOAT_REDUCE(f64, double, int64_t, INT64_MIN, INT64_MAX)
 
 #define BY_DTYPE(F)                                                                         \
   {[PP_U8] = F##_u8,   [PP_I32] = F##_i32, [PP_U32] = F##_u32, [PP_I64] = F##_i64,           \
