@@ -561,9 +561,9 @@ __global__ void __launch_bounds__(256) positions_kernel(V *out, size_t n) {
 
 /* The out-of-place sort of the algorithms that sort in place alone (and of n < 2): the
  * keys and values (or positions) are copied to the outputs, which are then sorted. */
-static pp_status sort_copy_in_place(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
-                                    const void *values_in, void *values_out, size_t value_size, size_t n,
-                                    pp_order order, pp_sort_algo algo) {
+static pp_status copy_then_sort(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
+                                const void *values_in, void *values_out, size_t value_size, size_t n,
+                                pp_order order, pp_sort_algo algo) {
   pp_cuda_state *st = pp_cuda(ctx);
   PP_CUDA_TRY(ctx, cudaMemcpyAsync(keys_out, keys_in, n * pp_dtype_size(key_t), cudaMemcpyDeviceToDevice, st->stream),
               "pp_sort");
@@ -593,7 +593,7 @@ pp_status pp_cuda_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in
   }
   PP_TRY(pp_cuda_use_device(ctx, "pp_sort"));
   if (n < 2 || sort_algo(algo) != sort_radix)
-    return sort_copy_in_place(ctx, key_t, keys_in, keys_out, values_in, values_out, value_size, n, order, algo);
+    return copy_then_sort(ctx, key_t, keys_in, keys_out, values_in, values_out, value_size, n, order, algo);
   return pp_by_key_value(ctx, "pp_sort", key_t, values_out, value_size, [&](auto u, auto v, auto has_v) {
     typedef decltype(u) U;
     typedef decltype(v) V;
