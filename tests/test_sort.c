@@ -359,6 +359,8 @@ static void test_sort_packed_pairs(pp_context *ctx) {
       {PP_U32, PP_DESCENDING, 0xffffff00u}, /* 3 passes */
       {PP_I32, PP_ASCENDING, 0xffffffffu},  /* 4 passes */
       {PP_F32, PP_DESCENDING, 0xffffffffu}, /* any bits: NaNs, -0.0 */
+      {PP_U32, PP_ASCENDING, 0x0000ffffu},  /* 2 passes, the low digits */
+      {PP_I32, PP_ASCENDING, 0u},           /* all keys equal: no digit varies */
   };
   const size_t n = ((size_t)3 << 23) + 5;
   uint32_t *orig = th_xmalloc(n * sizeof *orig), *k = th_xmalloc(n * sizeof *k);
@@ -384,33 +386,51 @@ static void test_sort_packed_pairs(pp_context *ctx) {
       orig[n / 2] = k[n / 2] = 0x7fc00001u;
       orig[n / 2 + 1] = k[n / 2 + 1] = 0xffc00000u;
     }
-    void *dk = th_dev_from_host(ctx, k, n * 4), *dv = th_dev_from_host(ctx, v, n * 4);
-    pp_sort_opts opts = {o, PP_SORT_RADIX};
-    pp_status s = pp_sort(ctx, t, dk, dv, 4, n, &opts);
-    if (s == PP_OK) s = pp_synchronize(ctx);
-    if (s == PP_OK) {
-      th_copy(ctx, k, dk, n * 4);
-      th_copy(ctx, v, dv, n * 4);
+    /* the pairs sorted in place, then (arg) the keys sorted out of place by pp_argsort with
+       4-byte positions: the same packed passes, the first reading the input and making the
+       positions */
+    for (int arg = 0; arg < 2; arg++) {
+      void *dk = th_dev_from_host(ctx, orig, n * 4), *dv = th_dev_from_host(ctx, v, n * 4);
+      void *dout = arg ? th_dev_from_host(ctx, v, n * 4) : NULL;
+      pp_sort_opts opts = {o, PP_SORT_RADIX};
+      pp_status s = arg ? pp_argsort(ctx, t, dk, n, dout, PP_U32, dv, &opts)
+                        : pp_sort(ctx, t, dk, dv, 4, n, &opts);
+      if (s == PP_OK) s = pp_synchronize(ctx);
+      int input_kept = 1;
+      if (s == PP_OK) {
+        th_copy(ctx, k, arg ? dout : dk, n * 4);
+        th_copy(ctx, v, dv, n * 4);
+        if (arg) {
+          uint32_t *in_after = th_xmalloc(n * sizeof *in_after);
+          th_copy(ctx, in_after, dk, n * 4);
+          input_kept = memcmp(in_after, orig, n * 4) == 0;
+          free(in_after);
+        }
+      }
+      th_dev_free(ctx, dk);
+      th_dev_free(ctx, dv);
+      if (dout) th_dev_free(ctx, dout);
+      memset(seen, 0, n);
+      size_t bad = n, why = 0;
+      static const char *whys[] = {"", "values not a permutation", "key not its value's", "keys out of order",
+                                   "equal keys out of input order"};
+      for (size_t i = 0; i < n && s == PP_OK && bad == n; i++) {
+        const int c = i > 0 ? ref_cmp_ord(t, o, k, i - 1, k, i) : -1; /* the order of API.md */
+        why = v[i] >= n || seen[v[i]]     ? 1
+              : k[i] != orig[v[i]]        ? 2
+              : c > 0                     ? 3
+              : c == 0 && v[i - 1] > v[i] ? 4
+                                          : 0;
+        if (why) bad = i;
+        else seen[v[i]] = 1;
+      }
+      CHECK(s == PP_OK && bad == n && input_kept, "%s %s %s n=%zu, bits 0x%08x vary: %s%s at %zu%s",
+            arg ? "pp_argsort" : "pp_sort pairs", pp_dtype_string(t), oname(o), n, (unsigned)vary,
+            pp_status_string(s), whys[why], bad, input_kept ? "" : ", changed its input");
+      if (arg) g_argsorts++;
+      else g_sorts++;
+      for (size_t i = 0; i < n; i++) v[i] = (uint32_t)i; /* the next round's values */
     }
-    th_dev_free(ctx, dk);
-    th_dev_free(ctx, dv);
-    memset(seen, 0, n);
-    size_t bad = n, why = 0;
-    static const char *whys[] = {"", "values not a permutation", "key not its value's", "keys out of order",
-                                 "equal keys out of input order"};
-    for (size_t i = 0; i < n && s == PP_OK && bad == n; i++) {
-      const int c = i > 0 ? ref_cmp_ord(t, o, k, i - 1, k, i) : -1; /* the order of API.md */
-      why = v[i] >= n || seen[v[i]]     ? 1
-            : k[i] != orig[v[i]]        ? 2
-            : c > 0                     ? 3
-            : c == 0 && v[i - 1] > v[i] ? 4
-                                        : 0;
-      if (why) bad = i;
-      else seen[v[i]] = 1;
-    }
-    CHECK(s == PP_OK && bad == n, "pp_sort %s %s pairs n=%zu, bits 0x%08x vary: %s%s at %zu", pp_dtype_string(t),
-          oname(o), n, (unsigned)vary, pp_status_string(s), whys[why], bad);
-    g_sorts++;
   }
   free(orig);
   free(k);

@@ -300,6 +300,7 @@ static pp_backend_ops cuda_ops_table(void) {
   o.partition = pp_cuda_partition;
   o.sort = pp_cuda_sort;
   o.merge = pp_cuda_merge;
+  o.sort_copy = pp_cuda_sort_copy;
   o.merge_pairs = pp_cuda_merge_pairs;
   /* histogram */
   o.histogram_even = pp_cuda_histogram_even;
