@@ -183,23 +183,31 @@ static void stage_begin(stage *s, void *dst, bool stream) {
   s->stream = stream;
 }
 
-static void stage_flush(stage *s, bool last) {
-  size_t done = s->held;
+/* Writes bytes of src to dst: with stream, dst's whole aligned 64-byte lines with
+ * non-temporal stores and the bytes around them with plain ones. With partial (more bytes
+ * will follow these), nothing after the last whole line is written, nor anything when no
+ * whole line is there yet. Returns how many bytes it wrote, from the start. */
+static size_t put_bytes(unsigned char *dst, const unsigned char *src, size_t bytes, bool stream,
+                        bool partial) {
 #if SCAN_HAVE_STREAM
-  if (s->stream && !last) {
-    const size_t head = (64 - ((uintptr_t)s->dst & 63)) & 63;
-    if (s->held < head + 64) return;
-    const size_t body = (s->held - head) & ~(size_t)63;
-    memcpy(s->dst, s->buf, head);
+  const size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
+  if (stream && bytes >= head + 64) {
+    const size_t body = (bytes - head) & ~(size_t)63;
+    memcpy(dst, src, head);
     for (size_t o = head; o < head + body; o += 16)
-      _mm_stream_si128((__m128i *)(s->dst + o), _mm_loadu_si128((const __m128i *)(s->buf + o)));
-    done = head + body;
-  } else
-#endif
-  {
-    (void)last;
-    memcpy(s->dst, s->buf, done);
+      _mm_stream_si128((__m128i *)(void *)(dst + o), _mm_loadu_si128((const __m128i *)(const void *)(src + o)));
+    if (partial) return head + body;
+    memcpy(dst + head + body, src + head + body, bytes - head - body);
+    return bytes;
   }
+#endif
+  if (stream && partial) return 0;
+  memcpy(dst, src, bytes);
+  return bytes;
+}
+
+static void stage_flush(stage *s, bool last) {
+  const size_t done = put_bytes(s->dst, s->buf, s->held, s->stream, !last);
   memmove(s->buf, s->buf + done, s->held - done);
   s->dst += done;
   s->held -= done;
@@ -567,6 +575,7 @@ COMPACT_FNS(flag16, rec16, FLAG_KEEP)
  * count. No branch depends on the data. */
 #if SCAN_HAVE_STREAM && defined(__GNUC__)
 #define SCAN_HAVE_VKEEP 1
+#include <immintrin.h> /* the AVX2 keep: compiled for its own target, chosen at run time */
 #include <tmmintrin.h>
 
 /* shuffle[m]: the bytes of the lanes set in m, in order */
@@ -579,18 +588,23 @@ static void vkeep_shuffles(unsigned char shuffle[16][16]) {
   }
 }
 
-#define VKEEP(NAME, MASK)                                                                   \
+/* the compared value of a 4-byte compaction */
+static inline uint32_t value32(const compactor *c) {
+  uint32_t v;
+  memcpy(&v, c->value, sizeof v);
+  return v;
+}
+
+#define VKEEP(NAME, MASK, FLIP)                                                             \
   __attribute__((target("ssse3"))) static size_t vkeep_##NAME(                              \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
     const uint32_t *in = c->in;                                                             \
-    uint32_t vb;                                                                            \
-    memcpy(&vb, c->value, sizeof vb);                                                       \
-    const __m128i v = _mm_set1_epi32((int)vb);                                              \
+    const __m128i v = FLIP(_mm_set1_epi32((int)value32(c)));                                \
     const int bits[16] = {0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4};                 \
     size_t w = 0, i = lo;                                                                   \
     for (; i + 4 <= hi; i += 4) {                                                           \
       const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(in + i));           \
-      const int m = MASK(x, v);                                                             \
+      const int m = MASK(FLIP(x), v);                                                       \
       const __m128i sh = _mm_load_si128((const __m128i *)(const void *)c->shuffle[m]);      \
       _mm_storeu_si128((__m128i *)(void *)(yes + 4 * w), _mm_shuffle_epi8(x, sh));          \
       w += (size_t)bits[m];                                                                 \
@@ -616,32 +630,95 @@ static void vkeep_shuffles(unsigned char shuffle[16][16]) {
 #define I_EQ(x, v) MF(_mm_cmpeq_epi32(x, v))
 #define I_NE(x, v) (15 & ~I_EQ(x, v))
 #define UFLIP(x) _mm_xor_si128(x, _mm_set1_epi32(INT32_MIN))
-#define U_GT(x, v) I_GT(UFLIP(x), UFLIP(v))
-#define U_GE(x, v) I_GE(UFLIP(x), UFLIP(v))
-#define U_LT(x, v) I_LT(UFLIP(x), UFLIP(v))
-#define U_LE(x, v) I_LE(UFLIP(x), UFLIP(v))
-#define U_EQ(x, v) I_EQ(x, v)
-#define U_NE(x, v) I_NE(x, v)
+#define NOFLIP(x) (x)
 
-#define VKEEP_CMPS(NAME, P)                                                                 \
-  VKEEP(NAME##_gt, P##_GT) VKEEP(NAME##_ge, P##_GE) VKEEP(NAME##_lt, P##_LT)                \
-  VKEEP(NAME##_le, P##_LE) VKEEP(NAME##_eq, P##_EQ) VKEEP(NAME##_ne, P##_NE)
-VKEEP_CMPS(f32, F)
-VKEEP_CMPS(i32, I)
-VKEEP_CMPS(u32, U)
+/* the six comparisons of one type, for the keep KEEP with masks P_* after FLIP */
+#define VKEEP_CMPS(KEEP, NAME, P, FLIP)                                                     \
+  KEEP(NAME##_gt, P##_GT, FLIP) KEEP(NAME##_ge, P##_GE, FLIP) KEEP(NAME##_lt, P##_LT, FLIP) \
+  KEEP(NAME##_le, P##_LE, FLIP) KEEP(NAME##_eq, P##_EQ, FLIP) KEEP(NAME##_ne, P##_NE, FLIP)
+VKEEP_CMPS(VKEEP, f32, F, NOFLIP)
+VKEEP_CMPS(VKEEP, i32, I, NOFLIP)
+VKEEP_CMPS(VKEEP, u32, I, UFLIP)
 
-#define VKEEP_ROW(NAME)                                                                     \
-  {[PP_GT] = vkeep_##NAME##_gt, [PP_GE] = vkeep_##NAME##_ge, [PP_LT] = vkeep_##NAME##_lt,   \
-   [PP_LE] = vkeep_##NAME##_le, [PP_EQ] = vkeep_##NAME##_eq, [PP_NE] = vkeep_##NAME##_ne}
+/* The AVX2 keep: eight elements a step, the same scheme with a lane permutation
+ * (vpermd) for the byte shuffle: the 8-bit mask picks eight 3-bit lane indices from
+ * keep_lanes (packed one per byte, widened to 32 bits by vpmovzxbd), and popcnt counts
+ * the kept lanes. Two steps an iteration, so the loop's own instructions are paid once per
+ * sixteen elements; per element it issues about half the instructions of the SSSE3 keep,
+ * which on two cores had made the compaction compute-bound. */
+#define KL_POP(m)                                                                           \
+  (((m) & 1) + ((m) >> 1 & 1) + ((m) >> 2 & 1) + ((m) >> 3 & 1) + ((m) >> 4 & 1) +          \
+   ((m) >> 5 & 1) + ((m) >> 6 & 1) + ((m) >> 7 & 1))
+/* lane l of mask m goes to position popcount(m below l), as byte l there */
+#define KL_LANE(m, l) ((m) >> (l) & 1 ? (uint64_t)(l) << (8 * KL_POP((m) & ((1u << (l)) - 1))) : 0)
+#define KL(m)                                                                               \
+  (KL_LANE(m, 0) | KL_LANE(m, 1) | KL_LANE(m, 2) | KL_LANE(m, 3) | KL_LANE(m, 4) |          \
+   KL_LANE(m, 5) | KL_LANE(m, 6) | KL_LANE(m, 7))
+#define KL4(m) KL(m), KL(m + 1), KL(m + 2), KL(m + 3)
+#define KL16(m) KL4(m), KL4(m + 4), KL4(m + 8), KL4(m + 12)
+#define KL64(m) KL16(m), KL16(m + 16), KL16(m + 32), KL16(m + 48)
+static const uint64_t keep_lanes[256] = {KL64(0u), KL64(64u), KL64(128u), KL64(192u)};
 
-/* The vector keep for dtype t and comparison cmp, or NULL where there is none. */
-static size_t (*vkeep_for(pp_dtype t, pp_cmp cmp))(const compactor *, size_t, size_t,
-                                                    unsigned char *) {
-  static size_t (*const table[PP_CPU_DTYPES][6])(const compactor *, size_t, size_t,
-                                                 unsigned char *) = {
-      [PP_I32] = VKEEP_ROW(i32), [PP_U32] = VKEEP_ROW(u32), [PP_F32] = VKEEP_ROW(f32)};
+#define VKEEP8(NAME, MASK, FLIP)                                                            \
+  __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
+      const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
+    const uint32_t *in = c->in;                                                             \
+    const __m256i v = FLIP(_mm256_set1_epi32((int)value32(c)));                             \
+    size_t w = 0, i = lo;                                                                   \
+    for (; i + 16 <= hi; i += 16) {                                                         \
+      const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));       \
+      const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8));   \
+      const unsigned m0 = (unsigned)MASK(FLIP(x0), v), m1 = (unsigned)MASK(FLIP(x1), v);    \
+      const __m256i l0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m0])); \
+      const __m256i l1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m1])); \
+      _mm256_storeu_si256((__m256i *)(void *)(yes + 4 * w), _mm256_permutevar8x32_epi32(x0, l0)); \
+      w += (size_t)__builtin_popcount(m0);                                                  \
+      _mm256_storeu_si256((__m256i *)(void *)(yes + 4 * w), _mm256_permutevar8x32_epi32(x1, l1)); \
+      w += (size_t)__builtin_popcount(m1);                                                  \
+    }                                                                                       \
+    return w + keep_##NAME(c, i, hi, yes + 4 * w);                                          \
+  }
+
+/* 8-bit masks of (x cmp v), as the 4-bit ones above: floats by the ordered predicates
+ * (NEQ unordered), integers by cmpgt/cmpeq, unsigned ones after flipping the sign bits */
+#define MF8(x) _mm256_movemask_ps(_mm256_castsi256_ps(x))
+#define FCMP8(P, x, v) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_castsi256_ps(x), _mm256_castsi256_ps(v), P))
+#define F8_GT(x, v) FCMP8(_CMP_GT_OQ, x, v)
+#define F8_GE(x, v) FCMP8(_CMP_GE_OQ, x, v)
+#define F8_LT(x, v) FCMP8(_CMP_LT_OQ, x, v)
+#define F8_LE(x, v) FCMP8(_CMP_LE_OQ, x, v)
+#define F8_EQ(x, v) FCMP8(_CMP_EQ_OQ, x, v)
+#define F8_NE(x, v) FCMP8(_CMP_NEQ_UQ, x, v)
+#define I8_GT(x, v) MF8(_mm256_cmpgt_epi32(x, v))
+#define I8_LT(x, v) MF8(_mm256_cmpgt_epi32(v, x))
+#define I8_GE(x, v) (255 & ~I8_LT(x, v))
+#define I8_LE(x, v) (255 & ~I8_GT(x, v))
+#define I8_EQ(x, v) MF8(_mm256_cmpeq_epi32(x, v))
+#define I8_NE(x, v) (255 & ~I8_EQ(x, v))
+#define UFLIP8(x) _mm256_xor_si256(x, _mm256_set1_epi32(INT32_MIN))
+
+VKEEP_CMPS(VKEEP8, f32, F8, NOFLIP)
+VKEEP_CMPS(VKEEP8, i32, I8, NOFLIP)
+VKEEP_CMPS(VKEEP8, u32, I8, UFLIP8)
+
+#define VKEEP_ROW(PRE, NAME)                                                                \
+  {[PP_GT] = PRE##_##NAME##_gt, [PP_GE] = PRE##_##NAME##_ge, [PP_LT] = PRE##_##NAME##_lt,   \
+   [PP_LE] = PRE##_##NAME##_le, [PP_EQ] = PRE##_##NAME##_eq, [PP_NE] = PRE##_##NAME##_ne}
+#define VKEEP_TABLE(PRE)                                                                    \
+  {[PP_I32] = VKEEP_ROW(PRE, i32), [PP_U32] = VKEEP_ROW(PRE, u32), [PP_F32] = VKEEP_ROW(PRE, f32)}
+
+/* The vector keep for dtype t and comparison cmp, or NULL where there is none; the SSSE3
+ * one needs cp->shuffle filled (vkeep_shuffles). */
+static size_t (*vkeep_for(pp_dtype t, pp_cmp cmp, bool *needs_shuffles))(const compactor *, size_t,
+                                                                         size_t, unsigned char *) {
+  typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
+  static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep8);
+  static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
   __builtin_cpu_init();
-  return __builtin_cpu_supports("ssse3") ? table[t][cmp] : NULL;
+  *needs_shuffles = false;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) return avx2[t][cmp];
+  *needs_shuffles = true;
+  return __builtin_cpu_supports("ssse3") ? ssse3[t][cmp] : NULL;
 }
 #else
 #define SCAN_HAVE_VKEEP 0
@@ -680,18 +757,72 @@ static void compact_merge(void *acc, const void *agg) {
 /* The chained compaction: kept elements to out[0, count), and, when base_no is not
  * SIZE_MAX (a partition), the others to out[base_no, n). Staged stores need es to divide
  * 64 (and out aligned to it); other sizes copy straight to the output. */
+static void compact_chain_init(chain *ch, const compactor *cp, size_t n, const void *out,
+                               size_t out_bytes) {
+  const size_t zero[2] = {0, 0};
+  chain_init(ch, n, compact_chunk_elems(cp->es, cp->flags != NULL), out, out_bytes, cp->es,
+             sizeof zero, zero);
+  ch->stream = ch->stream && cp->f.keep != NULL;
+  ch->total = compact_total;
+  ch->merge = compact_merge;
+  ch->arg = cp;
+}
+
+/* The kept count, from the last chunk's carry: every carry is published by then. */
+static size_t compact_count(chain *ch) {
+  size_t counts[2] = {0, 0};
+  if (ch->chunks > 0) memcpy(counts, ch->incl + (ch->chunks - 1) * ch->cs, sizeof counts);
+  chain_free(ch);
+  return counts[0];
+}
+
+/* select and select_flagged with a keep function: each thread compacts a whole chunk into
+ * its own buffer as it reads it from memory, which gives the chunk's count, enters the
+ * chain with that count and copies the buffer (now in its cache) to the output. The
+ * input is read once, and no separate counting pass over it runs: on two cores the
+ * compaction is bound by the instructions it issues, not by memory, and a counting pass
+ * was a third of them. Returns false, having written nothing, when the buffers cannot be
+ * had. */
+static bool select_chained(const compactor *cp, size_t n, void *out, size_t *count) {
+  const size_t es = cp->es;
+  chain ch;
+  compact_chain_init(&ch, cp, n, out, n / 2 * es);
+  const int threads = chain_threads(&ch);
+  const size_t elems = ch.chunk < n ? ch.chunk : n;
+  const size_t stride = PP_CPU_ALIGN64(elems * es + 256); /* the keeps' slack: 256 */
+  unsigned char *const bufs = ch.chunks > 0 ? malloc((size_t)threads * stride + 64) : NULL;
+  if (!bufs) {
+    chain_free(&ch);
+    return false;
+  }
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    unsigned char *buf = bufs + PP_CPU_ALIGN64((uintptr_t)bufs) - (uintptr_t)bufs +
+                         (size_t)omp_get_thread_num() * stride;
+    size_t c, lo, hi;
+    while (chain_take(&ch, &c, &lo, &hi)) {
+      const double t0 = omp_get_wtime();
+      const size_t kept = cp->f.keep(cp, lo, hi, buf);
+      const size_t total[2] = {kept, (hi - lo) - kept};
+      size_t at[2];
+      chain_enter(&ch, c, total, at, chain_patience(t0));
+      put_bytes((unsigned char *)out + at[0] * es, buf, kept * es, ch.stream, false);
+    }
+    stage_fence(&ch);
+  }
+  free(bufs);
+  *count = compact_count(&ch);
+  return true;
+}
+
 static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t base_no) {
   const size_t es = cp->es;
   const bool partition = base_no != SIZE_MAX;
   const bool staged = cp->f.keep != NULL;
+  size_t count;
+  if (!partition && staged && select_chained(cp, n, out, &count)) return count;
   chain ch;
-  const size_t zero[2] = {0, 0};
-  chain_init(&ch, n, compact_chunk_elems(es, cp->flags != NULL), out,
-             (partition ? n : n / 2) * es, es, sizeof zero, zero);
-  ch.stream = ch.stream && staged;
-  ch.total = compact_total;
-  ch.merge = compact_merge;
-  ch.arg = cp;
+  compact_chain_init(&ch, cp, n, out, (partition ? n : n / 2) * es);
   int threads = chain_threads(&ch);
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
@@ -735,10 +866,7 @@ static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t b
     }
     stage_fence(&ch);
   }
-  size_t counts[2] = {0, 0}; /* every chunk's carry is published by now */
-  if (ch.chunks > 0) memcpy(counts, ch.incl + (ch.chunks - 1) * ch.cs, sizeof counts);
-  chain_free(&ch);
-  return counts[0];
+  return compact_count(&ch);
 }
 
 /* [dtype][cmp] */
@@ -760,9 +888,12 @@ static pp_status select_like(pp_context *ctx, const char *fn, pp_dtype t, const 
   compactor cp = {in, NULL, {0}, pp_dtype_size(t), *f, {{0}}};
   memcpy(cp.value, value, cp.es);
 #if SCAN_HAVE_VKEEP
-  if (!partition && vkeep_for(t, cmp)) {
-    vkeep_shuffles(cp.shuffle);
-    cp.f.keep = vkeep_for(t, cmp);
+  bool needs_shuffles;
+  size_t (*const vkeep)(const compactor *, size_t, size_t, unsigned char *) =
+      partition ? NULL : vkeep_for(t, cmp, &needs_shuffles);
+  if (vkeep) {
+    if (needs_shuffles) vkeep_shuffles(cp.shuffle);
+    cp.f.keep = vkeep;
   }
 #endif
   size_t base_no = SIZE_MAX;
