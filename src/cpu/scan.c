@@ -588,9 +588,14 @@ static void vkeep_shuffles(unsigned char shuffle[16][16]) {
   }
 }
 
-/* the compared value of a 4-byte compaction */
+/* the compared value of a 4- or 8-byte compaction */
 static inline uint32_t value32(const compactor *c) {
   uint32_t v;
+  memcpy(&v, c->value, sizeof v);
+  return v;
+}
+static inline uint64_t value64(const compactor *c) {
+  uint64_t v;
   memcpy(&v, c->value, sizeof v);
   return v;
 }
@@ -659,60 +664,79 @@ VKEEP_CMPS(VKEEP, u32, I, UFLIP)
 #define KL64(m) KL16(m), KL16(m + 16), KL16(m + 32), KL16(m + 48)
 static const uint64_t keep_lanes[256] = {KL64(0u), KL64(64u), KL64(128u), KL64(192u)};
 
-#define VKEEP8(NAME, MASK, FLIP)                                                            \
+/* W-bit elements (32 or 64), walked in bytes: an 8-byte element is a pair of 32-bit lanes
+ * whose mask bits are both set or both clear (movmskps of a 64-bit compare), so the same
+ * lane table moves it as one. */
+#define VKEEP8(NAME, MASK, FLIP, W)                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
-    const uint32_t *in = c->in;                                                             \
-    const __m256i v = FLIP(_mm256_set1_epi32((int)value32(c)));                             \
-    size_t w = 0, i = lo;                                                                   \
-    for (; i + 16 <= hi; i += 16) {                                                         \
+    const unsigned char *in = (const unsigned char *)c->in + lo * (W / 8);                  \
+    const __m256i v = FLIP(W, VALUE8_##W(c));                                               \
+    const size_t bytes = (hi - lo) * (W / 8);                                               \
+    size_t w = 0, i = 0; /* bytes kept, bytes read */                                       \
+    for (; i + 64 <= bytes; i += 64) {                                                      \
       const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));       \
-      const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 8));   \
-      const unsigned m0 = (unsigned)MASK(FLIP(x0), v), m1 = (unsigned)MASK(FLIP(x1), v);    \
+      const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 32));  \
+      const unsigned m0 = (unsigned)MASK(W, FLIP(W, x0), v);                                \
+      const unsigned m1 = (unsigned)MASK(W, FLIP(W, x1), v);                                \
       const __m256i l0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m0])); \
       const __m256i l1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m1])); \
-      _mm256_storeu_si256((__m256i *)(void *)(yes + 4 * w), _mm256_permutevar8x32_epi32(x0, l0)); \
-      w += (size_t)__builtin_popcount(m0);                                                  \
-      _mm256_storeu_si256((__m256i *)(void *)(yes + 4 * w), _mm256_permutevar8x32_epi32(x1, l1)); \
-      w += (size_t)__builtin_popcount(m1);                                                  \
+      _mm256_storeu_si256((__m256i *)(void *)(yes + w), _mm256_permutevar8x32_epi32(x0, l0)); \
+      w += 4 * (size_t)__builtin_popcount(m0);                                              \
+      _mm256_storeu_si256((__m256i *)(void *)(yes + w), _mm256_permutevar8x32_epi32(x1, l1)); \
+      w += 4 * (size_t)__builtin_popcount(m1);                                              \
     }                                                                                       \
-    return w + keep_##NAME(c, i, hi, yes + 4 * w);                                          \
+    return w / (W / 8) + keep_##NAME(c, lo + i / (W / 8), hi, yes + w);                     \
   }
+#define VKEEP8_32(NAME, MASK, FLIP) VKEEP8(NAME, MASK, FLIP, 32)
+#define VKEEP8_64(NAME, MASK, FLIP) VKEEP8(NAME, MASK, FLIP, 64)
+#define VALUE8_32(c) _mm256_set1_epi32((int)value32(c))
+#define VALUE8_64(c) _mm256_set1_epi64x((long long)value64(c))
 
-/* 8-bit masks of (x cmp v), as the 4-bit ones above: floats by the ordered predicates
- * (NEQ unordered), integers by cmpgt/cmpeq, unsigned ones after flipping the sign bits */
+/* 8-bit masks of (x cmp v) for W-bit lanes, as the 4-bit ones above: floats by the
+ * ordered predicates (NEQ unordered), integers by cmpgt/cmpeq, unsigned ones after
+ * flipping the sign bits */
 #define MF8(x) _mm256_movemask_ps(_mm256_castsi256_ps(x))
-#define FCMP8(P, x, v) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_castsi256_ps(x), _mm256_castsi256_ps(v), P))
-#define F8_GT(x, v) FCMP8(_CMP_GT_OQ, x, v)
-#define F8_GE(x, v) FCMP8(_CMP_GE_OQ, x, v)
-#define F8_LT(x, v) FCMP8(_CMP_LT_OQ, x, v)
-#define F8_LE(x, v) FCMP8(_CMP_LE_OQ, x, v)
-#define F8_EQ(x, v) FCMP8(_CMP_EQ_OQ, x, v)
-#define F8_NE(x, v) FCMP8(_CMP_NEQ_UQ, x, v)
-#define I8_GT(x, v) MF8(_mm256_cmpgt_epi32(x, v))
-#define I8_LT(x, v) MF8(_mm256_cmpgt_epi32(v, x))
-#define I8_GE(x, v) (255 & ~I8_LT(x, v))
-#define I8_LE(x, v) (255 & ~I8_GT(x, v))
-#define I8_EQ(x, v) MF8(_mm256_cmpeq_epi32(x, v))
-#define I8_NE(x, v) (255 & ~I8_EQ(x, v))
-#define UFLIP8(x) _mm256_xor_si256(x, _mm256_set1_epi32(INT32_MIN))
+#define FCMP8_32(P, x, v) _mm256_movemask_ps(_mm256_cmp_ps(_mm256_castsi256_ps(x), _mm256_castsi256_ps(v), P))
+#define FCMP8_64(P, x, v)                                                                   \
+  _mm256_movemask_ps(_mm256_castpd_ps(_mm256_cmp_pd(_mm256_castsi256_pd(x), _mm256_castsi256_pd(v), P)))
+#define F8_GT(W, x, v) FCMP8_##W(_CMP_GT_OQ, x, v)
+#define F8_GE(W, x, v) FCMP8_##W(_CMP_GE_OQ, x, v)
+#define F8_LT(W, x, v) FCMP8_##W(_CMP_LT_OQ, x, v)
+#define F8_LE(W, x, v) FCMP8_##W(_CMP_LE_OQ, x, v)
+#define F8_EQ(W, x, v) FCMP8_##W(_CMP_EQ_OQ, x, v)
+#define F8_NE(W, x, v) FCMP8_##W(_CMP_NEQ_UQ, x, v)
+#define I8_GT(W, x, v) MF8(_mm256_cmpgt_epi##W(x, v))
+#define I8_LT(W, x, v) MF8(_mm256_cmpgt_epi##W(v, x))
+#define I8_GE(W, x, v) (255 & ~I8_LT(W, x, v))
+#define I8_LE(W, x, v) (255 & ~I8_GT(W, x, v))
+#define I8_EQ(W, x, v) MF8(_mm256_cmpeq_epi##W(x, v))
+#define I8_NE(W, x, v) (255 & ~I8_EQ(W, x, v))
+#define NOFLIP8(W, x) (x)
+#define UFLIP8(W, x) _mm256_xor_si256(x, _mm256_slli_epi##W(_mm256_set1_epi32(-1), W - 1))
 
-VKEEP_CMPS(VKEEP8, f32, F8, NOFLIP)
-VKEEP_CMPS(VKEEP8, i32, I8, NOFLIP)
-VKEEP_CMPS(VKEEP8, u32, I8, UFLIP8)
+VKEEP_CMPS(VKEEP8_32, f32, F8, NOFLIP8)
+VKEEP_CMPS(VKEEP8_32, i32, I8, NOFLIP8)
+VKEEP_CMPS(VKEEP8_32, u32, I8, UFLIP8)
+VKEEP_CMPS(VKEEP8_64, f64, F8, NOFLIP8)
+VKEEP_CMPS(VKEEP8_64, i64, I8, NOFLIP8)
+VKEEP_CMPS(VKEEP8_64, u64, I8, UFLIP8)
 
 #define VKEEP_ROW(PRE, NAME)                                                                \
   {[PP_GT] = PRE##_##NAME##_gt, [PP_GE] = PRE##_##NAME##_ge, [PP_LT] = PRE##_##NAME##_lt,   \
    [PP_LE] = PRE##_##NAME##_le, [PP_EQ] = PRE##_##NAME##_eq, [PP_NE] = PRE##_##NAME##_ne}
 #define VKEEP_TABLE(PRE)                                                                    \
   {[PP_I32] = VKEEP_ROW(PRE, i32), [PP_U32] = VKEEP_ROW(PRE, u32), [PP_F32] = VKEEP_ROW(PRE, f32)}
+#define VKEEP_TABLE8(PRE)                                                                   \
+  {[PP_I32] = VKEEP_ROW(PRE, i32), [PP_U32] = VKEEP_ROW(PRE, u32), [PP_F32] = VKEEP_ROW(PRE, f32), \
+   [PP_I64] = VKEEP_ROW(PRE, i64), [PP_U64] = VKEEP_ROW(PRE, u64), [PP_F64] = VKEEP_ROW(PRE, f64)}
 
 /* The vector keep for dtype t and comparison cmp, or NULL where there is none; the SSSE3
  * one needs cp->shuffle filled (vkeep_shuffles). */
 static size_t (*vkeep_for(pp_dtype t, pp_cmp cmp, bool *needs_shuffles))(const compactor *, size_t,
                                                                          size_t, unsigned char *) {
   typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
-  static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep8);
+  static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vkeep8);
   static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
   __builtin_cpu_init();
   *needs_shuffles = false;
