@@ -95,6 +95,19 @@ static pp_status nccl_allgather(pp_comm *c, pp_context *ctx, const void *send, v
   return PP_OK;
 }
 
+/* A block of `bytes` at p in up to three parts: the bytes before p's first 16-byte
+ * boundary, the aligned middle (a multiple of 16 bytes), the rest. Sender and receiver cut
+ * alike when their addresses agree modulo 16 (comm.h), so the parts pair up; NCCL's copies
+ * of the middle then read and write aligned 16-byte words, which the probe in
+ * scripts/nccl_a2a_probe.cu measured half again as fast as blocks 4 bytes off. */
+static void cut_aligned(uintptr_t p, size_t bytes, size_t part[3]) {
+  size_t head = (size_t)((16 - (p & 15)) & 15);
+  head = head < bytes ? head : bytes;
+  part[0] = head;
+  part[1] = (bytes - head) & ~(size_t)15;
+  part[2] = bytes - head - part[1];
+}
+
 static pp_status nccl_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
                                 const size_t *send_bytes, const size_t *send_off, void *recv,
                                 const size_t *recv_bytes, const size_t *recv_off) {
@@ -104,10 +117,17 @@ static pp_status nccl_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
   NCCL_TRY(ctx, n, ncclGroupStart(), "ncclGroupStart");
   ncclResult_t r = ncclSuccess;
   for (int q = 0; q < c->nranks && r == ncclSuccess; q++) {
-    if (send_bytes[q])
-      r = ncclSend((const char *)send + send_off[q], send_bytes[q], ncclChar, q, n->comm, s);
-    if (r == ncclSuccess && recv_bytes[q])
-      r = ncclRecv((char *)recv + recv_off[q], recv_bytes[q], ncclChar, q, n->comm, s);
+    /* the parts in order: NCCL matches a pair's sends and receives in the order posted */
+    size_t part[3], at = 0;
+    const char *from = (const char *)send + send_off[q];
+    cut_aligned((uintptr_t)from, send_bytes[q], part);
+    for (int i = 0; i < 3 && r == ncclSuccess; at += part[i], i++)
+      if (part[i]) r = ncclSend(from + at, part[i], ncclChar, q, n->comm, s);
+    char *to = (char *)recv + recv_off[q];
+    cut_aligned((uintptr_t)to, recv_bytes[q], part);
+    at = 0;
+    for (int i = 0; i < 3 && r == ncclSuccess; at += part[i], i++)
+      if (part[i]) r = ncclRecv(to + at, part[i], ncclChar, q, n->comm, s);
   }
   ncclResult_t e = ncclGroupEnd(); /* a group once started is always ended */
   if (r == ncclSuccess) r = e;

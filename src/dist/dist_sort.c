@@ -37,7 +37,8 @@
  *
  * Memory per rank (keys alone; values add the same at their width): the caller's n_r, the
  * sorted copy (n_r) and the local sort's scratch; then the copy and the receive buffer
- * (n_r, exactly: the split is exact); the merge rounds alternate between those two. About
+ * (n_r, exactly: the split is exact; plus under 16 bytes per rank, the runs' alignment);
+ * the merge rounds alternate between those two. About
  * 3 n_r at the peak, whatever the key distribution.
  *
  * Failures: one rank's failed check or allocation fails the call on every rank with the
@@ -94,7 +95,7 @@ typedef struct dsort_host {
   uint64_t *all;     /* [p][2 (p - 1)] every rank's */
   uint64_t *cut;     /* [p][p + 1] rank q sends its sorted slice [cut[q][b], cut[q][b+1]) to b */
   size_t *xfer;      /* [8][p] send/recv bytes and offsets, keys then values */
-  size_t *run_off;   /* [p + 1] where each received run starts */
+  size_t *run_k, *run_v, *run_n; /* [p] each received run's first key, first value, length */
   void *block;
 } dsort_host;
 
@@ -102,7 +103,7 @@ static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t K) 
   memset(h, 0, sizeof *h);
   /* p <= INT_MAX and K <= DSORT_PROBES_MAX: no product below overflows 64 bits */
   const size_t words = p + (p + 1) + 2 * (p + 1) + 2 * (p - 1) * K + 2 * (p - 1) +
-                       p * 2 * (p - 1) + p * (p + 1) + 8 * p + (p + 1);
+                       p * 2 * (p - 1) + p * (p + 1) + 8 * p + 3 * p;
   h->block = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(words * sizeof(uint64_t));
   if (!h->block)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no host memory for %zu ranks' counts", p);
@@ -117,7 +118,9 @@ static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t K) 
   h->all = w; w += p * 2 * (p - 1);
   h->cut = w; w += p * (p + 1);
   h->xfer = (size_t *)w; w += 8 * p;
-  h->run_off = (size_t *)w;
+  h->run_k = (size_t *)w; w += p;
+  h->run_v = (size_t *)w; w += p;
+  h->run_n = (size_t *)w;
   return PP_OK;
 }
 
@@ -222,45 +225,43 @@ static pp_status exact_split(pp_context *ctx, dsort_host *h, size_t p, size_t K,
   return PP_OK;
 }
 
-/* Step 4: merge the runs [run_off[i], run_off[i + 1]) of cur pairwise, rounds alternating
- * between cur and other, the last round writing into dst (so no copy follows); a round's
- * odd run out is copied. Values (vs bytes each, NULL buffers when vs == 0) move with their
- * keys through the backend's merge_pairs. */
+/* Step 4: merge the runs pairwise, rounds alternating between buffers, the last round
+ * writing into dst (so no copy follows); a round's odd run out is copied. Run i starts at
+ * key run_k[i] and value run_v[i] of cur (the receive layout leaves gaps between runs) and
+ * holds run_n[i] pairs; every round's output is contiguous. Values (vs bytes each, NULL
+ * buffers when vs == 0) move with their keys through the backend's merge_pairs. */
 static pp_status merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
                             size_t vs, dsort_buf cur, dsort_buf other, dsort_buf dst,
-                            size_t *run_off, size_t runs) {
+                            size_t *run_k, size_t *run_v, size_t *run_n, size_t runs) {
   const pp_backend_ops *ops = ctx->ops;
   pp_status st = PP_OK;
-  if (runs == 1) { /* one rank sent everything: the run is the result */
-    const size_t n = run_off[1] - run_off[0];
-    st = ops->copy(ctx, dst.keys, cur.keys, n * ks);
-    if (st == PP_OK && vs) st = ops->copy(ctx, dst.values, cur.values, n * vs);
-    return st;
-  }
-  while (runs > 1 && st == PP_OK) {
+  do {
     const dsort_buf to = runs <= 2 ? dst : other;
-    char *ck = (char *)cur.keys, *cv = (char *)cur.values, *tk = (char *)to.keys,
-         *tv = (char *)to.values;
-    size_t out = 0;
+    const char *ck = (const char *)cur.keys, *cv = (const char *)cur.values;
+    char *tk = (char *)to.keys, *tv = (char *)to.values;
+    size_t out = 0, at = 0;
     for (size_t i = 0; i < runs && st == PP_OK; i += 2) {
-      const size_t a = run_off[i], m = run_off[i + 1];
+      const char *ak = ck + run_k[i] * ks, *av = vs ? cv + run_v[i] * vs : NULL;
+      size_t len = run_n[i];
       if (i + 1 < runs) {
-        const size_t e = run_off[i + 2];
-        st = vs ? ops->merge_pairs(ctx, key_t, ck + a * ks, cv + a * vs, m - a, ck + m * ks,
-                                   cv + m * vs, e - m, tk + a * ks, tv + a * vs, vs, order)
-                : ops->merge(ctx, key_t, ck + a * ks, m - a, ck + m * ks, e - m, tk + a * ks,
-                             order);
+        const char *bk = ck + run_k[i + 1] * ks, *bv = vs ? cv + run_v[i + 1] * vs : NULL;
+        const size_t nb = run_n[i + 1];
+        st = vs ? ops->merge_pairs(ctx, key_t, ak, av, len, bk, bv, nb, tk + at * ks,
+                                   tv + at * vs, vs, order)
+                : ops->merge(ctx, key_t, ak, len, bk, nb, tk + at * ks, order);
+        len += nb;
       } else {
-        st = ops->copy(ctx, tk + a * ks, ck + a * ks, (m - a) * ks);
-        if (st == PP_OK && vs) st = ops->copy(ctx, tv + a * vs, cv + a * vs, (m - a) * vs);
+        st = ops->copy(ctx, tk + at * ks, ak, len * ks);
+        if (st == PP_OK && vs) st = ops->copy(ctx, tv + at * vs, av, len * vs);
       }
-      run_off[out++] = a;
+      run_k[out] = run_v[out] = at;
+      run_n[out++] = len;
+      at += len;
     }
-    run_off[out] = run_off[runs];
     runs = out;
     other = cur;
     cur = to;
-  }
+  } while (runs > 1 && st == PP_OK);
   return st;
 }
 
@@ -277,7 +278,7 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   memset(&h, 0, sizeof h);
 
   pp_status st = checked;
-  if (st == PP_OK && (!ops->dsort_rank || !ops->merge))
+  if (st == PP_OK && (!ops->dsort_rank || !ops->merge || !ops->merge_pairs))
     st = pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: the %s backend has no distributed sort", fn,
                  ops->name);
   if (st == PP_OK) st = host_alloc(ctx, &h, p, K);
@@ -354,13 +355,15 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   if (st == PP_OK) st = exact_split(ctx, &h, p, K, key_t, opts.order, mine.keys, n, dev);
   if (dev) ops->temp_free(ctx, dev);
 
-  /* 3. exchange: exactly n keys arrive, rank q's run at the sum of the runs before it */
+  /* 3. exchange: exactly n keys arrive, rank q's run after the runs before it. Each run is
+     placed at the same address modulo 16 as the slice it comes from (every rank knows every
+     cut), so the exchange moves aligned 16-byte words (comm.h): the runs have gaps of
+     under 16 bytes between them, 16 bytes per rank of slack in all. */
   size_t *ksend = h.xfer, *ksoff = h.xfer + p, *krecv = h.xfer + 2 * p, *kroff = h.xfer + 3 * p;
   size_t *vsend = h.xfer + 4 * p, *vsoff = h.xfer + 5 * p, *vrecv = h.xfer + 6 * p,
          *vroff = h.xfer + 7 * p;
-  size_t *run_off = h.run_off;
   if (st == PP_OK) {
-    size_t m = 0;
+    size_t kat = 0, vat = 0; /* bytes */
     const uint64_t *my_cut = h.cut + r * (p + 1);
     for (size_t q = 0; q < p; q++) {
       const uint64_t *their = h.cut + q * (p + 1);
@@ -371,13 +374,19 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
       vsoff[q] = (size_t)my_cut[q] * vs;
       krecv[q] = in * ks;
       vrecv[q] = in * vs;
-      kroff[q] = m * ks;
-      vroff[q] = m * vs;
-      run_off[q] = m;
-      m += in;
+      /* the next offset with the sender's residue modulo 16 (a multiple of the element
+         size, as both are) */
+      kat += ((size_t)their[r] * ks - kat) & 15;
+      vat += ((size_t)their[r] * vs - vat) & 15;
+      kroff[q] = kat;
+      vroff[q] = vat;
+      h.run_k[q] = kat / ks;
+      h.run_v[q] = vs ? vat / vs : 0;
+      h.run_n[q] = in;
+      kat += in * ks;
+      vat += in * vs;
     }
-    run_off[p] = m; /* = n: the split is exact */
-    st = buf_alloc(ctx, &recv, n, ks, vs, "received keys");
+    st = buf_alloc(ctx, &recv, n + 16 * p, ks, vs, "received keys");
   }
   st = pp_dsort_agree(ctx, st);
   if (st == PP_OK)
@@ -386,21 +395,19 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
     st = comm->ops->alltoallv(comm, ctx, mine.values, vsend, vsoff, recv.values, vrecv, vroff);
 
   /* 4. merge the runs, the last round into the caller's buffers (every collective is done
-     and agreed: what is left is local). Pairs on a backend without merge_pairs are sorted
-     again (stable, so runs in rank order keep ties in global-index order), then copied. */
+     and agreed: what is left is local) */
   st = pp_dsort_agree(ctx, st);
   const dsort_buf dst = {dkeys, dvalues};
-  if (st == PP_OK && n && vs && !ops->merge_pairs) {
-    buf_free(ctx, &mine);
-    if (n > 1) st = ops->sort(ctx, key_t, recv.keys, recv.values, vs, n, opts.order, opts.algo);
-    if (st == PP_OK) st = ops->copy(ctx, dkeys, recv.keys, n * ks);
-    if (st == PP_OK) st = ops->copy(ctx, dvalues, recv.values, n * vs);
-  } else if (st == PP_OK && n) {
+  if (st == PP_OK && n) {
     size_t runs = 0; /* the non-empty runs, in rank order */
-    for (size_t q = 0; q < p; q++)
-      if (run_off[q + 1] > run_off[q]) run_off[runs++] = run_off[q];
-    run_off[runs] = n;
-    st = merge_runs(ctx, key_t, opts.order, ks, vs, recv, mine, dst, run_off, runs);
+    for (size_t q = 0; q < p; q++) {
+      if (!h.run_n[q]) continue;
+      h.run_k[runs] = h.run_k[q];
+      h.run_v[runs] = h.run_v[q];
+      h.run_n[runs++] = h.run_n[q];
+    }
+    st = merge_runs(ctx, key_t, opts.order, ks, vs, recv, mine, dst, h.run_k, h.run_v, h.run_n,
+                    runs);
   }
   /* a local failure after the exchange is still reported by every rank */
   st = pp_dsort_agree(ctx, st);
