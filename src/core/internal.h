@@ -73,8 +73,7 @@ typedef struct pp_backend_ops {
                          pp_order order, pp_sort_algo algo);
   /* merge of two sorted runs of pairs: out as merge's, and vout[i] the value
    * (value_size bytes: 4 or 8) that came with kout[i]; stable (a's pairs first on ties).
-   * Neither output overlaps an input. NULL in a backend: the distributed sort of pairs
-   * sorts the runs again instead. */
+   * Neither output overlaps an input. NULL in a backend: no distributed sort. */
   pp_status (*merge_pairs)(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
                            size_t na, const void *kb, const void *vb, size_t nb, void *kout,
                            void *vout, size_t value_size, pp_order order);
