@@ -14,6 +14,8 @@
  *   registered   buffers from ncclMemAlloc, registered with ncclCommRegister
  *   skew         blocks that start 4 bytes past a 16-byte boundary on the sending side,
  *                the receiving side or both (a sort's split points fall anywhere)
+ *   3 parts      such blocks cut at their 16-byte boundaries, the aligned middles sent on
+ *                their own: in one group with the heads and tails, or in a group before them
  * Prints, per variant, the median over the runs of the slowest GPU's time and the bytes that
  * leave each GPU per second.
  *
@@ -24,26 +26,27 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+/* Stops the probe at the first failed CUDA or NCCL call, naming it. */
+static void check(bool ok, const char *call, const char *why, int line) {
+  if (ok) return;
+  fprintf(stderr, "%s:%d %s: %s\n", __FILE__, line, call, why);
+  exit(1);
+}
+static const char *why_of(cudaError_t e) { return cudaGetErrorString(e); }
+static const char *why_of(ncclResult_t r) { return ncclGetErrorString(r); }
+static bool ok_of(cudaError_t e) { return e == cudaSuccess; }
+static bool ok_of(ncclResult_t r) { return r == ncclSuccess; }
 #define CK(x)                                                                                  \
   do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));       \
-      exit(1);                                                                                 \
-    }                                                                                          \
+    auto r_ = (x);                                                                             \
+    check(ok_of(r_), #x, why_of(r_), __LINE__);                                                \
   } while (0)
-#define NK(x)                                                                                  \
-  do {                                                                                         \
-    ncclResult_t r_ = (x);                                                                     \
-    if (r_ != ncclSuccess) {                                                                   \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, ncclGetErrorString(r_));      \
-      exit(1);                                                                                 \
-    }                                                                                          \
-  } while (0)
+#define NK(x) CK(x)
 
 enum alloc_kind { ALLOC_MALLOC, ALLOC_POOL, ALLOC_NCCL };
 
@@ -53,7 +56,32 @@ struct variant {
   bool self_copy; /* the own block by cudaMemcpyAsync */
   alloc_kind alloc;
   size_t send_skew, recv_skew; /* words added to every block's start (misalignment) */
+  int split;                   /* 1: each block as head, aligned middle, tail in one group;
+                                  2: the middles in one group, heads and tails in a second */
 };
+
+/* A block of `bytes` at p: the bytes before p's first 16-byte boundary, the aligned middle,
+ * the rest (as src/dist/comm_nccl.c cuts them). */
+static void cut3(const void *p, size_t bytes, size_t part[3]) {
+  size_t head = (size_t)((16 - ((uintptr_t)p & 15)) & 15);
+  head = head < bytes ? head : bytes;
+  part[0] = head;
+  part[1] = (bytes - head) & ~(size_t)15;
+  part[2] = bytes - head - part[1];
+}
+
+/* Posts the parts `which` (bit i: part i) of block q of GPU g, both directions. */
+static void post_parts(ncclComm_t comm, cudaStream_t st, const unsigned *send, unsigned *recv,
+                       size_t bytes, int q, unsigned which) {
+  size_t sp[3], rp[3], sat = 0, rat = 0;
+  cut3(send, bytes, sp);
+  cut3(recv, bytes, rp);
+  for (int i = 0; i < 3; sat += sp[i], rat += rp[i], i++) {
+    if (!(which & (1u << i))) continue;
+    if (sp[i]) NK(ncclSend((const char *)send + sat, sp[i], ncclChar, q, comm, st));
+    if (rp[i]) NK(ncclRecv((char *)recv + rat, rp[i], ncclChar, q, comm, st));
+  }
+}
 
 static double run_variant(const variant &v, int p, size_t n, int runs) {
   std::vector<ncclComm_t> comm(p);
@@ -105,15 +133,24 @@ static double run_variant(const variant &v, int p, size_t n, int runs) {
         CK(cudaMemcpyAsync(recv[g] + (size_t)g * chunk + v.recv_skew, send[g] + (size_t)g * chunk + v.send_skew,
                            chunk * sizeof(unsigned), cudaMemcpyDeviceToDevice, st[g]));
     }
-    NK(ncclGroupStart());
-    for (int g = 0; g < p; g++) {
-      for (int q = 0; q < p; q++) {
-        if (v.self_copy && q == g) continue;
-        NK(ncclSend(send[g] + (size_t)q * chunk + v.send_skew, chunk, ncclUint32, q, comm[g], st[g]));
-        NK(ncclRecv(recv[g] + (size_t)q * chunk + v.recv_skew, chunk, ncclUint32, q, comm[g], st[g]));
+    for (int round = 0; round < (v.split == 2 ? 2 : 1); round++) {
+      NK(ncclGroupStart());
+      for (int g = 0; g < p; g++) {
+        for (int q = 0; q < p; q++) {
+          if (v.self_copy && q == g) continue;
+          const unsigned *sb = send[g] + (size_t)q * chunk + v.send_skew;
+          unsigned *rb = recv[g] + (size_t)q * chunk + v.recv_skew;
+          if (v.split) {
+            post_parts(comm[g], st[g], sb, rb, chunk * sizeof(unsigned), q,
+                       v.split == 1 ? 7u : round == 0 ? 2u : 5u);
+          } else {
+            NK(ncclSend(sb, chunk, ncclUint32, q, comm[g], st[g]));
+            NK(ncclRecv(rb, chunk, ncclUint32, q, comm[g], st[g]));
+          }
+        }
       }
+      NK(ncclGroupEnd());
     }
-    NK(ncclGroupEnd());
     double worst = 0;
     for (int g = 0; g < p; g++) {
       CK(cudaSetDevice(g));
@@ -154,16 +191,17 @@ int main(int argc, char **argv) {
   const size_t n = (size_t)1 << lg;
   const double out_gb = 4.0 * (double)(n / (size_t)p) * (double)(p - 1) / 1e9;
   const variant vs[] = {
-      {"default", 0, false, ALLOC_MALLOC, 0, 0},
-      {"self-copy", 0, true, ALLOC_MALLOC, 0, 0},
-      {"ctas 32", 32, false, ALLOC_MALLOC, 0, 0},
-      {"pool", 0, false, ALLOC_POOL, 0, 0},
-      {"registered", 0, false, ALLOC_NCCL, 0, 0},
-      {"skew send +4 B", 0, false, ALLOC_MALLOC, 1, 0},
-      {"skew recv +4 B", 0, false, ALLOC_MALLOC, 0, 1},
-      {"skew both +4 B", 0, false, ALLOC_MALLOC, 1, 1},
-      {"skew send +4 B, recv +8 B", 0, false, ALLOC_MALLOC, 1, 2},
-      {"skew both, self-copy", 0, true, ALLOC_MALLOC, 1, 1},
+      {"default", 0, false, ALLOC_MALLOC, 0, 0, 0},
+      {"self-copy", 0, true, ALLOC_MALLOC, 0, 0, 0},
+      {"ctas 32", 32, false, ALLOC_MALLOC, 0, 0, 0},
+      {"pool", 0, false, ALLOC_POOL, 0, 0, 0},
+      {"registered", 0, false, ALLOC_NCCL, 0, 0, 0},
+      {"skew send +4 B", 0, false, ALLOC_MALLOC, 1, 0, 0},
+      {"skew recv +4 B", 0, false, ALLOC_MALLOC, 0, 1, 0},
+      {"skew both +4 B", 0, false, ALLOC_MALLOC, 1, 1, 0},
+      {"skew both, 3 parts, 1 group", 0, false, ALLOC_MALLOC, 1, 1, 1},
+      {"skew both, 3 parts, 2 groups", 0, false, ALLOC_MALLOC, 1, 1, 2},
+      {"pool, skew both, 3 parts, 1 group", 0, false, ALLOC_POOL, 1, 1, 1},
   };
   int ver = 0;
   NK(ncclGetVersion(&ver));
