@@ -664,30 +664,53 @@ VKEEP_CMPS(VKEEP, u32, I, UFLIP)
 #define KL64(m) KL16(m), KL16(m + 16), KL16(m + 32), KL16(m + 48)
 static const uint64_t keep_lanes[256] = {KL64(0u), KL64(64u), KL64(128u), KL64(192u)};
 
+/* Kept lanes of x (mask m) to dst + w, a whole 32-byte store (the lanes past the kept ones
+ * land in the buffer's slack); returns w advanced by the kept bytes. */
+__attribute__((target("avx2,popcnt"))) static inline size_t vput8(unsigned char *dst, size_t w,
+                                                                  __m256i x, unsigned m) {
+  const __m256i l = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m]));
+  _mm256_storeu_si256((__m256i *)(void *)(dst + w), _mm256_permutevar8x32_epi32(x, l));
+  return w + 4 * (size_t)__builtin_popcount(m);
+}
+
 /* W-bit elements (32 or 64), walked in bytes: an 8-byte element is a pair of 32-bit lanes
  * whose mask bits are both set or both clear (movmskps of a 64-bit compare), so the same
- * lane table moves it as one. */
-#define VKEEP8(NAME, MASK, FLIP, W)                                                         \
-  __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
-      const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
+ * lane table moves it as one. MASK_AT(A, B, W, x, e) is the 8-bit mask of the 32 bytes x,
+ * whose first element is e, after SETUP. vkeep8_NAME stores the kept elements to yes;
+ * vsplit8_NAME also the others, by the complement mask, to no (a partition's split, the
+ * same loop); the scalar keep_NAME / split_NAME take the last few. */
+#define VSPLIT8(NAME, W, SETUP, MASK_AT, A, B)                                              \
+  __attribute__((target("avx2,popcnt"), always_inline)) static inline size_t                \
+      vbody8_##NAME(const compactor *c, size_t lo, size_t hi, unsigned char *yes,           \
+                    unsigned char *no, const bool split) {                                  \
+    SETUP;                                                                                  \
     const unsigned char *in = (const unsigned char *)c->in + lo * (W / 8);                  \
-    const __m256i v = FLIP(W, VALUE8_##W(c));                                               \
     const size_t bytes = (hi - lo) * (W / 8);                                               \
-    size_t w = 0, i = 0; /* bytes kept, bytes read */                                       \
+    size_t w = 0, r = 0, i = 0; /* bytes kept, bytes rejected, bytes read */                \
     for (; i + 64 <= bytes; i += 64) {                                                      \
       const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));       \
       const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 32));  \
-      const unsigned m0 = (unsigned)MASK(W, FLIP(W, x0), v);                                \
-      const unsigned m1 = (unsigned)MASK(W, FLIP(W, x1), v);                                \
-      const __m256i l0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m0])); \
-      const __m256i l1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)&keep_lanes[m1])); \
-      _mm256_storeu_si256((__m256i *)(void *)(yes + w), _mm256_permutevar8x32_epi32(x0, l0)); \
-      w += 4 * (size_t)__builtin_popcount(m0);                                              \
-      _mm256_storeu_si256((__m256i *)(void *)(yes + w), _mm256_permutevar8x32_epi32(x1, l1)); \
-      w += 4 * (size_t)__builtin_popcount(m1);                                              \
+      const unsigned m0 = (unsigned)MASK_AT(A, B, W, x0, lo + i / (W / 8));                 \
+      const unsigned m1 = (unsigned)MASK_AT(A, B, W, x1, lo + (i + 32) / (W / 8));          \
+      w = vput8(yes, vput8(yes, w, x0, m0), x1, m1);                                        \
+      if (split) r = vput8(no, vput8(no, r, x0, 255 & ~m0), x1, 255 & ~m1);                \
     }                                                                                       \
-    return w / (W / 8) + keep_##NAME(c, lo + i / (W / 8), hi, yes + w);                     \
+    const size_t e = lo + i / (W / 8);                                                      \
+    return w / (W / 8) +                                                                    \
+           (split ? split_##NAME(c, e, hi, yes + w, no + r) : keep_##NAME(c, e, hi, yes + w)); \
+  }                                                                                         \
+  __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
+      const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
+    return vbody8_##NAME(c, lo, hi, yes, NULL, false);                                      \
+  }                                                                                         \
+  __attribute__((target("avx2,popcnt"))) static size_t vsplit8_##NAME(                      \
+      const compactor *c, size_t lo, size_t hi, unsigned char *yes, unsigned char *no) {    \
+    return vbody8_##NAME(c, lo, hi, yes, no, true);                                         \
   }
+/* x cmp v, the compared value broadcast */
+#define CMP_SETUP(W, FLIP) const __m256i v = FLIP(W, VALUE8_##W(c))
+#define CMP_AT(MASK, FLIP, W, x, e) MASK(W, FLIP(W, x), v)
+#define VKEEP8(NAME, MASK, FLIP, W) VSPLIT8(NAME, W, CMP_SETUP(W, FLIP), CMP_AT, MASK, FLIP)
 #define VKEEP8_32(NAME, MASK, FLIP) VKEEP8(NAME, MASK, FLIP, 32)
 #define VKEEP8_64(NAME, MASK, FLIP) VKEEP8(NAME, MASK, FLIP, 64)
 #define VALUE8_32(c) _mm256_set1_epi32((int)value32(c))
@@ -722,6 +745,22 @@ VKEEP_CMPS(VKEEP8_64, f64, F8, NOFLIP8)
 VKEEP_CMPS(VKEEP8_64, i64, I8, NOFLIP8)
 VKEEP_CMPS(VKEEP8_64, u64, I8, UFLIP8)
 
+/* select_flagged's records of 4 and 8 bytes: kept where their flags, widened to the
+ * records' lanes, are nonzero */
+static inline int flags4(const uint8_t *p) {
+  uint32_t f;
+  memcpy(&f, p, sizeof f);
+  return (int)f;
+}
+#define FLAGS8_32(p) _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)(p)))
+#define FLAGS8_64(p) _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(flags4(p)))
+#define FLAG_SETUP                                                                          \
+  const uint8_t *flags = c->flags;                                                          \
+  const __m256i v = _mm256_setzero_si256()
+#define FLAG_AT(A, B, W, x, e) I8_NE(W, FLAGS8_##W(flags + (e)), v)
+VSPLIT8(flag4, 32, FLAG_SETUP, FLAG_AT, _, _)
+VSPLIT8(flag8, 64, FLAG_SETUP, FLAG_AT, _, _)
+
 #define VKEEP_ROW(PRE, NAME)                                                                \
   {[PP_GT] = PRE##_##NAME##_gt, [PP_GE] = PRE##_##NAME##_ge, [PP_LT] = PRE##_##NAME##_lt,   \
    [PP_LE] = PRE##_##NAME##_le, [PP_EQ] = PRE##_##NAME##_eq, [PP_NE] = PRE##_##NAME##_ne}
@@ -731,18 +770,29 @@ VKEEP_CMPS(VKEEP8_64, u64, I8, UFLIP8)
   {[PP_I32] = VKEEP_ROW(PRE, i32), [PP_U32] = VKEEP_ROW(PRE, u32), [PP_F32] = VKEEP_ROW(PRE, f32), \
    [PP_I64] = VKEEP_ROW(PRE, i64), [PP_U64] = VKEEP_ROW(PRE, u64), [PP_F64] = VKEEP_ROW(PRE, f64)}
 
-/* The vector keep for dtype t and comparison cmp, or NULL where there is none; the SSSE3
- * one needs cp->shuffle filled (vkeep_shuffles). */
-static size_t (*vkeep_for(pp_dtype t, pp_cmp cmp, bool *needs_shuffles))(const compactor *, size_t,
-                                                                         size_t, unsigned char *) {
-  typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
-  static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vkeep8);
-  static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
+typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
+typedef size_t (*split_fn)(const compactor *, size_t, size_t, unsigned char *, unsigned char *);
+
+static bool have_avx2(void) {
   __builtin_cpu_init();
-  *needs_shuffles = false;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) return avx2[t][cmp];
-  *needs_shuffles = true;
-  return __builtin_cpu_supports("ssse3") ? ssse3[t][cmp] : NULL;
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+}
+
+/* The vector keep, and with AVX2 the vector split, for dtype t and comparison cmp in
+ * cp->f, where there are: types without them keep the scalar ones. */
+static void vector_fns(pp_dtype t, pp_cmp cmp, compactor *cp) {
+  static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vkeep8);
+  static const split_fn avx2_split[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vsplit8);
+  static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
+  if (have_avx2()) {
+    if (avx2[t][cmp]) {
+      cp->f.keep = avx2[t][cmp];
+      cp->f.split = avx2_split[t][cmp];
+    }
+  } else if (__builtin_cpu_supports("ssse3") && ssse3[t][cmp]) {
+    vkeep_shuffles(cp->shuffle);
+    cp->f.keep = ssse3[t][cmp];
+  }
 }
 #else
 #define SCAN_HAVE_VKEEP 0
@@ -800,37 +850,44 @@ static size_t compact_count(chain *ch) {
   return counts[0];
 }
 
-/* select and select_flagged with a keep function: each thread compacts a whole chunk into
- * its own buffer as it reads it from memory, which gives the chunk's count, enters the
- * chain with that count and copies the buffer (now in its cache) to the output. The
- * input is read once, and no separate counting pass over it runs: on two cores the
- * compaction is bound by the instructions it issues, not by memory, and a counting pass
- * was a third of them. Returns false, having written nothing, when the buffers cannot be
- * had. */
-static bool select_chained(const compactor *cp, size_t n, void *out, size_t *count) {
+/* select, select_flagged and partition with a keep function: each thread compacts a whole
+ * chunk into its own buffer as it reads it from memory (a partition splits it into two,
+ * the kept and the others), which gives the chunk's counts, enters the chain with them and
+ * copies the buffers (now in its cache) to the output, the others of a partition from
+ * base_no on. The chunk is read once, and no separate counting pass over it runs: on two
+ * cores the compaction is bound by the instructions it issues, not by memory, and a
+ * counting pass was a third of them. Returns false, having written nothing, when the
+ * buffers cannot be had. */
+static bool compact_buffered(const compactor *cp, size_t n, void *out, size_t base_no,
+                             size_t *count) {
   const size_t es = cp->es;
+  const bool partition = base_no != SIZE_MAX;
   chain ch;
-  compact_chain_init(&ch, cp, n, out, n / 2 * es);
+  compact_chain_init(&ch, cp, n, out, (partition ? n : n / 2) * es);
   const int threads = chain_threads(&ch);
   const size_t elems = ch.chunk < n ? ch.chunk : n;
   const size_t stride = PP_CPU_ALIGN64(elems * es + 256); /* the keeps' slack: 256 */
-  unsigned char *const bufs = ch.chunks > 0 ? malloc((size_t)threads * stride + 64) : NULL;
+  const size_t per_thread = (partition ? 2 : 1) * stride;
+  unsigned char *const bufs = ch.chunks > 0 ? malloc((size_t)threads * per_thread + 64) : NULL;
   if (!bufs) {
     chain_free(&ch);
     return false;
   }
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
-    unsigned char *buf = bufs + PP_CPU_ALIGN64((uintptr_t)bufs) - (uintptr_t)bufs +
-                         (size_t)omp_get_thread_num() * stride;
+    unsigned char *yes = bufs + PP_CPU_ALIGN64((uintptr_t)bufs) - (uintptr_t)bufs +
+                         (size_t)omp_get_thread_num() * per_thread;
+    unsigned char *no = yes + stride;
     size_t c, lo, hi;
     while (chain_take(&ch, &c, &lo, &hi)) {
       const double t0 = omp_get_wtime();
-      const size_t kept = cp->f.keep(cp, lo, hi, buf);
+      const size_t kept = partition ? cp->f.split(cp, lo, hi, yes, no) : cp->f.keep(cp, lo, hi, yes);
       const size_t total[2] = {kept, (hi - lo) - kept};
       size_t at[2];
       chain_enter(&ch, c, total, at, chain_patience(t0));
-      put_bytes((unsigned char *)out + at[0] * es, buf, kept * es, ch.stream, false);
+      put_bytes((unsigned char *)out + at[0] * es, yes, kept * es, ch.stream, false);
+      if (partition)
+        put_bytes((unsigned char *)out + (base_no + at[1]) * es, no, total[1] * es, ch.stream, false);
     }
     stage_fence(&ch);
   }
@@ -844,7 +901,7 @@ static size_t compact_chained(const compactor *cp, size_t n, void *out, size_t b
   const bool partition = base_no != SIZE_MAX;
   const bool staged = cp->f.keep != NULL;
   size_t count;
-  if (!partition && staged && select_chained(cp, n, out, &count)) return count;
+  if (staged && compact_buffered(cp, n, out, base_no, &count)) return count;
   chain ch;
   compact_chain_init(&ch, cp, n, out, (partition ? n : n / 2) * es);
   int threads = chain_threads(&ch);
@@ -912,13 +969,7 @@ static pp_status select_like(pp_context *ctx, const char *fn, pp_dtype t, const 
   compactor cp = {in, NULL, {0}, pp_dtype_size(t), *f, {{0}}};
   memcpy(cp.value, value, cp.es);
 #if SCAN_HAVE_VKEEP
-  bool needs_shuffles;
-  size_t (*const vkeep)(const compactor *, size_t, size_t, unsigned char *) =
-      partition ? NULL : vkeep_for(t, cmp, &needs_shuffles);
-  if (vkeep) {
-    if (needs_shuffles) vkeep_shuffles(cp.shuffle);
-    cp.f.keep = vkeep;
-  }
+  vector_fns(t, cmp, &cp);
 #endif
   size_t base_no = SIZE_MAX;
   if (partition) { /* the kept elements' total first: the others start there */
@@ -950,6 +1001,12 @@ pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *i
   compactor cp = {in, flags, {0}, elem_size, {count_flag_any, NULL, NULL}, {{0}}};
   for (size_t s = 0; s < 5; s++)
     if (elem_size == (size_t)1 << s) cp.f = by_size[s];
+#if SCAN_HAVE_VKEEP
+  if (have_avx2()) {
+    if (elem_size == 4) cp.f = (compact_fns){count_flag4, vkeep8_flag4, vsplit8_flag4};
+    if (elem_size == 8) cp.f = (compact_fns){count_flag8, vkeep8_flag8, vsplit8_flag8};
+  }
+#endif
   *count = compact_chained(&cp, n, out, SIZE_MAX);
   return PP_OK;
 }
