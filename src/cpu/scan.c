@@ -676,13 +676,14 @@ __attribute__((target("avx2,popcnt"))) static inline size_t vput8(unsigned char 
 /* W-bit elements (32 or 64), walked in bytes: an 8-byte element is a pair of 32-bit lanes
  * whose mask bits are both set or both clear (movmskps of a 64-bit compare), so the same
  * lane table moves it as one. MASK_AT(A, B, W, x, e) is the 8-bit mask of the 32 bytes x,
- * whose first element is e, after SETUP. vkeep8_NAME stores the kept elements to yes;
+ * whose first element is e, after SETUP. vcount8_NAME counts the kept elements (a
+ * partition's first pass); vkeep8_NAME stores them to yes;
  * vsplit8_NAME also the others, by the complement mask, to no (a partition's split, the
  * same loop); the scalar keep_NAME / split_NAME take the last few. */
 #define VSPLIT8(NAME, W, SETUP, MASK_AT, A, B)                                              \
   __attribute__((target("avx2,popcnt"), always_inline)) static inline size_t                \
       vbody8_##NAME(const compactor *c, size_t lo, size_t hi, unsigned char *yes,           \
-                    unsigned char *no, const bool split) {                                  \
+                    unsigned char *no, const bool store, const bool split) {                \
     SETUP;                                                                                  \
     const unsigned char *in = (const unsigned char *)c->in + lo * (W / 8);                  \
     const size_t bytes = (hi - lo) * (W / 8);                                               \
@@ -692,20 +693,26 @@ __attribute__((target("avx2,popcnt"))) static inline size_t vput8(unsigned char 
       const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 32));  \
       const unsigned m0 = (unsigned)MASK_AT(A, B, W, x0, lo + i / (W / 8));                 \
       const unsigned m1 = (unsigned)MASK_AT(A, B, W, x1, lo + (i + 32) / (W / 8));          \
-      w = vput8(yes, vput8(yes, w, x0, m0), x1, m1);                                        \
+      if (!store) w += 4 * (size_t)(__builtin_popcount(m0) + __builtin_popcount(m1));      \
+      if (store) w = vput8(yes, vput8(yes, w, x0, m0), x1, m1);                             \
       if (split) r = vput8(no, vput8(no, r, x0, 255 & ~m0), x1, 255 & ~m1);                \
     }                                                                                       \
     const size_t e = lo + i / (W / 8);                                                      \
-    return w / (W / 8) +                                                                    \
-           (split ? split_##NAME(c, e, hi, yes + w, no + r) : keep_##NAME(c, e, hi, yes + w)); \
+    return w / (W / 8) + (split    ? split_##NAME(c, e, hi, yes + w, no + r)                \
+                          : store ? keep_##NAME(c, e, hi, yes + w)                          \
+                                  : count_##NAME(c, e, hi));                                \
+  }                                                                                         \
+  __attribute__((target("avx2,popcnt"))) static size_t vcount8_##NAME(const compactor *c,   \
+                                                                      size_t lo, size_t hi) { \
+    return vbody8_##NAME(c, lo, hi, NULL, NULL, false, false);                              \
   }                                                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
-    return vbody8_##NAME(c, lo, hi, yes, NULL, false);                                      \
+    return vbody8_##NAME(c, lo, hi, yes, NULL, true, false);                                      \
   }                                                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vsplit8_##NAME(                      \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes, unsigned char *no) {    \
-    return vbody8_##NAME(c, lo, hi, yes, no, true);                                         \
+    return vbody8_##NAME(c, lo, hi, yes, no, true, true);                                         \
   }
 /* x cmp v, the compared value broadcast */
 #define CMP_SETUP(W, FLIP) const __m256i v = FLIP(W, VALUE8_##W(c))
@@ -770,6 +777,7 @@ VSPLIT8(flag8, 64, FLAG_SETUP, FLAG_AT, _, _)
   {[PP_I32] = VKEEP_ROW(PRE, i32), [PP_U32] = VKEEP_ROW(PRE, u32), [PP_F32] = VKEEP_ROW(PRE, f32), \
    [PP_I64] = VKEEP_ROW(PRE, i64), [PP_U64] = VKEEP_ROW(PRE, u64), [PP_F64] = VKEEP_ROW(PRE, f64)}
 
+typedef size_t (*count_fn)(const compactor *, size_t, size_t);
 typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
 typedef size_t (*split_fn)(const compactor *, size_t, size_t, unsigned char *, unsigned char *);
 
@@ -778,14 +786,16 @@ static bool have_avx2(void) {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-/* The vector keep, and with AVX2 the vector split, for dtype t and comparison cmp in
+/* The vector keep, and with AVX2 the vector count and split, for dtype t and comparison cmp in
  * cp->f, where there are: types without them keep the scalar ones. */
 static void vector_fns(pp_dtype t, pp_cmp cmp, compactor *cp) {
+  static const count_fn avx2_count[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vcount8);
   static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vkeep8);
   static const split_fn avx2_split[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vsplit8);
   static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
   if (have_avx2()) {
     if (avx2[t][cmp]) {
+      cp->f.count = avx2_count[t][cmp];
       cp->f.keep = avx2[t][cmp];
       cp->f.split = avx2_split[t][cmp];
     }
@@ -977,7 +987,7 @@ static pp_status select_like(pp_context *ctx, const char *fn, pp_dtype t, const 
     const int threads = n >= PP_CPU_PARALLEL_MIN ? pp_cpu_threads() : 1;
     base_no = 0;
 #pragma omp parallel for reduction(+ : base_no) schedule(static) num_threads(threads) if (threads > 1)
-    for (size_t b = 0; b < n; b += block) base_no += f->count(&cp, b, n - b < block ? n : b + block);
+    for (size_t b = 0; b < n; b += block) base_no += cp.f.count(&cp, b, n - b < block ? n : b + block);
   }
   *count = compact_chained(&cp, n, out, base_no);
   return PP_OK;
@@ -1003,8 +1013,8 @@ pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *i
     if (elem_size == (size_t)1 << s) cp.f = by_size[s];
 #if SCAN_HAVE_VKEEP
   if (have_avx2()) {
-    if (elem_size == 4) cp.f = (compact_fns){count_flag4, vkeep8_flag4, vsplit8_flag4};
-    if (elem_size == 8) cp.f = (compact_fns){count_flag8, vkeep8_flag8, vsplit8_flag8};
+    if (elem_size == 4) cp.f = (compact_fns){vcount8_flag4, vkeep8_flag4, vsplit8_flag4};
+    if (elem_size == 8) cp.f = (compact_fns){vcount8_flag8, vkeep8_flag8, vsplit8_flag8};
   }
 #endif
   *count = compact_chained(&cp, n, out, SIZE_MAX);
