@@ -1,12 +1,17 @@
 /* api_sort.c — entry points of the sort / merge / top-k family. */
 #include "check.h"
 
+/* The key type and the options of pp_sort and pp_argsort. */
+static pp_status sort_opts_check(pp_context *ctx, const char *fn, pp_dtype key_t, pp_sort_opts o) {
+  PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
+  PP_TRY(pp_check_enum(ctx, fn, "opts->order", (int)o.order, PP_DESCENDING + 1));
+  return pp_check_enum(ctx, fn, "opts->algo", (int)o.algo, PP_SORT_QUICK + 1);
+}
+
 static pp_status sort_check(pp_context *ctx, const char *fn, pp_dtype key_t, void *keys,
                             void *values, size_t value_size, size_t n, pp_sort_opts o,
                             size_t *key_bytes, size_t *value_bytes) {
-  PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
-  PP_TRY(pp_check_enum(ctx, fn, "opts->order", (int)o.order, PP_DESCENDING + 1));
-  PP_TRY(pp_check_enum(ctx, fn, "opts->algo", (int)o.algo, PP_SORT_QUICK + 1));
+  PP_TRY(sort_opts_check(ctx, fn, key_t, o));
   PP_TRY(pp_check_mul(ctx, fn, "n * key size", n, pp_dtype_size(key_t), key_bytes));
   PP_TRY(pp_check_data(ctx, fn, "keys", keys, n));
   if (values) {
@@ -58,9 +63,7 @@ pp_status pp_argsort(pp_context *ctx, pp_dtype key_t, const void *keys, size_t n
                    "index as its value gives the global order)", fn);
   pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
   if (opts) o = *opts;
-  PP_TRY(pp_check_dtype(ctx, fn, "key_t", key_t));
-  PP_TRY(pp_check_enum(ctx, fn, "opts->order", (int)o.order, PP_DESCENDING + 1));
-  PP_TRY(pp_check_enum(ctx, fn, "opts->algo", (int)o.algo, PP_SORT_QUICK + 1));
+  PP_TRY(sort_opts_check(ctx, fn, key_t, o));
   /* positions 0 .. n-1 must fit the index type: no silent truncation */
   uint64_t limit = 0;
   switch (index_t) {
