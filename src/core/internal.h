@@ -67,7 +67,8 @@ typedef struct pp_backend_ops {
    * of keys_in (and values_in), which are not written; no two of the four overlap.
    * values_in NULL with values_out set: each value is its key's position in keys_in,
    * as a value_size-byte unsigned integer (4 needs n <= 2^32, else 8). value_size 0:
-   * keys alone. NULL in a backend: the core copies, fills and sorts in place. */
+   * keys alone. NULL in a backend: pp_argsort is unsupported, and the distributed sort
+   * copies the keys and sorts them in place. */
   pp_status (*sort_copy)(pp_context *ctx, pp_dtype key_t, const void *keys_in, void *keys_out,
                          const void *values_in, void *values_out, size_t value_size, size_t n,
                          pp_order order, pp_sort_algo algo);
