@@ -413,3 +413,46 @@ pp_status pp_cpu_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in,
   return pp_cpu_sort(ctx, key_t, keys_out, values_out, values_out ? value_size : 0, n, order,
                      algo);
 }
+
+/* Runs merged by halves: each half of the runs into its part of a scratch block (a run
+ * alone is copied), then one two-way merge into the outputs; log2(runs) passes over the
+ * keys. */
+pp_status pp_cpu_merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
+                            const void *values, size_t value_size, const size_t *run_k,
+                            const size_t *run_v, const size_t *run_n, size_t runs,
+                            void *out_keys, void *out_values) {
+  const size_t es = pp_dtype_size(key_t), vs = values ? value_size : 0;
+  const unsigned char *k = keys, *v = values;
+  if (runs == 0) return PP_OK;
+  if (runs == 1) {
+    if (run_n[0]) pp_host_memcpy(out_keys, k + run_k[0] * es, run_n[0] * es);
+    if (run_n[0] && vs) pp_host_memcpy(out_values, v + run_v[0] * vs, run_n[0] * vs);
+    return PP_OK;
+  }
+  const size_t h = runs / 2;
+  size_t na = 0, nb = 0;
+  for (size_t i = 0; i < runs; i++) *(i < h ? &na : &nb) += run_n[i];
+  if (na + nb == 0) return PP_OK;
+  if (runs == 2)
+    return vs ? pp_cpu_merge_pairs(ctx, key_t, k + run_k[0] * es, v + run_v[0] * vs, na,
+                                   k + run_k[1] * es, v + run_v[1] * vs, nb, out_keys,
+                                   out_values, vs, order)
+              : pp_cpu_merge(ctx, key_t, k + run_k[0] * es, na, k + run_k[1] * es, nb,
+                             out_keys, order);
+  /* scratch: both halves' keys, then both halves' values (the sizes exist in memory
+     already as the inputs: no overflow) */
+  unsigned char *s = NULL;
+  pp_status st = ctx->ops->temp_alloc(ctx, (void **)&s, (na + nb) * (es + vs));
+  if (st != PP_OK) return st;
+  unsigned char *sv = vs ? s + (na + nb) * es : NULL;
+  st = pp_cpu_merge_runs(ctx, key_t, order, keys, values, vs, run_k, run_v, run_n, h, s, sv);
+  if (st == PP_OK)
+    st = pp_cpu_merge_runs(ctx, key_t, order, keys, values, vs, run_k + h, run_v + h,
+                           run_n + h, runs - h, s + na * es, vs ? sv + na * vs : NULL);
+  if (st == PP_OK)
+    st = vs ? pp_cpu_merge_pairs(ctx, key_t, s, sv, na, s + na * es, sv + na * vs, nb,
+                                 out_keys, out_values, vs, order)
+            : pp_cpu_merge(ctx, key_t, s, na, s + na * es, nb, out_keys, order);
+  ctx->ops->temp_free(ctx, s);
+  return st;
+}
