@@ -22,12 +22,15 @@
  * sort_copy: every dtype x order x values (none, 4 or 8 bytes, positions as 4- and 8-byte
  * integers: values_in NULL) x sizes from 2 (the entry's contract: the core handles n < 2)
  * over tiles of the GPU sorts and a few million x patterns, the algorithm turning through
- * pp_sort_algo.
+ * pp_sort_algo; then positions (8-byte above all) with keys that vary in chosen digit
+ * positions only, for every pass count of the GPU radix sort.
  */
 #include "harness.h"
 #include "th_sort_data.h"
 
 #include "../src/core/internal.h"
+
+#include <inttypes.h>
 
 /* what travels with the keys of sort_copy */
 enum { V_NONE, V_4, V_8, V_POS4, V_POS8, N_VMODES };
@@ -307,11 +310,123 @@ static void test_sort_copy_large(pp_context *ctx) {
                      cases[i].n, 30000 + i);
 }
 
+/* Keys of dtype t whose bits outside vary are a base's: floats a base of 1.5 (positive,
+ * so the image varies in the digits of vary alone) with an exponent of all ones turned
+ * into a finite one by clearing its top bit (clear in 1.5, so it varies); integers a
+ * random base. specials: a few -0.0 and NaNs on top. */
+static void gen_vary_keys(pp_dtype t, uint64_t vary, int specials, size_t n, th_rng *r, unsigned char *out) {
+  const int wide = pp_dtype_size(t) == 8, fl = t == PP_F32 || t == PP_F64;
+  const uint64_t expo = wide ? 0x7ff0000000000000ull : 0x7f800000u;
+  const uint64_t base = fl ? num_bits(t, 1.5) : th_next(r);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = (base & ~vary) | (th_next(r) & vary);
+    if (!wide) x &= 0xffffffffu;
+    if (fl && (x & expo) == expo) x &= ~(expo & ~(expo >> 1)); /* the top exponent bit, 0 in 1.5 */
+    put_bits(t, out, i, x);
+  }
+  for (size_t i = 0; specials && i < n; i += 997) {
+    put_bits(t, out, i, nan_bits(t, i / 997));
+    if (i + 1 < n) put_bits(t, out, i + 1, num_bits(t, -0.0));
+  }
+}
+
+/* The number of digit positions (bytes) where the sort images of n keys (sort.cuh: the
+ * bits, a signed key's sign flipped, a float's sign flipped or, negative, every bit)
+ * differ; no key -0.0 or NaN. A descending sort inverts the images: the same count. */
+static int image_digits(pp_dtype t, const unsigned char *keys, size_t n) {
+  const int wide = pp_dtype_size(t) == 8;
+  const uint64_t sign = wide ? (uint64_t)1 << 63 : (uint64_t)1 << 31;
+  uint64_t any = 0, all = ~(uint64_t)0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = get_bits(t, keys, i);
+    if (t == PP_I32 || t == PP_I64) x ^= sign;
+    if (t == PP_F32 || t == PP_F64) x = x & sign ? ~x : x | sign;
+    if (!wide) x &= 0xffffffffu;
+    any |= x;
+    all &= x;
+  }
+  int d = 0;
+  for (int b = 0; b < (wide ? 8 : 4); b++) d += ((any ^ all) >> (8 * b) & 0xff) != 0;
+  return d;
+}
+
+/* Positions (8-byte above all, where the GPU radix sort carries them as 4-byte words and
+ * widens them in the pass that stores them last) with keys whose images vary in 0 to 4
+ * (8-byte keys: 8) digit positions, so that the GPU makes 1 (0 forces one), 2, 3 or 4
+ * passes: the last pass alone, the first and the last, and with an odd count a first pass
+ * that writes its 4-byte words into the 8-byte output, which the last pass overwrites.
+ * Sizes around the one-block sort (4096 keys) and the tiles of 4-byte keys with 4-byte
+ * values (384 x 23) and of 8-byte keys with 4-byte values (384 x 12), then many tiles;
+ * on CUDA also past PP_SORT_PACK_FROM (3 x 2^23), where 4-byte keys and their positions
+ * travel packed. The output is compared exactly with the serial stable sort's. */
+static void test_sort_copy_digits(pp_context *ctx) {
+  static const struct {
+    pp_dtype t;
+    uint64_t vary; /* the bits that vary */
+    int specials;  /* -0.0 and NaNs: the passes read stored bits, not images */
+    int digits;    /* the digit positions where the images vary (checked; -1: any) */
+  } cases[] = {
+      {PP_U32, 0, 0, 0},                     /* all keys equal: one forced pass */
+      {PP_I32, 0x0000ff00u, 0, 1},           /* one pass, input to output */
+      {PP_F32, 0x000000ffu, 0, 1},           /* one pass */
+      {PP_U32, 0x00ff00ffu, 0, 2},           /* the first pass and the last */
+      {PP_F32, 0x7f00ff00u, 0, 2},           /* the first pass and the last */
+      {PP_I32, 0xffff00ffu, 0, 3},           /* both signs */
+      {PP_F32, 0x7fffff00u, 0, 3},
+      {PP_U32, 0xffffffffu, 0, 4},
+      {PP_F32, 0x7fffffffu, 0, 4},           /* images between the passes */
+      {PP_F32, 0xffffffffu, 1, -1},          /* both signs, -0.0 and NaNs: stored bits */
+      {PP_U64, 0, 0, 0},                     /* all keys equal */
+      {PP_I64, 0x0000000000ff0000ull, 0, 1},
+      {PP_F64, 0x00ff0000000000ffull, 0, 2},
+      {PP_U64, 0x000000ff00ff00ffull, 0, 3},
+      {PP_I64, 0xff0000ff00ff00ffull, 0, 4}, /* both signs */
+      {PP_F64, 0x7fffffffffffffffull, 0, 8},
+      {PP_F64, 0xffffffffffffffffull, 1, -1}, /* -0.0 and NaNs */
+  };
+  static const size_t sizes4[] = {2, 4095, 4096, 4097, 8831, 8832, 8833, 17665, 100003};
+  static const size_t sizes8[] = {3, 4096, 4097, 4607, 4608, 4609, 9217, 100003};
+  const size_t packed_n = ((size_t)3 << 23) + 5;
+  uint64_t stream = 40000;
+  for (size_t c = 0; c < TH_COUNT(cases); c++) {
+    const pp_dtype t = cases[c].t;
+    const int wide = pp_dtype_size(t) == 8;
+    const size_t *sizes = wide ? sizes8 : sizes4;
+    const size_t ns = wide ? TH_COUNT(sizes8) : TH_COUNT(sizes4);
+    char pattern[80];
+    snprintf(pattern, sizeof pattern, "bits 0x%" PRIx64 " vary%s", cases[c].vary,
+             cases[c].specials ? ", -0.0 and NaNs" : "");
+    for (int o = 0; o < 2; o++)
+      for (size_t si = 0; si <= ns; si++) {
+        const size_t n = si < ns ? sizes[si] : packed_n;
+        /* packed: cases of 2 or more passes, one order each (time) */
+        if (si == ns && (wide || cases[c].digits == 0 || cases[c].digits == 1 || (size_t)o != c % 2 || th_quick() ||
+                         pp_backend_of(ctx) != PP_BACKEND_CUDA))
+          continue;
+        if (!th_sampled()) continue;
+        th_rng r = th_rng_make(stream);
+        unsigned char *keys = th_xmalloc(n * pp_dtype_size(t));
+        gen_vary_keys(t, cases[c].vary, cases[c].specials, n, &r, keys);
+        const int digits = image_digits(t, keys, n);
+        if (cases[c].digits >= 0 && n > 1000) /* the keys are what the case says */
+          CHECK(digits == cases[c].digits, "sort_copy keys %s %s: images vary in %d digits, want %d",
+                pp_dtype_string(t), pattern, digits, cases[c].digits);
+        /* 8-byte positions always; 4-byte ones at every other size below packed_n */
+        for (int vm = V_POS8; vm >= V_POS4; vm--)
+          if (vm == V_POS8 || (si < ns && (si + (size_t)o) % 2 == 0))
+            check_sort_copy(ctx, t, (pp_order)o, vm, (pp_sort_algo)(stream % 2), keys, n, pattern);
+        free(keys);
+        stream++;
+      }
+  }
+}
+
 static void test_sort_copy(pp_context *ctx) {
   if (!have_entry(ctx->ops->sort_copy != NULL, "sort_copy")) return;
   test_sort_copy_small(ctx);
   test_sort_copy_tiles(ctx);
   test_sort_copy_large(ctx);
+  test_sort_copy_digits(ctx);
 }
 
 int main(int argc, char **argv) {
