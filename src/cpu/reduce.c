@@ -7,9 +7,10 @@
  *  - f32 SUM is accumulated in double, so its error is far inside that of pairwise
  *    summation (32 independent partial sums per thread keep it at memory speed); float
  *    sums are combined in a fixed order, so they depend on n and the thread count only;
- *  - float MIN/MAX ignore NaN: a NaN's order key is the fold's identity, so an all-NaN
- *    input gives NaN; -0.0 is ordered below +0.0 so that the result does not depend on
- *    how the pass was split among threads;
+ *  - float MIN/MAX ignore NaN (a NaN never wins the comparison that folds it in), and an
+ *    all-NaN input gives NaN; -0.0 is ordered below +0.0 so that the result does not depend
+ *    on how the pass was split among threads (the fold marks whether the zero that decides
+ *    it was seen, see PP_CPU_FLOAT_REDUCE);
  *  - argreduce keeps the first index on ties: each thread takes one contiguous part and
  *    the parts are combined in order with a strict comparison.
  */
@@ -47,22 +48,31 @@
 #define OP_ADD(a, x) ((a) + (x)) /* integer sums: a is unsigned, so this wraps */
 #define OP_MIN(a, x) ((x) < (a) ? (x) : (a))
 #define OP_MAX(a, x) ((x) > (a) ? (x) : (a))
-/* the same on vectors of an integer type V, through the comparison's lane masks */
-#define VOP_ADD(V, a, x) ((a) + (x))
-#define VOP_MIN(V, a, x) vpick(V, (x) < (a), x, a)
-#define VOP_MAX(V, a, x) vpick(V, (x) > (a), x, a)
+/* the same on vectors V whose lanes' bits are the integer vector B, through the
+ * comparison's lane masks (for integers V is B; for floats the comparison is the float
+ * one, so a NaN x never replaces a) */
+#define VOP_ADD(V, B, a, x) ((a) + (x))
+#define VOP_MIN(V, B, a, x) (V) vpick(B, (x) < (a), (B)(x), (B)(a))
+#define VOP_MAX(V, B, a, x) (V) vpick(B, (x) > (a), (B)(x), (B)(a))
 #define vpick(V, m, x, a) (((x) & (V)(m)) | ((a) & ~(V)(m)))
+/* No mark: the folds of integers and of sums have nothing to note beside their result. */
+#define VMARK_NONE(B, v) ((B){0})
+#define MARK_NONE(x) false
 
-/* fold_NAME(x, n): T elements folded into A lanes of vectors vec_NAME; LOAD(x, i) is
- * element i as an A, VLOAD(p) the vector of the elements at p, OP the fold, ID its identity. The order is fixed by n
- * alone: lane l of vector k of stream s takes elements s * m + k * V + l + STEP * q for
- * q = 0, 1, ...; then the lanes in that order, then the tail. all_NAME splits n into
- * pp_cpu_threads() parts whatever the team's size and combines them in part order, so the
- * result depends on n and the thread count only, never on timing. */
-#define PP_CPU_FOLD(NAME, T, A, LOAD, VLOAD, OP, ID)                                            \
-  RD_CLONES static A fold_##NAME(const T *x, size_t n) {                                    \
+/* fold_NAME(x, n, &marked): T elements folded into A lanes of vectors vec_NAME; LOAD(x, i)
+ * is element i as an A, VLOAD(p) the vector of the elements at p, OP the fold, ID its
+ * identity. The order is fixed by n alone: lane l of vector k of stream s takes elements
+ * s * m + k * V + l + STEP * q for q = 0, 1, ...; then the lanes in that order, then the
+ * tail. Beside the result, marked says whether any element is marked: VMARK(B, v) sets
+ * the sign bit of the lanes of B (the integer vector of vec_NAME's width) whose element
+ * is, MARK(x) says it of one element. all_NAME splits n into pp_cpu_threads() parts
+ * whatever the team's size and combines them in part order, so the result depends on n
+ * and the thread count only, never on timing. */
+#define PP_CPU_FOLD(NAME, T, A, LOAD, VLOAD, OP, ID, VMARK, MARK)                           \
+  RD_CLONES static A fold_##NAME(const T *x, size_t n, bool *marked) {                      \
     enum { V = RD_VEC / sizeof(A), PER = RD_LINE / RD_VEC, STEP = V * PER };                \
     vec_##NAME acc[RD_STREAMS][PER];                                                        \
+    bits_##NAME mark = {0};                                                                 \
     for (int s = 0; s < RD_STREAMS; s++)                                                    \
       for (int k = 0; k < PER; k++) acc[s][k] = (vec_##NAME){0} + (A)(ID);                  \
     const size_t m = n / (RD_STREAMS * STEP) * STEP; /* elements per stream */              \
@@ -71,58 +81,77 @@
         for (int k = 0; k < PER; k++) {                                                     \
           vec_##NAME v;                                                                     \
           VLOAD(&v, x + s * m + i + k * V);                                                 \
-          acc[s][k] = V##OP(vec_##NAME, acc[s][k], v);                                      \
+          acc[s][k] = V##OP(vec_##NAME, bits_##NAME, acc[s][k], v);                         \
+          mark |= VMARK(bits_##NAME, v);                                                    \
         }                                                                                   \
     A r = ID;                                                                               \
+    bool any = false;                                                                       \
     for (int s = 0; s < RD_STREAMS; s++)                                                    \
       for (int k = 0; k < PER; k++)                                                         \
         for (int l = 0; l < V; l++) r = OP(r, acc[s][k][l]);                                \
-    for (size_t i = RD_STREAMS * m; i < n; i++) r = OP(r, LOAD(x, i));                      \
+    for (int l = 0; l < V; l++) any |= mark[l] < 0;                                         \
+    for (size_t i = RD_STREAMS * m; i < n; i++) {                                           \
+      r = OP(r, LOAD(x, i));                                                                \
+      any |= MARK(x[i]);                                                                    \
+    }                                                                                       \
+    *marked = any;                                                                          \
     return r;                                                                               \
   }                                                                                         \
-  static A all_##NAME(const T *in, size_t n) {                                              \
+  static A all_##NAME(const T *in, size_t n, bool *marked) {                                \
     size_t parts = n >= PP_CPU_PARALLEL_MIN ? (size_t)pp_cpu_threads() : 1;                 \
     if (parts > RD_MAX_PARTS) parts = RD_MAX_PARTS;                                         \
     A part[RD_MAX_PARTS];                                                                   \
+    bool part_marked[RD_MAX_PARTS];                                                         \
     _Pragma("omp parallel for schedule(static) if (parts > 1)")                             \
     for (size_t p = 0; p < parts; p++) {                                                    \
       size_t lo = pp_cpu_part_begin(n, p, parts), hi = pp_cpu_part_begin(n, p + 1, parts);  \
-      part[p] = fold_##NAME(in + lo, hi - lo);                                              \
+      part[p] = fold_##NAME(in + lo, hi - lo, &part_marked[p]);                             \
     }                                                                                       \
     A r = part[0];                                                                          \
-    for (size_t p = 1; p < parts; p++) r = OP(r, part[p]);                                  \
+    *marked = part_marked[0];                                                               \
+    for (size_t p = 1; p < parts; p++) {                                                    \
+      r = OP(r, part[p]);                                                                   \
+      *marked |= part_marked[p];                                                            \
+    }                                                                                       \
     return r;                                                                               \
+  }                                                                                         \
+  static inline A unmarked_##NAME(const T *in, size_t n) {                                  \
+    bool marked;                                                                            \
+    return all_##NAME(in, n, &marked);                                                      \
   }
 
-/* vec_NAME and vload_NAME(p): RD_VEC bytes of A lanes, from the elements' own bits */
-#define PP_CPU_VLOAD_BITS(NAME, A)                                                          \
+/* vec_NAME and vload_NAME(p): RD_VEC bytes of A lanes, from the elements' own bits;
+ * bits_NAME: the same bytes as lanes of the integer B */
+#define PP_CPU_VLOAD_BITS(NAME, A, B)                                                       \
   typedef A vec_##NAME __attribute__((vector_size(RD_VEC)));                                \
+  typedef B bits_##NAME __attribute__((vector_size(RD_VEC)));                               \
   RD_INLINE void vload_##NAME(vec_##NAME *v, const void *p) { memcpy(v, p, sizeof *v); }
 
 /* ---- integers ------------------------------------------------------------------------ */
 
-/* Sums fold into the unsigned type UT of the same width, where wrapping is defined. */
+/* Sums fold into the unsigned type UT of the same width, where wrapping is defined; ST is
+ * the signed type of that width (the lanes' bits). */
 #define LOAD_PLAIN(x, i) ((x)[i])
 
-#define PP_CPU_INT_REDUCE(NAME, T, UT, T_LOWEST, T_HIGHEST)                                 \
-  PP_CPU_VLOAD_BITS(NAME##_sum, UT)                                                         \
-  PP_CPU_VLOAD_BITS(NAME##_min, T)                                                          \
-  PP_CPU_VLOAD_BITS(NAME##_max, T)                                                          \
-  PP_CPU_FOLD(NAME##_sum, T, UT, LOAD_PLAIN, vload_##NAME##_sum, OP_ADD, 0)                 \
-  PP_CPU_FOLD(NAME##_min, T, T, LOAD_PLAIN, vload_##NAME##_min, OP_MIN, T_HIGHEST)          \
-  PP_CPU_FOLD(NAME##_max, T, T, LOAD_PLAIN, vload_##NAME##_max, OP_MAX, T_LOWEST)           \
+#define PP_CPU_INT_FOLD(NAME, T, A, ST, OP, ID)                                             \
+  PP_CPU_VLOAD_BITS(NAME, A, ST)                                                            \
+  PP_CPU_FOLD(NAME, T, A, LOAD_PLAIN, vload_##NAME, OP, ID, VMARK_NONE, MARK_NONE)
+#define PP_CPU_INT_REDUCE(NAME, T, UT, ST, T_LOWEST, T_HIGHEST)                             \
+  PP_CPU_INT_FOLD(NAME##_sum, T, UT, ST, OP_ADD, 0)                                         \
+  PP_CPU_INT_FOLD(NAME##_min, T, T, ST, OP_MIN, T_HIGHEST)                                  \
+  PP_CPU_INT_FOLD(NAME##_max, T, T, ST, OP_MAX, T_LOWEST)                                   \
   static void reduce_##NAME(pp_op op, const void *in, size_t n, void *out_) {               \
     T *out = out_;                                                                          \
-    *out = op == PP_SUM   ? (T)all_##NAME##_sum(in, n)                                      \
-           : op == PP_MIN ? all_##NAME##_min(in, n)                                         \
-                          : all_##NAME##_max(in, n);                                        \
+    *out = op == PP_SUM   ? (T)unmarked_##NAME##_sum(in, n)                                 \
+           : op == PP_MIN ? unmarked_##NAME##_min(in, n)                                    \
+                          : unmarked_##NAME##_max(in, n);                                   \
   }
 
-PP_CPU_INT_REDUCE(u8, uint8_t, uint8_t, 0, UINT8_MAX)
-PP_CPU_INT_REDUCE(i32, int32_t, uint32_t, INT32_MIN, INT32_MAX)
-PP_CPU_INT_REDUCE(u32, uint32_t, uint32_t, 0, UINT32_MAX)
-PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, INT64_MIN, INT64_MAX)
-PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
+PP_CPU_INT_REDUCE(u8, uint8_t, uint8_t, int8_t, 0, UINT8_MAX)
+PP_CPU_INT_REDUCE(i32, int32_t, uint32_t, int32_t, INT32_MIN, INT32_MAX)
+PP_CPU_INT_REDUCE(u32, uint32_t, uint32_t, int32_t, 0, UINT32_MAX)
+PP_CPU_INT_REDUCE(i64, int64_t, uint64_t, int64_t, INT64_MIN, INT64_MAX)
+PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, int64_t, 0, UINT64_MAX)
 
 /* ---- floats -------------------------------------------------------------------------- */
 
@@ -130,75 +159,67 @@ PP_CPU_INT_REDUCE(u64, uint64_t, uint64_t, 0, UINT64_MAX)
  * need no fast-math, and RD_STREAMS x 8 partial sums per part keep the error below that
  * of one running sum. */
 #define LOAD_DOUBLE(x, i) ((double)(x)[i])
-PP_CPU_VLOAD_BITS(f64_sum, double)
+PP_CPU_VLOAD_BITS(f64_sum, double, int64_t)
 typedef double vec_f32_sum __attribute__((vector_size(RD_VEC)));
+typedef int64_t bits_f32_sum __attribute__((vector_size(RD_VEC)));
 typedef float vec_f32_half __attribute__((vector_size(RD_VEC / 2)));
 RD_INLINE void vload_f32_sum(vec_f32_sum *v, const void *p) {
   vec_f32_half h;
   memcpy(&h, p, sizeof h);
   *v = __builtin_convertvector(h, vec_f32_sum);
 }
-PP_CPU_FOLD(f32_sum, float, double, LOAD_DOUBLE, vload_f32_sum, OP_ADD, 0.0)
-PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0)
+PP_CPU_FOLD(f32_sum, float, double, LOAD_DOUBLE, vload_f32_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE)
+PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE)
 
-/* MIN/MAX on order keys: a float's bits as a signed integer, the magnitude bits flipped
- * when negative, order as the values do, with -0.0 (key -1) just below +0.0 (key 0), so
- * the result is one value whatever the split. A NaN's key becomes the fold's identity
- * (the key type's largest for MIN, lowest for MAX), which no number's key reaches: the
- * result is that identity only when every element was NaN. Integer compares and selects
- * vectorise, where the NaN-aware float comparisons did not. */
-#define PP_FLOAT_KEYS(NAME, T, K, UK, INF_BITS)                                             \
-  typedef K vkey_##NAME __attribute__((vector_size(RD_VEC)));                               \
-  RD_INLINE K key_##NAME(T x, K nan_key) {                                                  \
-    const UK mag = ((UK)-1) >> 1;                                                           \
-    UK b;                                                                                   \
-    memcpy(&b, &x, sizeof b);                                                               \
-    const K k = (K)(b ^ ((K)b < 0 ? mag : 0));                                              \
-    return (K)(b & mag) > (K)(INF_BITS) ? nan_key : k; /* NaN: above inf's bits */          \
-  }                                                                                         \
-  RD_INLINE void vkey_of_##NAME(vkey_##NAME *v, const void *p, K nan_key) {                 \
-    const K mag = (K)(((UK)-1) >> 1);                                                       \
-    vkey_##NAME b;                                                                          \
-    memcpy(&b, p, sizeof b);                                                                \
-    const vkey_##NAME k = b ^ (mag & (vkey_##NAME)(b < 0));                                 \
-    *v = vpick(vkey_##NAME, (b & mag) > (K)(INF_BITS), (vkey_##NAME){0} + nan_key, k);      \
-  }                                                                                         \
-  static inline T unkey_##NAME(K k) {                                                       \
-    const UK b = (UK)k ^ (k < 0 ? ((UK)-1) >> 1 : 0);                                       \
-    T x;                                                                                    \
-    memcpy(&x, &b, sizeof x);                                                               \
-    return x;                                                                               \
-  }
-PP_FLOAT_KEYS(f32, float, int32_t, uint32_t, 0x7f800000)
-PP_FLOAT_KEYS(f64, double, int64_t, uint64_t, 0x7ff0000000000000)
+/* MIN/MAX fold the floats themselves with the float comparison (x < a ? x : a: vcmpps or
+ * vcmppd and a blend, which vectorise where a NaN-aware scalar loop did not): a NaN x
+ * compares false, so it never replaces the running value, which starts at the identity
+ * (+inf for MIN, -inf for MAX) and so is never NaN. That comparison leaves two things
+ * open, both settled after the pass:
+ *  - zeros: -0.0 == +0.0, so a zero result may carry the sign of whichever zero came
+ *    first in its lane. The fold marks whether it saw the zero that should win (-0.0 for
+ *    MIN, +0.0 for MAX: its bits' sign bit, kept where the lane compares equal to zero),
+ *    and a zero result is that zero when it was seen and the other one when it was not,
+ *    whatever the split;
+ *  - all NaN: the result stays the identity, as it does when the identity itself (+inf
+ *    for MIN) is an element; then one look at the input, which stops at its first number,
+ *    tells them apart, so only an input without numbers is read twice.
+ * The mark costs a compare and two bitwise operations a vector where order keys (the
+ * bits with the magnitude flipped below zero and NaN replaced) cost about ten, which had
+ * kept the 8-byte MIN/MAX below the read bandwidth. */
+#define VMARK_NEG_ZERO(B, v) ((B)(v) & (B)((v) == 0))
+#define VMARK_POS_ZERO(B, v) (~(B)(v) & (B)((v) == 0))
+#define MARK_NEG_ZERO(x) ((x) == 0 && signbit(x))
+#define MARK_POS_ZERO(x) ((x) == 0 && !signbit(x))
 
-/* vec_NAME_min/max, the fold's loads (a NaN's key is the fold's identity) and the folds */
-#define PP_CPU_FLOAT_REDUCE(NAME, T, K, K_LOWEST, K_HIGHEST)                                \
-  typedef vkey_##NAME vec_##NAME##_min, vec_##NAME##_max;                                   \
-  RD_INLINE void vload_##NAME##_min(vkey_##NAME *v, const void *p) {                       \
-    vkey_of_##NAME(v, p, K_HIGHEST);                                                        \
-  }                                                                                         \
-  RD_INLINE void vload_##NAME##_max(vkey_##NAME *v, const void *p) {                        \
-    vkey_of_##NAME(v, p, K_LOWEST);                                                         \
-  }                                                                                         \
-  RD_INLINE K load_##NAME##_min(const T *x, size_t i) { return key_##NAME(x[i], K_HIGHEST); } \
-  RD_INLINE K load_##NAME##_max(const T *x, size_t i) { return key_##NAME(x[i], K_LOWEST); }  \
-  PP_CPU_FOLD(NAME##_min, T, K, load_##NAME##_min, vload_##NAME##_min, OP_MIN, K_HIGHEST)  \
-  PP_CPU_FOLD(NAME##_max, T, K, load_##NAME##_max, vload_##NAME##_max, OP_MAX, K_LOWEST)   \
-  static void reduce_##NAME(pp_op op, const void *in, size_t n, void *out_) {               \
+#define PP_CPU_FLOAT_REDUCE(NAME, T, B)                                                     \
+  PP_CPU_VLOAD_BITS(NAME##_min, T, B)                                                       \
+  PP_CPU_VLOAD_BITS(NAME##_max, T, B)                                                       \
+  PP_CPU_FOLD(NAME##_min, T, T, LOAD_PLAIN, vload_##NAME##_min, OP_MIN, INFINITY,           \
+              VMARK_NEG_ZERO, MARK_NEG_ZERO)                                                \
+  PP_CPU_FOLD(NAME##_max, T, T, LOAD_PLAIN, vload_##NAME##_max, OP_MAX, -INFINITY,          \
+              VMARK_POS_ZERO, MARK_POS_ZERO)                                                \
+  static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
+    const T *in = in_;                                                                      \
     T *out = out_;                                                                          \
     if (op == PP_SUM) {                                                                     \
-      *out = (T)all_##NAME##_sum(in, n);                                                    \
-    } else if (n == 0) {                                                                    \
-      *out = op == PP_MIN ? INFINITY : -INFINITY;                                           \
-    } else {                                                                                \
-      const K k = op == PP_MIN ? all_##NAME##_min(in, n) : all_##NAME##_max(in, n);         \
-      *out = k == (op == PP_MIN ? K_HIGHEST : K_LOWEST) ? NAN : unkey_##NAME(k);            \
+      *out = (T)unmarked_##NAME##_sum(in, n);                                               \
+      return;                                                                               \
     }                                                                                       \
+    const bool min = op == PP_MIN;                                                          \
+    bool marked; /* the winning zero seen */                                                \
+    T r = min ? all_##NAME##_min(in, n, &marked) : all_##NAME##_max(in, n, &marked);        \
+    if (r == 0) r = min == marked ? (T)-0.0 : (T)0.0;                                       \
+    if (r == (min ? (T)INFINITY : (T)-INFINITY)) {                                          \
+      size_t i = 0;                                                                         \
+      while (i < n && isnan(in[i])) i++;                                                    \
+      if (n > 0 && i == n) r = (T)NAN;                                                      \
+    }                                                                                       \
+    *out = r;                                                                               \
   }
 
-PP_CPU_FLOAT_REDUCE(f32, float, int32_t, INT32_MIN, INT32_MAX)
-PP_CPU_FLOAT_REDUCE(f64, double, int64_t, INT64_MIN, INT64_MAX)
+PP_CPU_FLOAT_REDUCE(f32, float, int32_t)
+PP_CPU_FLOAT_REDUCE(f64, double, int64_t)
 
 #define BY_DTYPE(F)                                                                         \
   {[PP_U8] = F##_u8,   [PP_I32] = F##_i32, [PP_U32] = F##_u32, [PP_I64] = F##_i64,           \
