@@ -64,6 +64,14 @@
  *     and write stored bits, with the buffers above;
  *   - 8-bit keys: the single pass reads the input and writes the output (k == 1, or pass
  *     0 forced), so neither the scratch copy of the in-place sort nor scratch keys exist.
+ * 8-byte positions of at most 2^32 keys (an argsort's int64 indices) travel as 4-byte
+ * words: the passes are those of 4-byte values (packed pairs with 4-byte keys), the
+ * scratch holds 4-byte values, and the plan's last sort pass (sort_header.last) writes
+ * each word widened to the caller's 8-byte array (onesweep_kernel's VO). That pass writes
+ * buffer 0 in every case above, and the passes before it that write buffer 0 use the
+ * array's first 4n bytes as n words, which the last pass reads nothing from. The one-block
+ * sort keeps 4-byte positions and stores them widened. So every pass but the last moves
+ * 4 bytes of value per key, not 8.
  * Small n: the one-block sort loads the input and stores the output. The merge, sample
  * and quick sorts have no first pass to fold the copy into: the input (and positions) are
  * copied to the outputs, which are sorted in place.
@@ -94,10 +102,11 @@ __device__ __forceinline__ U warp_and(U v) {
  * differ are sorted (found by OR and AND over all images). Between passes the keys go
  * through shared memory in rank order and come back warp-striped. The keys and values are
  * read from keys_in, values_in (the output arrays in place) and written to keys, values;
- * values_in NULL with values: each key's value is its position in keys_in. */
-template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
+ * values_in NULL with values: each key's value is its position in keys_in (VO wider than
+ * V: kept as a V, written as a VO). */
+template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS, typename VO = V>
 __global__ void __launch_bounds__(THREADS)
-small_sort_kernel(const U *keys_in, U *keys, const V *values_in, V *values, unsigned n, pp_key_order<U> order) {
+small_sort_kernel(const U *keys_in, U *keys, const V *values_in, VO *values, unsigned n, pp_key_order<U> order) {
   constexpr int WARPS = THREADS / PP_WARP, TILE = THREADS * ITEMS;
   constexpr size_t EXCH = (size_t)TILE * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
   constexpr size_t HIST = (size_t)WARPS * RADIX * sizeof(unsigned);
@@ -183,7 +192,7 @@ small_sort_kernel(const U *keys_in, U *keys, const V *values_in, V *values, unsi
     const unsigned idx = tile_index<ITEMS>(warp, i, lane);
     if (idx < n) {
       keys[idx] = key[i];
-      if constexpr (HAS_V) values[idx] = val[i];
+      if constexpr (HAS_V) values[idx] = (VO)val[i];
     }
   }
 }
@@ -271,14 +280,16 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
 /* ---- host side ------------------------------------------------------------------------------ */
 
 /* keys_in NULL: in place, keys and values; else from keys_in, values_in (see sort_radix) */
-template <typename U, typename V, bool HAS_V>
-static pp_status sort_small(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
+template <typename U, typename V, bool HAS_V, typename VO>
+static pp_status sort_small(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, VO *values, size_t n,
                             pp_key_order<U> order) {
-  if (!keys_in) {
-    keys_in = keys;
-    values_in = values;
+  if constexpr (std::is_same<VO, V>::value) {
+    if (!keys_in) {
+      keys_in = keys;
+      values_in = values;
+    }
   }
-  small_sort_kernel<U, V, HAS_V, PP_SORT_SMALL_THREADS, PP_SORT_SMALL_ITEMS>
+  small_sort_kernel<U, V, HAS_V, PP_SORT_SMALL_THREADS, PP_SORT_SMALL_ITEMS, VO>
       <<<1, PP_SORT_SMALL_THREADS, 0, pp_cuda(ctx)->stream>>>(keys_in, keys, values_in, values, (unsigned)n, order);
   PP_CUDA_LAUNCHED(ctx, "pp_sort");
   return PP_OK;
@@ -328,12 +339,12 @@ static bool add_size(size_t *acc, size_t b) {
   return true;
 }
 
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, int PK>
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int ITEMS, int PK, typename VO>
 static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, size_t n,
                                     unsigned tiles, sort_header *hdr, void *status0, void *status1,
                                     U flip, int pass_begin, int pass_end, uint64_t *pk0, uint64_t *pk1) {
   pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PK>;
+  auto kernel = onesweep_kernel<U, KIND, V, HAS_V, S, PP_SORT_THREADS, ITEMS, PK, VO>;
   /* packed pairs: the stage, and for a packed output the values' sorted tile */
   constexpr size_t dyn = onesweep_dyn_bytes<U, V, HAS_V, S, PP_SORT_THREADS, ITEMS>() +
                          (PK == PK_NONE ? 0 : PK == PK_LAST ? 1 : 2) *
@@ -353,8 +364,8 @@ static pp_status launch_passes_kind(pp_context *ctx, U *k0, U *k1, V *v0, V *v1,
 /* The pass kernels are compiled per key kind so that images take no branches: floats
  * have their own; a signed key's image is its bits with the sign flipped, so it runs the
  * unsigned kernel with the sign folded into flip. ki, vi: the input of an out-of-place
- * sort (onesweep_kernel's keys_in, vals_in), NULL in place. */
-template <typename U, typename V, bool HAS_V, typename S, int ITEMS, int PK = PK_NONE>
+ * sort (onesweep_kernel's keys_in, vals_in), NULL in place. VO: onesweep_kernel's. */
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS, int PK = PK_NONE, typename VO = V>
 static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, size_t n,
                                unsigned tiles, sort_header *hdr, void *status0, void *status1,
                                pp_key_order<U> order, int pass_begin, int pass_end,
@@ -362,21 +373,23 @@ static pp_status launch_passes(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, cons
   U flip = order.flip;
   if constexpr (sizeof(U) >= 4) {
     if (order.kind == PP_KEY_FLOAT)
-      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
-                                                                    hdr, status0, status1, flip, pass_begin,
-                                                                    pass_end, pk0, pk1);
+      return launch_passes_kind<U, PP_KEY_FLOAT, V, HAS_V, S, ITEMS, PK, VO>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
+                                                                        hdr, status0, status1, flip, pass_begin,
+                                                                        pass_end, pk0, pk1);
     if (order.kind == PP_KEY_SIGNED) flip ^= (U)1 << (sizeof(U) * 8 - 1);
   }
-  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PK>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
-                                                                   hdr, status0, status1, flip, pass_begin,
-                                                                   pass_end, pk0, pk1);
+  return launch_passes_kind<U, PP_KEY_UNSIGNED, V, HAS_V, S, ITEMS, PK, VO>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
+                                                                       hdr, status0, status1, flip, pass_begin,
+                                                                       pass_end, pk0, pk1);
 }
 
 /* Every digit position gets its onesweep_kernel; with packed pairs also those of the
  * packed passes that can sort at that position (a first one at any but the last, a middle
  * one at any but the first and the last, a last one at any but the first). The plan, made
- * on the device, gives each position to one of them; the others return at once. */
-template <typename U, typename V, bool HAS_V, typename S, int ITEMS>
+ * on the device, gives each position to one of them; the others return at once. VO wider
+ * than V: the kernels that can be a last pass (unpacked, packed last) widen the values;
+ * a packed first or middle pass never is, so those are the kernels of V. */
+template <typename U, typename V, bool HAS_V, typename S, int ITEMS, typename VO>
 static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U *ki, const V *vi, uint64_t *pk0,
                             uint64_t *pk1, size_t n, unsigned tiles, sort_header *hdr, void *status0, void *status1,
                             pp_key_order<U> order) {
@@ -384,8 +397,9 @@ static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U
   if constexpr (P == 4 && HAS_V && sizeof(V) == 4) {
     if (pk0) {
       for (int pass = 0; pass < P; pass++) {
-        pp_status s = launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
-                                                           status1, order, pass, pass + 1);
+        pp_status s = launch_passes<U, V, HAS_V, S, ITEMS, PK_NONE, VO>(ctx, k0, k1, v0, v1, ki, vi, n, tiles,
+                                                                        hdr, status0, status1, order, pass,
+                                                                        pass + 1);
         if (s == PP_OK && pass < P - 1)
           s = launch_passes<U, V, HAS_V, S, ITEMS, PK_FIRST>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
                                                              status1, order, pass, pass + 1, pk0, pk1);
@@ -393,8 +407,9 @@ static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U
           s = launch_passes<U, V, HAS_V, S, ITEMS, PK_MID>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
                                                            status1, order, pass, pass + 1, pk0, pk1);
         if (s == PP_OK && pass > 0)
-          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_LAST>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
-                                                            status1, order, pass, pass + 1, pk0, pk1);
+          s = launch_passes<U, V, HAS_V, S, ITEMS, PK_LAST, VO>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr,
+                                                                status0, status1, order, pass, pass + 1, pk0,
+                                                                pk1);
         if (s != PP_OK) return s;
       }
       return PP_OK;
@@ -402,12 +417,12 @@ static pp_status launch_all(pp_context *ctx, U *k0, U *k1, V *v0, V *v1, const U
   }
   (void)pk0;
   (void)pk1;
-  return launch_passes<U, V, HAS_V, S, ITEMS>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0, status1, order,
-                                              0, P);
+  return launch_passes<U, V, HAS_V, S, ITEMS, PK_NONE, VO>(ctx, k0, k1, v0, v1, ki, vi, n, tiles, hdr, status0,
+                                                            status1, order, 0, P);
 }
 
-template <typename U, typename V, bool HAS_V, int ITEMS>
-static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values,
+template <typename U, typename V, bool HAS_V, typename VO, int ITEMS>
+static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, VO *values,
                                      size_t n, pp_key_order<U> order) {
   constexpr int P = (int)sizeof(U);
   constexpr size_t TILE = (size_t)PP_SORT_THREADS * ITEMS;
@@ -462,7 +477,8 @@ static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys,
   void *status0 = scratch + off_status;
   void *status1 = status_buffers > 1 ? scratch + off_status + status_bytes : NULL;
   U *k0 = keys, *k1 = scratch_data ? (U *)(scratch + off_keys) : NULL;
-  V *v0 = values, *v1 = HAS_V && scratch_data ? (V *)(scratch + off_vals) : NULL;
+  /* VO wider than V: the caller's array holds V until the last pass (onesweep_kernel) */
+  V *v0 = reinterpret_cast<V *>(values), *v1 = HAS_V && scratch_data ? (V *)(scratch + off_vals) : NULL;
   uint64_t *pk0 = packed ? (uint64_t *)(scratch + off_keys) : NULL;
   uint64_t *pk1 = packed ? (uint64_t *)(scratch + off_pack1) : NULL;
 
@@ -487,11 +503,11 @@ static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys,
   }
   if (s == PP_OK) {
     if (wide)
-      s = launch_all<U, V, HAS_V, uint64_t, ITEMS>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
-                                                   (unsigned)tiles, hdr, status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint64_t, ITEMS, VO>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
+                                                       (unsigned)tiles, hdr, status0, status1, order);
     else
-      s = launch_all<U, V, HAS_V, uint32_t, ITEMS>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
-                                                   (unsigned)tiles, hdr, status0, status1, order);
+      s = launch_all<U, V, HAS_V, uint32_t, ITEMS, VO>(ctx, k0, k1, v0, v1, keys_in, values_in, pk0, pk1, n,
+                                                       (unsigned)tiles, hdr, status0, status1, order);
   }
   ctx->ops->temp_free(ctx, scratch);
   return s;
@@ -499,27 +515,29 @@ static pp_status sort_onesweep_items(pp_context *ctx, const U *keys_in, U *keys,
 
 /* 4-byte keys alone take larger tiles (PP_SORT_ITEMS_K32_LARGE) from PP_SORT_K32_LARGE_FROM
  * keys on: fewer tiles, so less look-back and per-tile work, where there are many waves. */
-template <typename U, typename V, bool HAS_V>
-static pp_status sort_onesweep(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
+template <typename U, typename V, bool HAS_V, typename VO>
+static pp_status sort_onesweep(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, VO *values, size_t n,
                                pp_key_order<U> order) {
   constexpr int ITEMS = onesweep_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
   if constexpr (sizeof(U) == 4 && !HAS_V && PP_SORT_ITEMS_K32_LARGE != ITEMS) {
     if (n >= (size_t)PP_SORT_K32_LARGE_FROM)
-      return sort_onesweep_items<U, V, HAS_V, PP_SORT_ITEMS_K32_LARGE>(ctx, keys_in, keys, values_in, values, n,
-                                                                      order);
+      return sort_onesweep_items<U, V, HAS_V, VO, PP_SORT_ITEMS_K32_LARGE>(ctx, keys_in, keys, values_in, values,
+                                                                          n, order);
   }
-  return sort_onesweep_items<U, V, HAS_V, ITEMS>(ctx, keys_in, keys, values_in, values, n, order);
+  return sort_onesweep_items<U, V, HAS_V, VO, ITEMS>(ctx, keys_in, keys, values_in, values, n, order);
 }
 
 /* The radix sort of n >= 2 keys. keys_in NULL: in place (keys, values). Else out of place:
  * from keys_in, values_in to keys, values, the inputs read by the first pass that runs (the
  * small sort's load) and never written; values_in NULL with values: each key's value is
- * its position in keys_in, made where the values would be loaded. */
-template <typename U, typename V, bool HAS_V>
-static pp_status sort_radix_typed(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, V *values, size_t n,
-                                  pp_key_order<U> order) {
-  if (n <= SMALL_TILE) return sort_small<U, V, HAS_V>(ctx, keys_in, keys, values_in, values, n, order);
-  return sort_onesweep<U, V, HAS_V>(ctx, keys_in, keys, values_in, values, n, order);
+ * its position in keys_in, made where the values would be loaded. VO (the type of values)
+ * wider than V: out of place with positions alone, which travel as V and are widened by
+ * the pass that stores them last. */
+template <typename U, typename V, bool HAS_V, typename VO = V>
+static pp_status sort_radix_typed(pp_context *ctx, const U *keys_in, U *keys, const V *values_in, VO *values,
+                                  size_t n, pp_key_order<U> order) {
+  if (n <= SMALL_TILE) return sort_small<U, V, HAS_V, VO>(ctx, keys_in, keys, values_in, values, n, order);
+  return sort_onesweep<U, V, HAS_V, VO>(ctx, keys_in, keys, values_in, values, n, order);
 }
 
 template <typename U, typename V, bool HAS_V>
@@ -597,6 +615,15 @@ pp_status pp_cuda_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in
   return pp_by_key_value(ctx, "pp_sort", key_t, values_out, value_size, [&](auto u, auto v, auto has_v) {
     typedef decltype(u) U;
     typedef decltype(v) V;
+    /* 8-byte positions of at most 2^32 keys fit 4 bytes until they are stored: every pass
+       but the last moves 8 bytes a pair for 4-byte keys, not 12, and the scratch holds
+       4-byte values */
+    if constexpr (std::is_same<V, uint64_t>::value) {
+      if (!values_in && n <= (size_t)1 << 32)
+        return sort_radix_typed<U, uint32_t, true, uint64_t>(ctx, (const U *)keys_in, (U *)keys_out, nullptr,
+                                                             (uint64_t *)values_out, n,
+                                                             pp_make_key_order<U>(key_t, order));
+    }
     return sort_radix_typed<U, V, decltype(has_v)::value>(ctx, (const U *)keys_in, (U *)keys_out,
                                                           (const V *)values_in, (V *)values_out, n,
                                                           pp_make_key_order<U>(key_t, order));

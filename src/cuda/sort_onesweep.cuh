@@ -142,6 +142,20 @@ __device__ __forceinline__ void scatter_packed(const uint32_t *xk, const uint32_
   }
 }
 
+/* Writes slot j = k * THREADS + tid of the sorted tile of values (j < valid) to its place
+ * in dst, the slot's digit being rank[k]'s low byte (scatter_keys); T wider than V: the
+ * values widened on the way (an argsort's positions, see onesweep_kernel's VO). */
+template <int THREADS, int ITEMS, typename T, typename V, typename S>
+__device__ __forceinline__ void scatter_values(T *dst, const V *xv, const S *s_base, const unsigned (&rank)[ITEMS],
+                                               unsigned valid) {
+  const int tid = threadIdx.x;
+  T *d_t = out_base(dst);
+#pragma unroll
+  for (int k = 0; k < ITEMS; k++)
+    if (k * THREADS < (int)valid - tid)
+      *slot_out<THREADS>(d_t, s_base[rank[k] & (RADIX - 1)], k) = (T)xv[k * THREADS + tid];
+}
+
 /* Item i of the thread (warp-striped, tile_index) from p = the tile's first element plus
  * idx0; items at index >= valid are fill and not read. One base pointer and constant
  * offsets: no 64-bit address per item, and compares with immediates. */
@@ -206,19 +220,20 @@ __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
  * the pass's source and destination (vs NULL with values: positions, see load_values);
  * status_next: the status buffer to clear for the pass after (NULL with one pass);
  * digit_first: for thread d < 256, digit d's first output position; images: the plan's
- * IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange buffer.
+ * IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange buffer; vwide (VO wider
+ * than V, the last pass): where the values go, widened, in place of vd.
  *
  * Padding (the last tile's items at index >= valid) must rank after every key: where the
  * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
  * so no compare per item); where it takes the full image of the stored bits, the ranking
  * gives padding digit 255 itself. */
-template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK>
+template <int MATCH, typename U, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK, typename VO>
 __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, const U *ks, U *kd,
                                               const V *vs, V *vd, S *status, S *status_next,
                                               S digit_first, int shift, unsigned images,
                                               pp_key_order<U> order, unsigned char *s_buf,
                                               S *s_base, unsigned *s_scan, V *s_stage, V *s_vsort,
-                                              uint64_t *pd) {
+                                              uint64_t *pd, VO *vwide) {
   typedef pp_status_word<S> SW;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
@@ -328,10 +343,13 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) xv[rank[i] >> 8] = val[i];
     __syncthreads();
-    V *vd_t = out_base(vd);
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++)
-      if (k * THREADS < (int)valid - tid) *slot_out<THREADS>(vd_t, s_base[rank[k] & (RADIX - 1)], k) = xv[k * THREADS + tid];
+    if constexpr (!std::is_same<VO, V>::value) {
+      if (vwide) {
+        scatter_values<THREADS, ITEMS>(vwide, xv, s_base, rank, valid);
+        return;
+      }
+    }
+    scatter_values<THREADS, ITEMS>(vd, xv, s_base, rank, valid);
   }
 }
 
@@ -341,14 +359,20 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
  * host folds a signed key's sign flip into flip), so the images take no branches.
  * Out of place (keys_in set): the pass the plan names first reads keys_in and vals_in
  * instead of the buffer it names (vals_in NULL: positions, see load_values); the other
- * passes are as in place. In place, keys_in is NULL. */
-template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK = PK_NONE>
+ * passes are as in place. In place, keys_in is NULL.
+ * VO wider than V (out of place, an argsort's 8-byte positions carried as 4-byte ones):
+ * vals0 is the caller's array of n VO, which the passes before the last use as one of n V;
+ * the plan's last sort pass writes it as VO. Else VO is V and compiles out. */
+template <typename U, int KIND, typename V, bool HAS_V, typename S, int THREADS, int ITEMS, int PK = PK_NONE,
+          typename VO = V>
 __global__ void __launch_bounds__(THREADS, onesweep_min_blocks((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0))
 onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const V *vals_in, size_t n,
                 unsigned tiles, int pass, sort_header *hdr, S *status0, S *status1, U flip, uint64_t *packed0,
                 uint64_t *packed1) {
   /* PK: which passes of packed pairs this kernel makes (pack_pass) */
   static_assert(PK == PK_NONE || (sizeof(U) == 4 && HAS_V && sizeof(V) == 4), "4-byte keys and values");
+  static_assert(std::is_same<VO, V>::value || (HAS_V && sizeof(VO) > sizeof(V) && (PK == PK_NONE || PK == PK_LAST)),
+                "only a last pass widens values");
   constexpr int WARPS = THREADS / PP_WARP;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   constexpr int MATCH = onesweep_match<U, HAS_V>();
@@ -386,6 +410,10 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const 
       vs = vals_in;
     }
   }
+  VO *vwide = nullptr; /* out of place, the last sort pass writes buffer 0 */
+  if constexpr (!std::is_same<VO, V>::value) {
+    if (pass == (int)hdr->last) vwide = reinterpret_cast<VO *>(vd);
+  }
   if (mode == MODE_COPY) { /* never the first pass of an out-of-place sort */
     copy_pass<U, V, HAS_V, THREADS>(ks, kd, vs, vd, n);
     return;
@@ -410,7 +438,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const 
     V *const stage = reinterpret_cast<V *>(s_dyn + DYN); /* packed pairs: see onesweep_tile */
     onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS, PK>(tile, valid, ks, kd, vs, vd, status, status_next,
                                                              digit_first, shift, images, order, s_buf, s_base, s_scan,
-                                                             stage, stage + TILE, pd);
+                                                             stage, stage + TILE, pd, vwide);
   }
 }
 

@@ -72,11 +72,14 @@ struct sort_header {
   unsigned special;                     /* some key is -0.0 or NaN: images never stored */
   unsigned done;                        /* histogram blocks finished */
   unsigned first;                       /* the first sort pass (out of place: reads the input) */
+  unsigned last;                        /* the last sort pass (~0u: none; out of place: writes buffer 0) */
 };
 
 /* The plan, for P digit positions of which trivial[p] != 0 have one digit value for all
  * keys (such a pass cannot change the order): each pass's mode, source buffer, status
- * buffer and image flags, and the first sort pass. pack: the pairs may travel packed
+ * buffer and image flags, and the first and the last sort pass (out of place, the last
+ * writes buffer 0, the caller's arrays: where an argsort's positions are widened, see
+ * onesweep_kernel's VO). pack: the pairs may travel packed
  * (pack_pass); images: no key is special, so images may be stored between passes (written
  * by every sort pass but the last, read by every one but the first); from_input: out of
  * place, the first sort pass reads the input (sort.cu's top comment has the cases). */
@@ -109,6 +112,7 @@ __host__ __device__ inline void radix_write_plan(sort_header *hdr, const unsigne
         hdr->mode[p] = last ? MODE_PACK_LAST : sorts == 0 ? MODE_PACK_FIRST : MODE_PACK_MID;
         hdr->images[p] = (sorts > 0 ? IMAGES_IN : 0) | (last ? 0 : IMAGES_OUT);
         if (sorts == 0) first = p;
+        if (last) hdr->last = (unsigned)p;
         sorts++;
       }
     }
@@ -122,6 +126,7 @@ __host__ __device__ inline void radix_write_plan(sort_header *hdr, const unsigne
      as reading buffer 1), so no copy is ever added. */
   bool copy_once = !from_input && P > 1 && (active & 1);
   unsigned parity = from_input ? (unsigned)active & 1u : 0u, sorts = 0;
+  hdr->last = ~0u;
   for (int p = 0; p < P; p++) {
     hdr->src[p] = parity;
     hdr->sbuf[p] = sorts & 1;
@@ -132,6 +137,7 @@ __host__ __device__ inline void radix_write_plan(sort_header *hdr, const unsigne
       parity ^= 1;
       sorts++;
       first = first < 0 ? p : first;
+      hdr->last = (unsigned)p;
     } else if (copy_once) {
       hdr->mode[p] = MODE_COPY;
       parity ^= 1;
