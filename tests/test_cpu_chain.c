@@ -109,45 +109,54 @@ static void check_scan_other(pp_context *ctx, size_t n, size_t off) {
 
 /* ---- select, partition, select_flagged ---------------------------------------------- */
 
-/* f32 with about `share` in 256 elements above zero, NaN and -0.0 among them. */
-static void check_select_f32(pp_context *ctx, size_t n, size_t off, unsigned share, pp_cmp cmp) {
-  float *x = th_xmalloc((n + 1) * sizeof *x);
-  for (size_t i = 0; i < n; i++) {
-    uint64_t r = next_u64();
-    float v = (float)(r >> 40) * 0x1.0p-20f + 1.0f;
-    x[i] = (r & 255) < share ? v : -v;
-    if ((r >> 8 & 1023) == 0) x[i] = NAN;
-    if ((r >> 8 & 1023) == 1) x[i] = -0.0f;
+/* Floats with about `share` in 256 elements above zero, NaN and -0.0 among them: f32 and
+ * f64 (8-byte lanes in the vector keep, chunks of half as many elements). */
+#define CHECK_SELECT(NAME, T, PPT)                                                          \
+  static void check_select_##NAME(pp_context *ctx, size_t n, size_t off, unsigned share,    \
+                                  pp_cmp cmp) {                                             \
+    T *x = th_xmalloc((n + 1) * sizeof *x);                                                 \
+    for (size_t i = 0; i < n; i++) {                                                        \
+      uint64_t r = next_u64();                                                              \
+      T v = (T)(r >> 40) * (T)0x1.0p-20 + 1;                                                \
+      x[i] = (r & 255) < share ? v : -v;                                                    \
+      if ((r >> 8 & 1023) == 0) x[i] = (T)NAN;                                              \
+      if ((r >> 8 & 1023) == 1) x[i] = (T)-0.0;                                             \
+    }                                                                                       \
+    const T zero = 0;                                                                       \
+    unsigned char *buf = alloc_out((n + off) * sizeof(T));                                  \
+    T *out = (T *)(void *)buf + off;                                                        \
+    uint64_t count = 0;                                                                     \
+    CHECK_STATUS(pp_select(ctx, PPT, x, n, cmp, &zero, out, &count), PP_OK, "pp_select");   \
+    size_t w = 0, bad = 0;                                                                  \
+    for (size_t i = 0; i < n; i++) {                                                        \
+      int keep = cmp == PP_GT ? x[i] > 0 : cmp == PP_LE ? x[i] <= 0 : x[i] != 0;            \
+      if (keep) bad += w < count && memcmp(&out[w], &x[i], sizeof(T)) != 0, w++;            \
+    }                                                                                       \
+    CHECK(count == w && bad == 0,                                                           \
+          "select " #NAME " cmp=%d n=%zu off=%zu share=%u: count %llu want %zu, %zu wrong", \
+          (int)cmp, n, off, share, (unsigned long long)count, w, bad);                      \
+    CHECK(tail_intact(buf, (off + w) * sizeof(T), (n + off) * sizeof(T) + 256),             \
+          "select " #NAME " n=%zu wrote past its count", n);                                \
+                                                                                            \
+    CHECK_STATUS(pp_partition(ctx, PPT, x, n, cmp, &zero, out, &count), PP_OK,              \
+                 "pp_partition");                                                           \
+    size_t y = 0, r = w;                                                                    \
+    bad = 0;                                                                                \
+    for (size_t i = 0; i < n; i++) {                                                        \
+      int keep = cmp == PP_GT ? x[i] > 0 : cmp == PP_LE ? x[i] <= 0 : x[i] != 0;            \
+      bad += memcmp(&out[keep ? y : r], &x[i], sizeof(T)) != 0;                             \
+      keep ? y++ : r++;                                                                     \
+    }                                                                                       \
+    CHECK(count == w && bad == 0,                                                           \
+          "partition " #NAME " cmp=%d n=%zu off=%zu: count %llu want %zu, %zu wrong",       \
+          (int)cmp, n, off, (unsigned long long)count, w, bad);                             \
+    CHECK(tail_intact(buf, (n + off) * sizeof(T), (n + off) * sizeof(T) + 256),             \
+          "partition " #NAME " n=%zu wrote past n", n);                                     \
+    free(x);                                                                                \
+    free(buf);                                                                              \
   }
-  const float zero = 0.0f;
-  unsigned char *buf = alloc_out((n + off) * 4);
-  float *out = (float *)(void *)buf + off;
-  uint64_t count = 0;
-  CHECK_STATUS(pp_select(ctx, PP_F32, x, n, cmp, &zero, out, &count), PP_OK, "pp_select");
-  size_t w = 0, bad = 0;
-  for (size_t i = 0; i < n; i++) {
-    int keep = cmp == PP_GT ? x[i] > 0 : cmp == PP_LE ? x[i] <= 0 : x[i] != 0;
-    if (keep) bad += w < count && memcmp(&out[w], &x[i], 4) != 0, w++;
-  }
-  CHECK(count == w && bad == 0, "select f32 cmp=%d n=%zu off=%zu share=%u: count %llu want %zu, %zu wrong",
-        (int)cmp, n, off, share, (unsigned long long)count, w, bad);
-  CHECK(tail_intact(buf, (off + w) * 4, (n + off) * 4 + 256),
-        "select f32 n=%zu wrote past its count", n);
-
-  CHECK_STATUS(pp_partition(ctx, PP_F32, x, n, cmp, &zero, out, &count), PP_OK, "pp_partition");
-  size_t y = 0, r = w;
-  bad = 0;
-  for (size_t i = 0; i < n; i++) {
-    int keep = cmp == PP_GT ? x[i] > 0 : cmp == PP_LE ? x[i] <= 0 : x[i] != 0;
-    bad += memcmp(&out[keep ? y : r], &x[i], 4) != 0;
-    keep ? y++ : r++;
-  }
-  CHECK(count == w && bad == 0, "partition f32 cmp=%d n=%zu off=%zu: count %llu want %zu, %zu wrong",
-        (int)cmp, n, off, (unsigned long long)count, w, bad);
-  CHECK(tail_intact(buf, (n + off) * 4, (n + off) * 4 + 256), "partition n=%zu wrote past n", n);
-  free(x);
-  free(buf);
-}
+CHECK_SELECT(f32, float, PP_F32)
+CHECK_SELECT(f64, double, PP_F64)
 
 static void check_select_flagged(pp_context *ctx, size_t n, size_t es, size_t off) {
   unsigned char *in = th_xmalloc(n * es + 1);
@@ -189,6 +198,8 @@ int main(int argc, char **argv) {
     check_scan_other(ctx, n / 2, i & 1); /* f64 chunks of 16384 at the same places */
     check_select_f32(ctx, n, i & 1, 128, i & 1 ? PP_GT : PP_NE);
     check_select_f32(ctx, n, 0, i & 2 ? 0 : 256, PP_LE); /* none kept, then all kept */
+    check_select_f64(ctx, n / 2, i & 1, 128, i & 1 ? PP_NE : PP_GT); /* chunks of 16384 */
+    check_select_f64(ctx, n / 2 + (i & 1), 0, i & 2 ? 256 : 0, PP_GT);
     for (size_t es = 1; es <= 16; es *= 2) check_select_flagged(ctx, n, es, i & 1);
     check_select_flagged(ctx, n / 8 + 1, 40, i & 1); /* a record size without staging */
   }
@@ -201,6 +212,7 @@ int main(int argc, char **argv) {
     check_scan_other(ctx, ((size_t)1 << 22) + 3, off);
     check_select_f32(ctx, ((size_t)1 << 24) + 3, off, 128, PP_GT);
     check_select_f32(ctx, ((size_t)1 << 23) + 1, off, 250, PP_GT);
+    check_select_f64(ctx, ((size_t)1 << 23) + 3, off, 128, PP_GT);
     check_select_flagged(ctx, ((size_t)1 << 22) + 7, 16, off);
     check_select_flagged(ctx, ((size_t)1 << 23) + 7, 8, off);
   }

@@ -482,14 +482,26 @@ pp_status pp_cpu_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, voi
  * type and comparison: count(lo, hi) is how many of [lo, hi) are kept; keep(lo, hi, yes)
  * stores the kept ones to yes and returns how many; split(lo, hi, yes, no) also stores the
  * others to no. Both store every element and advance by the predicate (no branch), so yes
- * and no need one slot past what they receive. */
+ * and no need one slot past what they receive. quad, where there is one, is keep (no ==
+ * NULL) or split read as QUAD streams at once (see quad_len): stream q's kept elements go
+ * to yes + q * stride (the others to no + q * stride), kept[q] receives their count. */
 typedef struct compactor compactor;
+#define QUAD 4
 typedef struct compact_fns {
   size_t (*count)(const compactor *c, size_t lo, size_t hi);
   size_t (*keep)(const compactor *c, size_t lo, size_t hi, unsigned char *yes);
   size_t (*split)(const compactor *c, size_t lo, size_t hi, unsigned char *yes,
                   unsigned char *no);
+  void (*quad)(const compactor *c, size_t lo, size_t hi, unsigned char *yes, unsigned char *no,
+               size_t stride, size_t kept[QUAD]);
 } compact_fns;
+
+/* A chunk of n elements of es bytes read as QUAD streams: streams 0 .. QUAD - 2 take
+ * quad_len(n, es) elements each, a whole number of 64-byte lines, and the last one the
+ * rest. One core's hardware prefetchers keep more lines in flight for several sequential
+ * streams than for one, as in reduce.c's RD_STREAMS (one stream per core left about a
+ * quarter of the two cores' read bandwidth unused). */
+static inline size_t quad_len(size_t n, size_t es) { return n * es / (QUAD * 64) * 64 / es; }
 struct compactor {
   const void *in, *flags;
   unsigned char value[16]; /* the compared value (select, partition) */
@@ -566,7 +578,7 @@ COMPACT_FNS(flag4, uint32_t, FLAG_KEEP)
 COMPACT_FNS(flag8, uint64_t, FLAG_KEEP)
 COMPACT_FNS(flag16, rec16, FLAG_KEEP)
 
-#define COMPACTOR(NAME) count_##NAME, keep_##NAME, split_##NAME
+#define COMPACTOR(NAME) count_##NAME, keep_##NAME, split_##NAME, NULL
 
 /* Vector keep for 4-byte elements (SSSE3, chosen at run time): four elements a step; the
  * comparison gives a 4-bit mask, a byte shuffle picked by the mask moves the kept lanes to
@@ -676,43 +688,71 @@ __attribute__((target("avx2,popcnt"))) static inline size_t vput8(unsigned char 
 /* W-bit elements (32 or 64), walked in bytes: an 8-byte element is a pair of 32-bit lanes
  * whose mask bits are both set or both clear (movmskps of a 64-bit compare), so the same
  * lane table moves it as one. MASK_AT(A, B, W, x, e) is the 8-bit mask of the 32 bytes x,
- * whose first element is e, after SETUP. vcount8_NAME counts the kept elements (a
- * partition's first pass); vkeep8_NAME stores them to yes;
- * vsplit8_NAME also the others, by the complement mask, to no (a partition's split, the
- * same loop); the scalar keep_NAME / split_NAME take the last few. */
+ * whose first element is e, after SETUP. The body reads ns streams (1, or QUAD as
+ * quad_len cuts them), 64 bytes of each a step; stream s stores to yes + s * stride (and
+ * no + s * stride) and its count goes to kept[s]; the scalar keep_NAME / split_NAME /
+ * count_NAME take the last stream's last few. vcount8_NAME counts the kept elements (a
+ * partition's first pass); vkeep8_NAME stores them to yes; vsplit8_NAME also the others,
+ * by the complement mask, to no (a partition's split, the same loop); vquad8_NAME is
+ * either, as QUAD streams. */
 #define VSPLIT8(NAME, W, SETUP, MASK_AT, A, B)                                              \
   __attribute__((target("avx2,popcnt"), always_inline)) static inline size_t                \
       vbody8_##NAME(const compactor *c, size_t lo, size_t hi, unsigned char *yes,           \
-                    unsigned char *no, const bool store, const bool split) {                \
+                    unsigned char *no, const bool store, const bool split, const int ns,    \
+                    size_t stride, size_t *kept) {                                          \
     SETUP;                                                                                  \
-    const unsigned char *in = (const unsigned char *)c->in + lo * (W / 8);                  \
-    const size_t bytes = (hi - lo) * (W / 8);                                               \
-    size_t w = 0, r = 0, i = 0; /* bytes kept, bytes rejected, bytes read */                \
-    for (; i + 64 <= bytes; i += 64) {                                                      \
-      const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));       \
-      const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + i + 32));  \
-      const unsigned m0 = (unsigned)MASK_AT(A, B, W, x0, lo + i / (W / 8));                 \
-      const unsigned m1 = (unsigned)MASK_AT(A, B, W, x1, lo + (i + 32) / (W / 8));          \
-      if (!store) w += 4 * (size_t)(__builtin_popcount(m0) + __builtin_popcount(m1));      \
-      if (store) w = vput8(yes, vput8(yes, w, x0, m0), x1, m1);                             \
-      if (split) r = vput8(no, vput8(no, r, x0, 255 & ~m0), x1, 255 & ~m1);                \
+    enum { E = W / 8 };                                                                     \
+    const unsigned char *in = (const unsigned char *)c->in + lo * E;                        \
+    const size_t len = ns == 1 ? hi - lo : quad_len(hi - lo, E); /* elements a stream */    \
+    const size_t body = len * E & ~(size_t)63; /* bytes a stream in whole steps */          \
+    size_t w[QUAD] = {0}, r[QUAD] = {0}; /* bytes kept, bytes rejected, per stream */       \
+    for (size_t i = 0; i < body; i += 64)                                                   \
+      for (int s = 0; s < ns; s++) {                                                        \
+        const size_t o = (size_t)s * len * E + i;                                           \
+        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + o));     \
+        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + o + 32)); \
+        const unsigned m0 = (unsigned)MASK_AT(A, B, W, x0, lo + o / E);                     \
+        const unsigned m1 = (unsigned)MASK_AT(A, B, W, x1, lo + (o + 32) / E);              \
+        unsigned char *y = store ? yes + (size_t)s * stride : NULL;                         \
+        unsigned char *f = split ? no + (size_t)s * stride : NULL;                          \
+        if (!store) w[s] += 4 * (size_t)(__builtin_popcount(m0) + __builtin_popcount(m1));  \
+        if (store) w[s] = vput8(y, vput8(y, w[s], x0, m0), x1, m1);                         \
+        if (split) r[s] = vput8(f, vput8(f, r[s], x0, 255 & ~m0), x1, 255 & ~m1);           \
+      }                                                                                     \
+    const int t = ns - 1; /* the last stream, and its last few elements from e on */        \
+    const size_t e = lo + (size_t)t * len + body / E;                                       \
+    unsigned char *yt = store ? yes + (size_t)t * stride + w[t] : NULL;                     \
+    unsigned char *nt = split ? no + (size_t)t * stride + r[t] : NULL;                      \
+    const size_t rest = split   ? split_##NAME(c, e, hi, yt, nt)                            \
+                        : store ? keep_##NAME(c, e, hi, yt)                                 \
+                                : count_##NAME(c, e, hi);                                   \
+    size_t total = 0;                                                                       \
+    for (int s = 0; s < ns; s++) {                                                          \
+      const size_t k = w[s] / E + (s == t ? rest : 0);                                      \
+      if (kept) kept[s] = k;                                                                \
+      total += k;                                                                           \
     }                                                                                       \
-    const size_t e = lo + i / (W / 8);                                                      \
-    return w / (W / 8) + (split    ? split_##NAME(c, e, hi, yes + w, no + r)                \
-                          : store ? keep_##NAME(c, e, hi, yes + w)                          \
-                                  : count_##NAME(c, e, hi));                                \
+    return total;                                                                           \
   }                                                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vcount8_##NAME(const compactor *c,   \
                                                                       size_t lo, size_t hi) { \
-    return vbody8_##NAME(c, lo, hi, NULL, NULL, false, false);                              \
+    return vbody8_##NAME(c, lo, hi, NULL, NULL, false, false, QUAD, 0, NULL);               \
   }                                                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vkeep8_##NAME(                       \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes) {                       \
-    return vbody8_##NAME(c, lo, hi, yes, NULL, true, false);                                      \
+    return vbody8_##NAME(c, lo, hi, yes, NULL, true, false, 1, 0, NULL);                    \
   }                                                                                         \
   __attribute__((target("avx2,popcnt"))) static size_t vsplit8_##NAME(                      \
       const compactor *c, size_t lo, size_t hi, unsigned char *yes, unsigned char *no) {    \
-    return vbody8_##NAME(c, lo, hi, yes, no, true, true);                                         \
+    return vbody8_##NAME(c, lo, hi, yes, no, true, true, 1, 0, NULL);                       \
+  }                                                                                         \
+  __attribute__((target("avx2,popcnt"))) static void vquad8_##NAME(                         \
+      const compactor *c, size_t lo, size_t hi, unsigned char *yes, unsigned char *no,      \
+      size_t stride, size_t kept[QUAD]) {                                                   \
+    if (no)                                                                                 \
+      vbody8_##NAME(c, lo, hi, yes, no, true, true, QUAD, stride, kept);                    \
+    else                                                                                    \
+      vbody8_##NAME(c, lo, hi, yes, NULL, true, false, QUAD, stride, kept);                 \
   }
 /* x cmp v, the compared value broadcast */
 #define CMP_SETUP(W, FLIP) const __m256i v = FLIP(W, VALUE8_##W(c))
@@ -780,24 +820,28 @@ VSPLIT8(flag8, 64, FLAG_SETUP, FLAG_AT, _, _)
 typedef size_t (*count_fn)(const compactor *, size_t, size_t);
 typedef size_t (*keep_fn)(const compactor *, size_t, size_t, unsigned char *);
 typedef size_t (*split_fn)(const compactor *, size_t, size_t, unsigned char *, unsigned char *);
+typedef void (*quad_fn)(const compactor *, size_t, size_t, unsigned char *, unsigned char *, size_t,
+                        size_t *);
 
 static bool have_avx2(void) {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
 }
 
-/* The vector keep, and with AVX2 the vector count and split, for dtype t and comparison cmp in
+/* The vector keep, and with AVX2 the vector count, split and quad, for dtype t and comparison cmp in
  * cp->f, where there are: types without them keep the scalar ones. */
 static void vector_fns(pp_dtype t, pp_cmp cmp, compactor *cp) {
   static const count_fn avx2_count[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vcount8);
   static const keep_fn avx2[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vkeep8);
   static const split_fn avx2_split[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vsplit8);
+  static const quad_fn avx2_quad[PP_CPU_DTYPES][6] = VKEEP_TABLE8(vquad8);
   static const keep_fn ssse3[PP_CPU_DTYPES][6] = VKEEP_TABLE(vkeep);
   if (have_avx2()) {
     if (avx2[t][cmp]) {
       cp->f.count = avx2_count[t][cmp];
       cp->f.keep = avx2[t][cmp];
       cp->f.split = avx2_split[t][cmp];
+      cp->f.quad = avx2_quad[t][cmp];
     }
   } else if (__builtin_cpu_supports("ssse3") && ssse3[t][cmp]) {
     vkeep_shuffles(cp->shuffle);
@@ -866,17 +910,23 @@ static size_t compact_count(chain *ch) {
  * copies the buffers (now in its cache) to the output, the others of a partition from
  * base_no on. The chunk is read once, and no separate counting pass over it runs: on two
  * cores the compaction is bound by the instructions it issues, not by memory, and a
- * counting pass was a third of them. Returns false, having written nothing, when the
- * buffers cannot be had. */
+ * counting pass was a third of them. With a quad function the chunk is read as QUAD
+ * streams into as many parts of the buffers, copied out one after the other. Returns
+ * false, having written nothing, when the buffers cannot be had. */
 static bool compact_buffered(const compactor *cp, size_t n, void *out, size_t base_no,
                              size_t *count) {
   const size_t es = cp->es;
   const bool partition = base_no != SIZE_MAX;
+  const int ns = cp->f.quad ? QUAD : 1;
   chain ch;
   compact_chain_init(&ch, cp, n, out, (partition ? n : n / 2) * es);
   const int threads = chain_threads(&ch);
   const size_t elems = ch.chunk < n ? ch.chunk : n;
-  const size_t stride = PP_CPU_ALIGN64(elems * es + 256); /* the keeps' slack: 256 */
+  /* a stream's part of a buffer: its share of the chunk, the last stream's few more
+   * elements (under 256 bytes) and the keeps' slack (256) */
+  const size_t part = ns == 1 ? PP_CPU_ALIGN64(elems * es + 256)
+                              : PP_CPU_ALIGN64(elems * es / QUAD + 512);
+  const size_t stride = (size_t)ns * part;
   const size_t per_thread = (partition ? 2 : 1) * stride;
   unsigned char *const bufs = ch.chunks > 0 ? malloc((size_t)threads * per_thread + 64) : NULL;
   if (!bufs) {
@@ -891,13 +941,29 @@ static bool compact_buffered(const compactor *cp, size_t n, void *out, size_t ba
     size_t c, lo, hi;
     while (chain_take(&ch, &c, &lo, &hi)) {
       const double t0 = omp_get_wtime();
-      const size_t kept = partition ? cp->f.split(cp, lo, hi, yes, no) : cp->f.keep(cp, lo, hi, yes);
-      const size_t total[2] = {kept, (hi - lo) - kept};
+      size_t kept[QUAD] = {0};
+      if (ns > 1)
+        cp->f.quad(cp, lo, hi, yes, partition ? no : NULL, part, kept);
+      else
+        kept[0] = partition ? cp->f.split(cp, lo, hi, yes, no) : cp->f.keep(cp, lo, hi, yes);
+      size_t total[2] = {0, 0};
+      for (int s = 0; s < ns; s++) total[0] += kept[s];
+      total[1] = (hi - lo) - total[0];
       size_t at[2];
       chain_enter(&ch, c, total, at, chain_patience(t0));
-      put_bytes((unsigned char *)out + at[0] * es, yes, kept * es, ch.stream, false);
-      if (partition)
-        put_bytes((unsigned char *)out + (base_no + at[1]) * es, no, total[1] * es, ch.stream, false);
+      const size_t len = ns > 1 ? quad_len(hi - lo, es) : hi - lo; /* elements a stream */
+      size_t to_yes = at[0], to_no = base_no + at[1];
+      for (int s = 0; s < ns; s++) {
+        const size_t read = s < ns - 1 ? len : (hi - lo) - (size_t)(ns - 1) * len;
+        put_bytes((unsigned char *)out + to_yes * es, yes + (size_t)s * part, kept[s] * es,
+                  ch.stream, false);
+        to_yes += kept[s];
+        if (partition) {
+          put_bytes((unsigned char *)out + to_no * es, no + (size_t)s * part,
+                    (read - kept[s]) * es, ch.stream, false);
+          to_no += read - kept[s];
+        }
+      }
     }
     stage_fence(&ch);
   }
@@ -1008,13 +1074,15 @@ pp_status pp_cpu_select_flagged(pp_context *ctx, size_t elem_size, const void *i
   static const compact_fns by_size[5] = {{COMPACTOR(flag1)}, {COMPACTOR(flag2)},
                                          {COMPACTOR(flag4)}, {COMPACTOR(flag8)},
                                          {COMPACTOR(flag16)}};
-  compactor cp = {in, flags, {0}, elem_size, {count_flag_any, NULL, NULL}, {{0}}};
+  compactor cp = {in, flags, {0}, elem_size, {count_flag_any, NULL, NULL, NULL}, {{0}}};
   for (size_t s = 0; s < 5; s++)
     if (elem_size == (size_t)1 << s) cp.f = by_size[s];
 #if SCAN_HAVE_VKEEP
   if (have_avx2()) {
-    if (elem_size == 4) cp.f = (compact_fns){vcount8_flag4, vkeep8_flag4, vsplit8_flag4};
-    if (elem_size == 8) cp.f = (compact_fns){vcount8_flag8, vkeep8_flag8, vsplit8_flag8};
+    if (elem_size == 4)
+      cp.f = (compact_fns){vcount8_flag4, vkeep8_flag4, vsplit8_flag4, vquad8_flag4};
+    if (elem_size == 8)
+      cp.f = (compact_fns){vcount8_flag8, vkeep8_flag8, vsplit8_flag8, vquad8_flag8};
   }
 #endif
   *count = compact_chained(&cp, n, out, SIZE_MAX);
