@@ -178,17 +178,16 @@ PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0, VM
  * open, both settled after the pass:
  *  - zeros: -0.0 == +0.0, so a zero result may carry the sign of whichever zero came
  *    first in its lane. The fold marks whether it saw the zero that should win (-0.0 for
- *    MIN, +0.0 for MAX: its bits' sign bit, kept where the lane compares equal to zero),
- *    and a zero result is that zero when it was seen and the other one when it was not,
- *    whatever the split;
+ *    MIN, +0.0 for MAX: an integer compare of the bits), and a zero result is that zero
+ *    when it was seen and the other one when it was not, whatever the split;
  *  - all NaN: the result stays the identity, as it does when the identity itself (+inf
  *    for MIN) is an element; then one look at the input, which stops at its first number,
  *    tells them apart, so only an input without numbers is read twice.
- * The mark costs a compare and two bitwise operations a vector where order keys (the
- * bits with the magnitude flipped below zero and NaN replaced) cost about ten, which had
- * kept the 8-byte MIN/MAX below the read bandwidth. */
-#define VMARK_NEG_ZERO(B, v) ((B)(v) & (B)((v) == 0))
-#define VMARK_POS_ZERO(B, v) (~(B)(v) & (B)((v) == 0))
+ * The mark costs a compare and an OR a vector where order keys (the bits with the
+ * magnitude flipped below zero and NaN replaced) cost about ten, which had kept the
+ * 8-byte MIN/MAX below the read bandwidth. */
+#define VMARK_NEG_ZERO(B, v) ((B)(v) == (B)(-(__typeof__(v)){0})) /* the bits of -0.0 */
+#define VMARK_POS_ZERO(B, v) ((B)(v) == (B){0})
 #define MARK_NEG_ZERO(x) ((x) == 0 && signbit(x))
 #define MARK_POS_ZERO(x) ((x) == 0 && !signbit(x))
 
