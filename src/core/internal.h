@@ -23,9 +23,6 @@ extern "C" {
 #endif
 
 #define PP_ERROR_TEXT 512
-/* The most runs one call of a backend's merge_runs takes (the distributed sort merges more
- * in rounds). */
-#define PP_MERGE_RUNS_MAX 64
 
 /* One table per backend. The memory and stream entries are required; a primitive entry
  * left NULL means "not implemented on this backend yet" (PP_ERR_UNSUPPORTED). */
@@ -81,16 +78,6 @@ typedef struct pp_backend_ops {
   pp_status (*merge_pairs)(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
                            size_t na, const void *kb, const void *vb, size_t nb, void *kout,
                            void *vout, size_t value_size, pp_order order);
-  /* Stable merge of runs (2 <= runs <= PP_MERGE_RUNS_MAX) sorted runs in order: run i
-   * holds run_n[i] keys from element run_k[i] of keys, and (value_size 4 or 8; 0 and
-   * values NULL for keys alone) as many values from element run_v[i] of values; runs may
-   * be empty. out_keys (and out_values) receive all of them, contiguous, a lower run's
-   * key before an equal key of a higher run. No output overlaps an input. NULL in a
-   * backend: no distributed sort. */
-  pp_status (*merge_runs)(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                          const void *values, size_t value_size, const size_t *run_k,
-                          const size_t *run_v, const size_t *run_n, size_t runs,
-                          void *out_keys, void *out_values);
   pp_status (*topk)(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t k,
                     bool largest, void *values_out, uint64_t *indices_out);
   pp_status (*topk_rows)(pp_context *ctx, pp_dtype t, const void *in, size_t rows,

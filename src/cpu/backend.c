@@ -113,7 +113,6 @@ const pp_backend_ops pp_cpu_ops = {
     .select = pp_cpu_select, .select_flagged = pp_cpu_select_flagged,
     .partition = pp_cpu_partition, .sort = pp_cpu_sort, .merge = pp_cpu_merge,
     .sort_copy = pp_cpu_sort_copy, .merge_pairs = pp_cpu_merge_pairs,
-    .merge_runs = pp_cpu_merge_runs,
     /* histogram, topk, sgemm */
     .histogram_even = pp_cpu_histogram_even, .histogram_range = pp_cpu_histogram_range,
     .histogram_image = pp_cpu_histogram_image, .topk = pp_cpu_topk,

@@ -87,7 +87,6 @@ PP_CPU_ENTRY(select, pp_cpu_select); PP_CPU_ENTRY(partition, pp_cpu_partition);
 PP_CPU_ENTRY(select_flagged, pp_cpu_select_flagged);
 PP_CPU_ENTRY(sort, pp_cpu_sort); PP_CPU_ENTRY(merge, pp_cpu_merge); /* sort.c */
 PP_CPU_ENTRY(sort_copy, pp_cpu_sort_copy); PP_CPU_ENTRY(merge_pairs, pp_cpu_merge_pairs); /* sort.c */
-PP_CPU_ENTRY(merge_runs, pp_cpu_merge_runs);
 PP_CPU_ENTRY(histogram_even, pp_cpu_histogram_even); /* histogram.c */
 PP_CPU_ENTRY(histogram_range, pp_cpu_histogram_range);
 PP_CPU_ENTRY(histogram_image, pp_cpu_histogram_image);

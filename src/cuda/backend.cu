@@ -302,7 +302,6 @@ static pp_backend_ops cuda_ops_table(void) {
   o.merge = pp_cuda_merge;
   o.sort_copy = pp_cuda_sort_copy;
   o.merge_pairs = pp_cuda_merge_pairs;
-  o.merge_runs = pp_cuda_merge_runs;
   /* histogram */
   o.histogram_even = pp_cuda_histogram_even;
   o.histogram_range = pp_cuda_histogram_range;

@@ -89,11 +89,6 @@ pp_status pp_cuda_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys_in
 pp_status pp_cuda_merge_pairs(pp_context *ctx, pp_dtype key_t, const void *ka, const void *va,
                               size_t na, const void *kb, const void *vb, size_t nb, void *kout,
                               void *vout, size_t value_size, pp_order order);
-/* merge_runs.cu */
-pp_status pp_cuda_merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, const void *keys,
-                             const void *values, size_t value_size, const size_t *run_k,
-                             const size_t *run_v, const size_t *run_n, size_t runs,
-                             void *out_keys, void *out_values);
 /* sort_merge.cu, sort_sample.cu, sort_quick.cu: the other algorithms of pp_sort, called by
    pp_cuda_sort for n >= 2 with device pointers; same contract as the radix sort */
 pp_status pp_cuda_sort_merge(pp_context *ctx, pp_dtype key_t, void *keys, void *values,

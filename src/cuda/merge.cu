@@ -6,9 +6,13 @@
  * for which a[i] does NOT come before b[k-1-i], where a[i] comes before b[j] when
  * image(a[i]) <= image(b[j]) — ties go to a, which makes the merge stable.
  *
- * Comparing: merge_le (merge.cuh), on the stored bits, kind and direction as template
- * parameters; each compare is two or three instructions, and the merge loop is what every
- * element passes through.
+ * Comparing. The order is sort.cuh's (API.md's float order, descending inverted), but the
+ * merge compares values and never needs the images themselves, so it compares the way the
+ * hardware does: integers as they are (signed or not), floats with a float compare, which
+ * already treats -0.0 as +0.0, plus one test that puts NaN above everything. The kind and
+ * the direction are template parameters: each compare is two or three instructions, not
+ * the two image computations (~16 instructions) it took before, and the merge loop is
+ * what every element passes through.
  *
  * Finding the splits. With few tiles (one wave: at most two per multiprocessor) each block
  * finds the splits at both ends of its tile itself (warps 0 and 1, a 32-way search:
@@ -35,7 +39,9 @@
  * plus two bytes per element for the positions. The keys-only kernels are the same
  * templates with the value steps compiled out.
  */
-#include "merge.cuh"
+#include "sort.cuh"
+
+#include <type_traits>
 
 /* Tiles, blocks per SM and the sampled search: PP_MERGE_* (tuning.h). From
  * PP_MERGE_SAMPLED_FROM keys on, the partition kernel's binary searches begin on samples
@@ -51,6 +57,32 @@
  * 8 * 3584 + 16 + 2 * 3584 bytes, for 8-byte words). */
 #define MERGE_PAIRS_ITEMS_4 9
 #define MERGE_PAIRS_ITEMS_8 7
+
+/* x may be output before y: image(x) <= image(y) in the order of API.md (KIND is a
+ * pp_key_kind), on the stored bits. Descending compares the other way round. */
+template <typename U, int KIND, bool DESC>
+__device__ __forceinline__ bool merge_le(U x, U y) {
+  if constexpr (DESC) {
+    const U t = x;
+    x = y;
+    y = t;
+  }
+  if constexpr (KIND == PP_KEY_FLOAT) {
+    static_assert(sizeof(U) == 4 || sizeof(U) == 8, "f32 or f64");
+    if constexpr (sizeof(U) == 4) {
+      const float fx = __uint_as_float((unsigned)x), fy = __uint_as_float((unsigned)y);
+      return fx <= fy || fy != fy; /* -0.0 == +0.0 by the compare; NaN last, equal to NaN */
+    } else {
+      const double fx = __longlong_as_double((long long)x), fy = __longlong_as_double((long long)y);
+      return fx <= fy || fy != fy;
+    }
+  } else if constexpr (KIND == PP_KEY_SIGNED) {
+    typedef typename std::make_signed<U>::type S;
+    return (S)x <= (S)y;
+  } else {
+    return x <= y;
+  }
+}
 
 /* The split of out[0, k): called by a whole warp, same arguments in every lane. The
  * predicate merge_le(a[m], b[k-1-m]) holds for m below the split and fails from it on, so

@@ -27,11 +27,10 @@
  *     Every rank derives the whole send/receive matrix; every rank receives exactly n_r.
  *  3. one all-to-all-v: rank q's sorted slice for this rank arrives as one sorted run, runs
  *     in rank order.
- *  4. merge: the p runs are merged by the backend's merge_runs (one pass on the GPU:
- *     merge_runs.cu), the lower rank's run first on equal keys, so that they keep
- *     global-index order. It writes into the caller's buffers, after the last agreement:
- *     nothing is written there before every rank has got its data. More runs than one
- *     call takes are merged in rounds.
+ *  4. merge: the p runs are merged pairwise (ceil(log2 p) rounds of the backend's stable
+ *     merge, pairs through merge_pairs; the lower rank's run first, so equal keys keep
+ *     global-index order). The last round writes into the caller's buffers, after the last
+ *     agreement: nothing is written there before every rank has got its data.
  *
  * No pass over the keys besides the sort and the merges: the splitting touches
  * O(p K log n) keys per round.
@@ -226,27 +225,36 @@ static pp_status exact_split(pp_context *ctx, dsort_host *h, size_t p, size_t K,
   return PP_OK;
 }
 
-/* Step 4: merge the runs with the backend's merge_runs, the last round writing into dst
- * (so no copy follows). Up to PP_MERGE_RUNS_MAX runs that is one call; more are merged
- * in rounds of groups of that many, alternating between buffers. Run i starts at key
- * run_k[i] and value run_v[i] of cur (the receive layout leaves gaps between runs) and
+/* Step 4: merge the runs pairwise, rounds alternating between buffers, the last round
+ * writing into dst (so no copy follows); a round's odd run out is copied. Run i starts at
+ * key run_k[i] and value run_v[i] of cur (the receive layout leaves gaps between runs) and
  * holds run_n[i] pairs; every round's output is contiguous. Values (vs bytes each, NULL
- * buffers when vs == 0) move with their keys. */
+ * buffers when vs == 0) move with their keys through the backend's merge_pairs. */
 static pp_status merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
                             size_t vs, dsort_buf cur, dsort_buf other, dsort_buf dst,
                             size_t *run_k, size_t *run_v, size_t *run_n, size_t runs) {
+  const pp_backend_ops *ops = ctx->ops;
   pp_status st = PP_OK;
   do {
-    const dsort_buf to = runs <= PP_MERGE_RUNS_MAX ? dst : other;
+    const dsort_buf to = runs <= 2 ? dst : other;
+    const char *ck = (const char *)cur.keys, *cv = (const char *)cur.values;
     char *tk = (char *)to.keys, *tv = (char *)to.values;
     size_t out = 0, at = 0;
-    for (size_t i = 0; i < runs && st == PP_OK; i += PP_MERGE_RUNS_MAX) {
-      const size_t g = runs - i < PP_MERGE_RUNS_MAX ? runs - i : PP_MERGE_RUNS_MAX;
-      size_t len = 0;
-      for (size_t j = i; j < i + g; j++) len += run_n[j];
-      st = ctx->ops->merge_runs(ctx, key_t, order, cur.keys, cur.values, vs, run_k + i,
-                                run_v + i, run_n + i, g, tk + at * ks, vs ? tv + at * vs : NULL);
-      run_k[out] = run_v[out] = at; /* out <= i: the group's entries are read */
+    for (size_t i = 0; i < runs && st == PP_OK; i += 2) {
+      const char *ak = ck + run_k[i] * ks, *av = vs ? cv + run_v[i] * vs : NULL;
+      size_t len = run_n[i];
+      if (i + 1 < runs) {
+        const char *bk = ck + run_k[i + 1] * ks, *bv = vs ? cv + run_v[i + 1] * vs : NULL;
+        const size_t nb = run_n[i + 1];
+        st = vs ? ops->merge_pairs(ctx, key_t, ak, av, len, bk, bv, nb, tk + at * ks,
+                                   tv + at * vs, vs, order)
+                : ops->merge(ctx, key_t, ak, len, bk, nb, tk + at * ks, order);
+        len += nb;
+      } else {
+        st = ops->copy(ctx, tk + at * ks, ak, len * ks);
+        if (st == PP_OK && vs) st = ops->copy(ctx, tv + at * vs, av, len * vs);
+      }
+      run_k[out] = run_v[out] = at;
       run_n[out++] = len;
       at += len;
     }
@@ -270,7 +278,7 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   memset(&h, 0, sizeof h);
 
   pp_status st = checked;
-  if (st == PP_OK && (!ops->dsort_rank || !ops->merge_runs))
+  if (st == PP_OK && (!ops->dsort_rank || !ops->merge || !ops->merge_pairs))
     st = pp_fail(ctx, PP_ERR_UNSUPPORTED, "%s: the %s backend has no distributed sort", fn,
                  ops->name);
   if (st == PP_OK) st = host_alloc(ctx, &h, p, K);
