@@ -7,8 +7,12 @@
  *
  * MPI counts are int. Calls whose byte counts or displacements pass INT_MAX go in pieces:
  * all-gather through a contiguous type resized to the block stride (MPI 3.1 §4.1.7), so
- * that piece j of every rank's block lands in place; all-to-all-v and all-gather-v through
- * point-to-point transfers of at most PIECE bytes (all-to-all-v) or broadcasts (gather-v).
+ * that piece j of every rank's block lands in place; all-to-all-v through point-to-point
+ * transfers in MiB units, all-gather-v through broadcasts of at most PIECE bytes.
+ *
+ * No collective allocates: what they need besides the data (counts, requests, the MiB type)
+ * comes with the communicator, so a rank short of memory still takes part in a collective
+ * that the failure agreements have let start.
  *
  * Without MPI in the build every entry here reports what is missing.
  */
@@ -61,9 +65,19 @@ pp_status pp_mpi_world_agree(const char *fn, pp_status st, pp_status *agreed) {
 /* Largest piece of one transfer (bytes), comfortably inside an int count. */
 #define PIECE ((size_t)1 << 30)
 
+/* Unit of the point-to-point exchange of blocks past an int count: a block of B bytes
+ * travels as B / MIB units of this many bytes and one message of the rest. */
+#define MIB ((size_t)1 << 20)
+
+/* What the collectives need besides the data, allocated with the communicator: a
+ * collective allocates nothing, so a rank that is short of memory still takes part and no
+ * other rank waits for it forever (the failure agreements come before the collectives). */
 typedef struct comm_mpi {
   pp_comm base;
   MPI_Comm comm;
+  int *counts;         /* 4 p: counts and displacements of alltoallv / allgatherv */
+  MPI_Request *req;    /* 4 p: two messages each way per peer of the exchange */
+  MPI_Datatype mib;    /* MIB contiguous bytes */
 } comm_mpi;
 
 static MPI_Comm mpi_of(pp_comm *c) { return ((comm_mpi *)c)->comm; }
@@ -140,36 +154,36 @@ static bool fits_int(const size_t *a, int n) {
   return true;
 }
 
-/* Point-to-point pieces of at most PIECE bytes; the same piece order on both ends keeps
- * the pairs matched (MPI's non-overtaking rule, MPI 3.1 §3.5). */
+/* Point-to-point, for blocks past an int count: each block as one message of whole MiB
+ * units and one of the remaining bytes, both ends posting them in the same order (MPI's
+ * non-overtaking rule, MPI 3.1 §3.5), so at most 4 (p - 1) requests. */
+static void post_block(comm_mpi *m, char *buf, size_t bytes, int q, bool send, size_t *k,
+                       int *e) {
+  const size_t units = bytes / MIB, rest = bytes % MIB;
+  if (units && *e == MPI_SUCCESS)
+    *e = send ? MPI_Isend(buf, (int)units, m->mib, q, 0, m->comm, &m->req[(*k)++])
+              : MPI_Irecv(buf, (int)units, m->mib, q, 0, m->comm, &m->req[(*k)++]);
+  if (rest && *e == MPI_SUCCESS)
+    *e = send ? MPI_Isend(buf + units * MIB, (int)rest, MPI_BYTE, q, 0, m->comm, &m->req[(*k)++])
+              : MPI_Irecv(buf + units * MIB, (int)rest, MPI_BYTE, q, 0, m->comm, &m->req[(*k)++]);
+}
+
 static pp_status p2p_exchange(pp_comm *c, pp_context *ctx, const void *send,
                               const size_t *send_bytes, const size_t *send_off, void *recv,
                               const size_t *recv_bytes, const size_t *recv_off) {
+  comm_mpi *m = (comm_mpi *)c;
   const int p = c->nranks;
-  size_t nreq = 0;
-  for (int q = 0; q < p; q++)
-    if (q != c->rank) nreq += (send_bytes[q] + PIECE - 1) / PIECE + (recv_bytes[q] + PIECE - 1) / PIECE;
-  MPI_Request *req = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc((nreq ? nreq : 1) * sizeof *req);
-  if (!req) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "MPI exchange: no host memory for requests");
   size_t k = 0;
   int e = MPI_SUCCESS;
-  for (int q = 0; q < p && e == MPI_SUCCESS; q++) {
+  for (int q = 0; q < p; q++) {
     if (q == c->rank) continue;
-    for (size_t off = 0; off < recv_bytes[q] && e == MPI_SUCCESS; off += PIECE) {
-      size_t len = recv_bytes[q] - off < PIECE ? recv_bytes[q] - off : PIECE;
-      e = MPI_Irecv((char *)recv + recv_off[q] + off, (int)len, MPI_BYTE, q, 0, mpi_of(c), &req[k++]);
-    }
-    for (size_t off = 0; off < send_bytes[q] && e == MPI_SUCCESS; off += PIECE) {
-      size_t len = send_bytes[q] - off < PIECE ? send_bytes[q] - off : PIECE;
-      e = MPI_Isend((const char *)send + send_off[q] + off, (int)len, MPI_BYTE, q, 0, mpi_of(c),
-                    &req[k++]);
-    }
+    post_block(m, (char *)recv + recv_off[q], recv_bytes[q], q, false, &k, &e);
+    post_block(m, (char *)send + send_off[q], send_bytes[q], q, true, &k, &e);
   }
   if (e == MPI_SUCCESS && send_bytes[c->rank])
     memmove((char *)recv + recv_off[c->rank], (const char *)send + send_off[c->rank],
             send_bytes[c->rank]);
-  int w = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
-  free(req);
+  int w = MPI_Waitall((int)k, m->req, MPI_STATUSES_IGNORE);
   if (e == MPI_SUCCESS) e = w;
   return e == MPI_SUCCESS ? PP_OK : mpi_fail(ctx, e, "MPI_Isend/MPI_Irecv");
 }
@@ -181,8 +195,7 @@ static pp_status mpi_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
   if (!(fits_int(send_bytes, p) && fits_int(send_off, p) && fits_int(recv_bytes, p) &&
         fits_int(recv_off, p)))
     return p2p_exchange(c, ctx, send, send_bytes, send_off, recv, recv_bytes, recv_off);
-  int *v = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(4 * (size_t)p * sizeof *v);
-  if (!v) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "MPI_Alltoallv: no host memory for counts");
+  int *v = ((comm_mpi *)c)->counts;
   for (int q = 0; q < p; q++) {
     v[q] = (int)send_bytes[q];
     v[p + q] = (int)send_off[q];
@@ -190,7 +203,6 @@ static pp_status mpi_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
     v[3 * p + q] = (int)recv_off[q];
   }
   int e = MPI_Alltoallv(send, v, v + p, MPI_BYTE, recv, v + 2 * p, v + 3 * p, MPI_BYTE, mpi_of(c));
-  free(v);
   return e == MPI_SUCCESS ? PP_OK : mpi_fail(ctx, e, "MPI_Alltoallv");
 }
 
@@ -207,15 +219,13 @@ static pp_status mpi_allgatherv(pp_comm *c, pp_context *ctx, const void *send, s
   const int p = c->nranks, me = c->rank;
   const bool in_place = send == (const char *)recv + recv_off[me];
   if (fits_int(recv_bytes, p) && fits_int(recv_off, p)) {
-    int *v = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(2 * (size_t)p * sizeof *v);
-    if (!v) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "MPI_Allgatherv: no host memory for counts");
+    int *v = ((comm_mpi *)c)->counts;
     for (int q = 0; q < p; q++) {
       v[q] = (int)recv_bytes[q];
       v[p + q] = (int)recv_off[q];
     }
     int e = MPI_Allgatherv(in_place ? MPI_IN_PLACE : send, (int)send_bytes, MPI_BYTE, recv, v,
                            v + p, MPI_BYTE, mpi_of(c));
-    free(v);
     return e == MPI_SUCCESS ? PP_OK : mpi_fail(ctx, e, "MPI_Allgatherv");
   }
   if (!in_place && send_bytes) memmove((char *)recv + recv_off[me], send, send_bytes);
@@ -225,10 +235,16 @@ static pp_status mpi_allgatherv(pp_comm *c, pp_context *ctx, const void *send, s
 }
 
 static void mpi_destroy(pp_comm *c) {
+  comm_mpi *m = (comm_mpi *)c;
   int fin = 0;
   MPI_Finalized(&fin);
-  if (!fin) MPI_Comm_free(&((comm_mpi *)c)->comm);
-  free(c);
+  if (!fin) {
+    MPI_Comm_free(&m->comm);
+    MPI_Type_free(&m->mib);
+  }
+  free(m->counts);
+  free(m->req);
+  free(m);
 }
 
 static const pp_comm_ops mpi_ops = {
@@ -255,15 +271,35 @@ pp_status pp_comm_mpi_create(pp_context *ctx, const void *mpi_comm, pp_comm **ou
     free(c);
     return mpi_fail(ctx, e, "pp_create_dist: MPI_Comm_dup");
   }
-  if (!c) {
+  int size = 0;
+  MPI_Comm_size(dup, &size);
+  if (c) {
+    c->counts = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(4 * (size_t)size * sizeof *c->counts);
+    c->req = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(4 * (size_t)size * sizeof *c->req);
+  }
+  if (!c || !c->counts || !c->req) {
     MPI_Comm_free(&dup);
+    if (c) {
+      free(c->counts);
+      free(c->req);
+    }
+    free(c);
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_create_dist: no host memory for the communicator");
   }
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  e = MPI_Type_contiguous((int)MIB, MPI_BYTE, &c->mib);
+  if (e == MPI_SUCCESS) e = MPI_Type_commit(&c->mib);
+  if (e != MPI_SUCCESS) {
+    MPI_Comm_free(&dup);
+    free(c->counts);
+    free(c->req);
+    free(c);
+    return mpi_fail(ctx, e, "pp_create_dist: MPI_Type_contiguous");
+  }
   c->comm = dup;
   c->base.ops = &mpi_ops;
   MPI_Comm_rank(dup, &c->base.rank);
-  MPI_Comm_size(dup, &c->base.nranks);
+  c->base.nranks = size;
   *out = &c->base;
   return PP_OK;
 }
