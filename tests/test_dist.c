@@ -340,6 +340,51 @@ static void check_same_everywhere(pp_context *ctx, pp_status st, pp_status want,
 #endif
 }
 
+/* The k-th allocation failing on the last rank, k = 1 .. 8 (the host counts, the scratch,
+ * the local top-k's, the communicator's, the final top-k's), for k = 8 and for a k of
+ * hundreds of thousands: every rank reports the same status, nothing is written, nothing
+ * hangs, and the context stays usable for the next round. */
+static void check_topk_faults(pp_context *ctx) {
+#ifdef PP_HAVE_MPI
+  const bool me = g_rank == g_p - 1;
+  for (int big = 0; big < 2; big++) {
+    const size_t n = big ? 400000 / (size_t)g_p + 1 : 64, k = big ? 360000 : 8;
+    float *x = th_xmalloc(n * sizeof *x), *v = th_xmalloc(k * sizeof *v);
+    uint64_t *vi = th_xmalloc(k * sizeof *vi);
+    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 7919 + (size_t)g_rank * 13) % 100003);
+    for (int at = 1; at <= 8; at++) {
+      for (size_t i = 0; i < k; i++) {
+        v[i] = -1.0f;
+        vi[i] = 5;
+      }
+      uint64_t before = 0, after = 0;
+      pp_test_control(PP_TESTCTL_FAULTS_FIRED, &before);
+      if (me) pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)at, 0);
+      const pp_status st = pp_topk(ctx, PP_F32, x, n, k, true, v, vi);
+      if (me) pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)0, 0);
+      pp_test_control(PP_TESTCTL_FAULTS_FIRED, &after);
+      int fired = after > before, any = 0;
+      MPI_Allreduce(&fired, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      char what[120];
+      snprintf(what, sizeof what, "topk k=%zu with allocation %d failing on rank %d", k, at, g_p - 1);
+      if (any) {
+        check_same_everywhere(ctx, st, PP_ERR_OUT_OF_MEMORY, what, "pp_topk");
+        bool untouched = true;
+        for (size_t i = 0; i < k; i++) untouched = untouched && v[i] == -1.0f && vi[i] == 5;
+        CHECK(untouched, "%s: outputs written on failure", what);
+      } else {
+        CHECK_STATUS(st, PP_OK, "%s (no allocation failed): %s", what, pp_last_error(ctx));
+      }
+    }
+    free(x);
+    free(v);
+    free(vi);
+  }
+#else
+  (void)ctx;
+#endif
+}
+
 static void check_failures(pp_context *ctx) {
   const int bad_rank = g_p - 1; /* the last rank misbehaves */
   float data[64];
@@ -764,6 +809,10 @@ int main(int argc, char **argv) {
     check_topk_case(ctx, ref, PP_F32, DATA_SPECIAL, layout, 300, 300, true, c++);
     check_topk_case(ctx, ref, PP_I64, DATA_SMALL, layout, 300, 1, false, c++);
   }
+  /* hundreds of thousands of candidates */
+  check_topk_case(ctx, ref, PP_F32, DATA_SPECIAL, 0, 400000, 360000, true, c++);
+  check_topk_case(ctx, ref, PP_I64, DATA_SMALL, LAYOUTS - 1, 400000, 360000, false, c++);
+  check_topk_faults(ctx);
   static const size_t body_counts[] = {0, 1, 7, 300};
   for (size_t bi = 0; bi < sizeof body_counts / sizeof *body_counts; bi++)
     for (int layout = 0; layout < LAYOUTS; layout++) {

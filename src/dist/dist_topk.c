@@ -13,6 +13,11 @@
  * bytes per rank.
  *
  * k is checked against the global n here, with the same message on every rank.
+ *
+ * Agreements (pp_dist_agree): one with the arguments; one after the scratch and the local
+ * top-k, before the all-gathers (a collective waits for every rank, so a rank that failed
+ * must say so first); one after the final top-k, whose scratch may fail on one rank alone,
+ * before anything is written.
  */
 #include "dist_internal.h"
 
@@ -83,6 +88,7 @@ pp_status pp_dist_topk(pp_context *ctx, pp_status checked, pp_dtype t, const voi
     st = ctx->ops->dist_index_map(ctx, NULL, (const uint64_t *)mine_i, mine, off,
                                   (uint64_t *)mine_i);
   st = pp_dist_agree(ctx, fn, st, NULL, 0);
+  const bool agreed = st == PP_OK; /* the same on every rank */
   if (st == PP_OK) {
     pp_comm *c = ctx->dist->comm;
     for (int q = 0; q < p; q++) { /* byte counts and offsets of the values */
@@ -103,6 +109,9 @@ pp_status pp_dist_topk(pp_context *ctx, pp_status checked, pp_dtype t, const voi
   if (st == PP_OK && k > 0)
     st = ctx->ops->dist_index_map(ctx, (const uint64_t *)all_i, (const uint64_t *)out_i, k, 0,
                                   (uint64_t *)out_i);
+  /* the final top-k may fail on one rank alone (its scratch): every rank says so before any
+     writes its outputs */
+  if (agreed) st = pp_dist_agree(ctx, fn, st, NULL, 0);
   if (st == PP_OK && k > 0) st = ctx->ops->copy(ctx, values_out, out_v, k * es);
   if (st == PP_OK && k > 0 && indices_out) st = ctx->ops->copy(ctx, indices_out, out_i, k * 8);
   if (scratch) ctx->ops->temp_free(ctx, scratch);
