@@ -340,45 +340,65 @@ static void check_same_everywhere(pp_context *ctx, pp_status st, pp_status want,
 #endif
 }
 
-/* The k-th allocation failing on the last rank, k = 1 .. 8 (the host counts, the scratch,
- * the local top-k's, the communicator's, the final top-k's), for k = 8 and for a k of
- * hundreds of thousands: every rank reports the same status, nothing is written, nothing
- * hangs, and the context stays usable for the next round. */
-static void check_topk_faults(pp_context *ctx) {
+/* The k-th allocation failing on the last rank, k = 1 .. 8 (host arrays, staging, scratch,
+ * the backend's own, the communicator's), for each distributed primitive: every rank
+ * reports the same status, nothing is written, nothing hangs, and the context stays usable
+ * for the next round. Top-k with k = 8 and with 360000 candidates. */
+enum { FC_REDUCE, FC_ARGREDUCE, FC_SCAN, FC_HISTOGRAM, FC_NBODY, FC_TOPK, FC_TOPK_BIG, FC_KINDS };
+static const char *fc_name[FC_KINDS] = {"pp_reduce", "pp_argreduce", "pp_scan", "pp_histogram_even",
+                                        "pp_nbody_accel", "pp_topk", "pp_topk"};
+
+static pp_status fault_call(pp_context *ctx, int kind, float *x, size_t n, unsigned char *out,
+                            size_t k) {
+  switch (kind) {
+  case FC_REDUCE: return pp_reduce(ctx, PP_SUM, PP_F32, x, n, out);
+  case FC_ARGREDUCE: return pp_argreduce(ctx, PP_MAX, PP_F32, x, n, out, (uint64_t *)(out + 8));
+  case FC_SCAN: return pp_scan(ctx, PP_SUM, PP_F32, x, (float *)out, n, false);
+  case FC_HISTOGRAM: return pp_histogram_even(ctx, PP_F32, x, n, 64, 0.0, 100003.0, (uint64_t *)out);
+  case FC_NBODY: {
+    const size_t m = n / 4; /* x holds the bodies' x, y, z and mass one after the other */
+    pp_bodies b = {x, x + m, x + 2 * m, NULL, NULL, NULL, x + 3 * m, m};
+    float *a = (float *)out;
+    return pp_nbody_accel(ctx, &b, 0.01f, a, a + m, a + 2 * m);
+  }
+  default: return pp_topk(ctx, PP_F32, x, n, k, true, (float *)out, (uint64_t *)(out + k * 4));
+  }
+}
+
+static void check_fault_loop(pp_context *ctx) {
 #ifdef PP_HAVE_MPI
   const bool me = g_rank == g_p - 1;
-  for (int big = 0; big < 2; big++) {
-    const size_t n = big ? 400000 / (size_t)g_p + 1 : 64, k = big ? 360000 : 8;
-    float *x = th_xmalloc(n * sizeof *x), *v = th_xmalloc(k * sizeof *v);
-    uint64_t *vi = th_xmalloc(k * sizeof *vi);
+  for (int kind = 0; kind < FC_KINDS; kind++) {
+    const bool big = kind == FC_TOPK_BIG;
+    const size_t n = big ? 400000 / (size_t)g_p + 1 : 4000, k = big ? 360000 : 8;
+    const size_t out_bytes = kind >= FC_TOPK ? k * 12 : kind == FC_HISTOGRAM ? 64 * 8 : n * 4 + 16;
+    float *x = th_xmalloc(n * sizeof *x);
+    unsigned char *out = th_xmalloc(out_bytes);
     for (size_t i = 0; i < n; i++) x[i] = (float)((i * 7919 + (size_t)g_rank * 13) % 100003);
     for (int at = 1; at <= 8; at++) {
-      for (size_t i = 0; i < k; i++) {
-        v[i] = -1.0f;
-        vi[i] = 5;
-      }
+      memset(out, 0xA5, out_bytes);
       uint64_t before = 0, after = 0;
       pp_test_control(PP_TESTCTL_FAULTS_FIRED, &before);
       if (me) pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)at, 0);
-      const pp_status st = pp_topk(ctx, PP_F32, x, n, k, true, v, vi);
+      const pp_status st = fault_call(ctx, kind, x, n, out, k);
       if (me) pp_test_control(PP_TESTCTL_FAULT_ALLOC, (int64_t)0, 0);
       pp_test_control(PP_TESTCTL_FAULTS_FIRED, &after);
       int fired = after > before, any = 0;
       MPI_Allreduce(&fired, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
       char what[120];
-      snprintf(what, sizeof what, "topk k=%zu with allocation %d failing on rank %d", k, at, g_p - 1);
+      snprintf(what, sizeof what, "%s%s with allocation %d failing on rank %d", fc_name[kind],
+               big ? " (k = 360000)" : "", at, g_p - 1);
       if (any) {
-        check_same_everywhere(ctx, st, PP_ERR_OUT_OF_MEMORY, what, "pp_topk");
+        check_same_everywhere(ctx, st, PP_ERR_OUT_OF_MEMORY, what, fc_name[kind]);
         bool untouched = true;
-        for (size_t i = 0; i < k; i++) untouched = untouched && v[i] == -1.0f && vi[i] == 5;
+        for (size_t i = 0; i < out_bytes; i++) untouched = untouched && out[i] == 0xA5;
         CHECK(untouched, "%s: outputs written on failure", what);
       } else {
         CHECK_STATUS(st, PP_OK, "%s (no allocation failed): %s", what, pp_last_error(ctx));
       }
     }
     free(x);
-    free(v);
-    free(vi);
+    free(out);
   }
 #else
   (void)ctx;
@@ -812,7 +832,7 @@ int main(int argc, char **argv) {
   /* hundreds of thousands of candidates */
   check_topk_case(ctx, ref, PP_F32, DATA_SPECIAL, 0, 400000, 360000, true, c++);
   check_topk_case(ctx, ref, PP_I64, DATA_SMALL, LAYOUTS - 1, 400000, 360000, false, c++);
-  check_topk_faults(ctx);
+  check_fault_loop(ctx);
   static const size_t body_counts[] = {0, 1, 7, 300};
   for (size_t bi = 0; bi < sizeof body_counts / sizeof *body_counts; bi++)
     for (int layout = 0; layout < LAYOUTS; layout++) {
