@@ -234,6 +234,14 @@ static pp_status mpi_allgatherv(pp_comm *c, pp_context *ctx, const void *send, s
   return PP_OK;
 }
 
+/* The host memory of m (NULL: nothing), its MPI objects aside. */
+static void comm_mpi_free(comm_mpi *m) {
+  if (!m) return;
+  free(m->counts);
+  free(m->req);
+  free(m);
+}
+
 static void mpi_destroy(pp_comm *c) {
   comm_mpi *m = (comm_mpi *)c;
   int fin = 0;
@@ -242,9 +250,7 @@ static void mpi_destroy(pp_comm *c) {
     MPI_Comm_free(&m->comm);
     MPI_Type_free(&m->mib);
   }
-  free(m->counts);
-  free(m->req);
-  free(m);
+  comm_mpi_free(m);
 }
 
 static const pp_comm_ops mpi_ops = {
@@ -268,7 +274,7 @@ pp_status pp_comm_mpi_create(pp_context *ctx, const void *mpi_comm, pp_comm **ou
   MPI_Comm dup = MPI_COMM_NULL;
   int e = MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &dup);
   if (e != MPI_SUCCESS) {
-    free(c);
+    comm_mpi_free(c);
     return mpi_fail(ctx, e, "pp_create_dist: MPI_Comm_dup");
   }
   int size = 0;
@@ -279,11 +285,7 @@ pp_status pp_comm_mpi_create(pp_context *ctx, const void *mpi_comm, pp_comm **ou
   }
   if (!c || !c->counts || !c->req) {
     MPI_Comm_free(&dup);
-    if (c) {
-      free(c->counts);
-      free(c->req);
-    }
-    free(c);
+    comm_mpi_free(c);
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_create_dist: no host memory for the communicator");
   }
   MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
@@ -291,9 +293,7 @@ pp_status pp_comm_mpi_create(pp_context *ctx, const void *mpi_comm, pp_comm **ou
   if (e == MPI_SUCCESS) e = MPI_Type_commit(&c->mib);
   if (e != MPI_SUCCESS) {
     MPI_Comm_free(&dup);
-    free(c->counts);
-    free(c->req);
-    free(c);
+    comm_mpi_free(c);
     return mpi_fail(ctx, e, "pp_create_dist: MPI_Type_contiguous");
   }
   c->comm = dup;
