@@ -176,6 +176,13 @@ pp_status pp_sort(pp_context *ctx, pp_dtype key_t, void *keys, void *values, siz
 pp_status pp_argsort(pp_context *ctx, pp_dtype key_t, const void *keys, size_t n,
                      void *sorted_keys, pp_dtype index_t, void *indices,
                      const pp_sort_opts *opts);
+/* Stable sort into new buffers: sorted_keys (and sorted_values) receive keys (and values)
+ * in pp_sort's order; keys and values are only read. values NULL = keys alone (then
+ * sorted_values is ignored), else value_size is 4 or 8. No output overlaps an input or the
+ * other output. UNSUPPORTED on a distributed context. */
+pp_status pp_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys, const void *values,
+                       size_t value_size, size_t n, void *sorted_keys, void *sorted_values,
+                       const pp_sort_opts *opts);
 /* Merge two sorted arrays; stable: a before b on ties. out overlaps neither a nor b; a and
  * b may overlap. UNSUPPORTED on a distributed context. */
 pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, const void *b,

@@ -285,6 +285,48 @@ static void test_sort(pp_context *ctx) {
       pp_sort(ctx, PP_U8, g.keys, g.vals, 8, SIZE_MAX / 8 + 1, NULL));
 }
 
+static pp_status valid_sort_copy(pp_context *ctx) {
+  return pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, g.keys, g.vals, NULL);
+}
+
+static void test_sort_copy(pp_context *ctx) {
+  const char *fn = "pp_sort_copy";
+  int32_t k[16];
+  uint64_t v[16];
+  for (int order = 0; order < 2; order++)
+    for (int algo = 0; algo <= PP_SORT_QUICK; algo++) {
+      pp_sort_opts o = {(pp_order)order, (pp_sort_algo)algo};
+      GOOD(fn, "orders x algos, keys only", pp_sort_copy(ctx, PP_I32, in_i32, NULL, 0, 16, k, NULL, &o));
+      GOOD(fn, "orders x algos, 8-byte values",
+           pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, k, v, &o));
+    }
+  /* value_size and sorted_values only matter when there are values */
+  GOOD(fn, "values NULL, value_size 3", pp_sort_copy(ctx, PP_I32, in_i32, NULL, 3, 16, k, NULL, NULL));
+  GOOD(fn, "n 0, all NULL", pp_sort_copy(ctx, PP_U64, NULL, NULL, 0, 0, NULL, NULL, NULL));
+  GOOD(fn, "n 1", pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 1, k, v, NULL));
+
+  valid_fn vs = valid_sort_copy;
+  pp_sort_opts bad_order = {(pp_order)2, PP_SORT_AUTO}, bad_algo = {PP_ASCENDING, (pp_sort_algo)5};
+  BAD0(fn, vs, pp_sort_copy(NULL, PP_I32, in_i32, g_pristine.vals, 8, 16, g.keys, g.vals, NULL));
+  BAD(INV, fn, vs, "dtype 7",
+      pp_sort_copy(ctx, (pp_dtype)7, in_i32, g_pristine.vals, 8, 16, g.keys, g.vals, NULL));
+  BAD(INV, fn, vs, "keys NULL", pp_sort_copy(ctx, PP_I32, NULL, g_pristine.vals, 8, 16, g.keys, g.vals, NULL));
+  BAD(INV, fn, vs, "sorted_keys NULL",
+      pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, NULL, g.vals, NULL));
+  BAD(INV, fn, vs, "sorted_values NULL",
+      pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, g.keys, NULL, NULL));
+  BAD(INV, fn, vs, "order 2",
+      pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, g.keys, g.vals, &bad_order));
+  BAD(INV, fn, vs, "algo 5",
+      pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 8, 16, g.keys, g.vals, &bad_algo));
+  BAD(INV, fn, vs, "value_size 2",
+      pp_sort_copy(ctx, PP_I32, in_i32, g_pristine.vals, 2, 16, g.keys, g.vals, NULL));
+  BAD(OVF, fn, vs, "n * 4 overflowing",
+      pp_sort_copy(ctx, PP_I32, in_i32, NULL, 0, SIZE_MAX / 4 + 1, g.keys, NULL, NULL));
+  BAD(OVF, fn, vs, "n * value_size overflowing",
+      pp_sort_copy(ctx, PP_U8, in_i32, g_pristine.vals, 8, SIZE_MAX / 8 + 1, g.keys, g.vals, NULL));
+}
+
 static pp_status valid_merge(pp_context *ctx) {
   int32_t out[16];
   return pp_merge(ctx, PP_I32, sorted_a, 8, sorted_b, 8, out, PP_ASCENDING);
@@ -819,6 +861,7 @@ int main(int argc, char **argv) {
   test_select_flagged(ctx);
   test_select_like(ctx, "pp_partition", pp_partition, valid_partition);
   test_sort(ctx);
+  test_sort_copy(ctx);
   test_merge(ctx);
   test_topk(ctx);
   test_topk_rows(ctx);

@@ -186,6 +186,23 @@ static void forbid_sort_family(arena *a) {
          pp_sort(ctx, PP_I32, keys + 2, keys, 8, n, NULL)); /* values end inside keys */
   ALLOW(a, pp_sort(ctx, PP_I32, keys, keys + n, 4, n, NULL));
 
+  /* pp_sort_copy: no output overlaps an input or the other output; the inputs may share */
+  int32_t *sk = AT(a, int32_t, 1024), *sv = AT(a, int32_t, 2048);
+  FORBID(a, "pp_sort_copy: sorted_keys overlaps keys",
+         pp_sort_copy(ctx, PP_I32, keys, NULL, 0, n, keys + n / 2, NULL, NULL));
+  FORBID(a, "pp_sort_copy: sorted_keys overlaps keys",
+         pp_sort_copy(ctx, PP_I32, keys, NULL, 0, n, keys, NULL, NULL));
+  FORBID(a, "pp_sort_copy: sorted_values overlaps values",
+         pp_sort_copy(ctx, PP_I32, keys, keys + n, 4, n, sk, keys + n + 3, NULL));
+  FORBID(a, "pp_sort_copy: sorted_values overlaps keys",
+         pp_sort_copy(ctx, PP_I32, keys, keys + n, 4, n, sk, keys - 1, NULL));
+  FORBID(a, "pp_sort_copy: sorted_keys overlaps values",
+         pp_sort_copy(ctx, PP_I32, keys, sv, 8, n, sv + n, sk, NULL)); /* 8-byte values: 2n words */
+  FORBID(a, "pp_sort_copy: sorted_keys overlaps sorted_values",
+         pp_sort_copy(ctx, PP_I32, keys, keys + n, 4, n, sk, sk + n - 1, NULL));
+  ALLOW(a, pp_sort_copy(ctx, PP_I32, keys, keys, 4, n, sk, sv, NULL)); /* values == keys: both only read */
+  ALLOW(a, pp_sort_copy(ctx, PP_I32, keys, keys + n, 4, n, sk, sk + n, NULL));
+
   /* merge wants sorted inputs: the overlap is rejected before anything is read, and the
    * valid calls merge single elements */
   int32_t *ka = AT(a, int32_t, 4096), *kb = AT(a, int32_t, 8192);

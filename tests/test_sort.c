@@ -167,6 +167,48 @@ static int check_argsort(pp_context *ctx, pp_dtype t, pp_order ord, size_t ai, c
   return ok;
 }
 
+/* pp_sort_copy of keys (and vals when vs > 0) with algorithm ai: the outputs must be want_k
+ * (and want_v) bit for bit, the inputs unchanged and no guard written. Returns 1 when it
+ * matched. */
+static int check_sort_copy_api(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, size_t ai,
+                               const void *keys, const void *vals, const void *want_k,
+                               const void *want_v, size_t n, unsigned mem, const char *what) {
+  const size_t es = pp_dtype_size(t);
+  const pp_sort_algo algo = all_algos[ai];
+  char mbuf[96];
+  mem_name(mem, mbuf, sizeof mbuf);
+  placed pk = place(ctx, keys, n * es, mem & 1, lead_of(mem, es, 1));
+  placed pv = place(ctx, vals, n * vs, (mem & 2) != 0, lead_of(mem, vs ? vs : 1, 1));
+  placed ps = place(ctx, NULL, n * es, !(mem & 1), lead_of(mem, es, 0));
+  placed pw = place(ctx, NULL, n * vs, !(mem & 2), lead_of(mem, vs ? vs : 1, 0));
+  pp_sort_opts opts = {ord, algo};
+  th_poison_error(ctx);
+  pp_status s = pp_sort_copy(ctx, t, placed_ptr(&pk), vs ? placed_ptr(&pv) : NULL, vs, n,
+                             placed_ptr(&ps), vs ? placed_ptr(&pw) : NULL, &opts);
+  int ok = CHECK(s == PP_OK, "pp_sort_copy %s %s vs=%zu n=%zu %s algo %s (%s): %s: %s",
+                 pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], mbuf,
+                 pp_status_string(s), pp_last_error(ctx));
+  if (ok) {
+    int g = placed_fetch(ctx, &pk) & placed_fetch(ctx, &pv) & placed_fetch(ctx, &ps) &
+            placed_fetch(ctx, &pw);
+    ok &= CHECK(g, "pp_sort_copy %s %s vs=%zu n=%zu %s algo %s (%s): wrote outside an array",
+                pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], mbuf);
+    ok &= CHECK(memcmp(pk.host + pk.lead, keys, n * es) == 0 &&
+                    (!vs || memcmp(pv.host + pv.lead, vals, n * vs) == 0),
+                "pp_sort_copy %s %s vs=%zu n=%zu %s algo %s (%s): changed an input",
+                pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], mbuf);
+    size_t dk = first_diff(ps.host + ps.lead, want_k, n, es);
+    size_t dv = vs ? first_diff(pw.host + pw.lead, want_v, n, vs) : n;
+    ok &= CHECK(dk == n && dv == n,
+                "pp_sort_copy %s %s vs=%zu n=%zu %s algo %s (%s): sorted key %zu / value %zu "
+                "differs (n: none)",
+                pp_dtype_string(t), oname(ord), vs, n, what, algo_names[ai], mbuf, dk, dv);
+  }
+  placed *all[] = {&pk, &pv, &ps, &pw};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) placed_free(ctx, all[i]);
+  return ok;
+}
+
 /* Sorts keys (and generated values) with every algorithm selected and compares each result
  * with the reference, bit for bit; the arrays' placement (mem) turns with the algorithm.
  * Returns 1 when all matched. */
@@ -190,6 +232,14 @@ static int check_sort(pp_context *ctx, pp_dtype t, size_t vs, pp_order ord, cons
     size_t ai = (size_t)g_argsorts % N_ALGOS;
     while (!(g_algo_mask & (1u << ai))) ai = (ai + 1) % N_ALGOS;
     ok &= check_argsort(ctx, t, ord, ai, keys, want_k, idx, n, (mem + 5) % 16, what);
+  }
+  /* and through pp_sort_copy, the algorithm taking turns with the check count */
+  {
+    static long copies;
+    size_t ai = (size_t)copies++ % N_ALGOS;
+    while (!(g_algo_mask & (1u << ai))) ai = (ai + 1) % N_ALGOS;
+    ok &= check_sort_copy_api(ctx, t, vs, ord, ai, keys, vals, want_k, want_v, n,
+                              (mem + 7) % 16, what);
   }
   free(idx);
   free(want_k);

@@ -232,6 +232,7 @@ static ContextObject *context_create(pp_backend backend, int device, const pp_di
   }
   st->backend = pp_backend_of(st->ctx);
   st->device = dev;
+  st->dist = comm || dist;
   atomic_init(&st->refs, 1);
   ContextObject *co = PyObject_New(ContextObject, &ppy_ContextType);
   if (co) {

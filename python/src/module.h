@@ -56,6 +56,7 @@ struct ctx_state {
   size_t cached_bytes;
   pp_backend backend;
   int device; /* CUDA ordinal; -1 on the CPU */
+  bool dist;  /* one rank of a group (pp_create_dist or pp_create_from_comm) */
 };
 
 typedef struct {

@@ -298,6 +298,12 @@ typedef struct {
   size_t index_size;
 } sort_job;
 
+/* [a, a + na) and [b, b + nb) share no byte. */
+static bool apart(const void *a, size_t na, const void *b, size_t nb) {
+  const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return x + na <= y || y + nb <= x;
+}
+
 static pp_status sort_run(call *c, void *p) {
   sort_job *j = p;
   pp_context *ctx = c->st->ctx;
@@ -309,8 +315,16 @@ static pp_status sort_run(call *c, void *p) {
     return ppy_job_end(pp_argsort(ctx, (pp_dtype)j->x->dtype, j->x->data, n, j->keys.ptr,
                                   vsize == 8 ? PP_I64 : PP_I32, j->vals.ptr, &j->opts),
                        &j->keys, &j->vals);
-  if (s == PP_OK) s = pp_copy(ctx, j->keys.ptr, j->x->data, n * j->x->itemsize);
-  if (s == PP_OK && j->values) s = pp_copy(ctx, j->vals.ptr, j->values->data, n * vsize);
+  const size_t kb = n * j->x->itemsize, vb = n * vsize;
+  if (s == PP_OK && !j->indices && !c->st->dist && apart(j->keys.ptr, kb, j->x->data, kb) &&
+      (!j->values || (apart(j->vals.ptr, vb, j->values->data, vb) && apart(j->vals.ptr, vb, j->x->data, kb) &&
+                      apart(j->keys.ptr, kb, j->values->data, vb))))
+    /* into new buffers: the inputs are read once, by the sort's first pass */
+    return ppy_job_end(pp_sort_copy(ctx, (pp_dtype)j->x->dtype, j->x->data, j->values ? j->values->data : NULL,
+                                    vsize, n, j->keys.ptr, j->values ? j->vals.ptr : NULL, &j->opts),
+                       &j->keys, &j->vals);
+  if (s == PP_OK) s = pp_copy(ctx, j->keys.ptr, j->x->data, kb);
+  if (s == PP_OK && j->values) s = pp_copy(ctx, j->vals.ptr, j->values->data, vb);
   if (s == PP_OK && j->indices) s = fill_iota(c, j->vals.ptr, n, vsize);
   if (s == PP_OK) s = pp_sort(ctx, (pp_dtype)j->x->dtype, j->keys.ptr, vsize ? j->vals.ptr : NULL, vsize, n, &j->opts);
   return ppy_job_end(s, &j->keys, &j->vals);

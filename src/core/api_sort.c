@@ -116,6 +116,65 @@ pp_status pp_argsort(pp_context *ctx, pp_dtype key_t, const void *keys, size_t n
   return pp_args_finish(ctx, &args, st);
 }
 
+pp_status pp_sort_copy(pp_context *ctx, pp_dtype key_t, const void *keys, const void *values,
+                       size_t value_size, size_t n, void *sorted_keys, void *sorted_values,
+                       const pp_sort_opts *opts) {
+  static const char fn[] = "pp_sort_copy";
+  size_t key_bytes = 0, value_bytes = 0;
+  PP_TRY(pp_check_ctx(ctx));
+  if (ctx->dist)
+    return pp_fail(ctx, PP_ERR_UNSUPPORTED,
+                   "%s: not defined on a distributed context (pp_sort sorts across the "
+                   "ranks in place)", fn);
+  pp_sort_opts o = {PP_ASCENDING, PP_SORT_AUTO};
+  if (opts) o = *opts;
+  PP_TRY(sort_opts_check(ctx, fn, key_t, o));
+  const size_t ks = pp_dtype_size(key_t);
+  const size_t vs = values ? value_size : 0;
+  PP_TRY(pp_check_mul(ctx, fn, "n * key size", n, ks, &key_bytes));
+  if (values) {
+    if (value_size != 4 && value_size != 8)
+      return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: value_size (%zu) is not 4 or 8", fn,
+                     value_size);
+    PP_TRY(pp_check_mul(ctx, fn, "n * value_size", n, value_size, &value_bytes));
+  }
+  PP_TRY(pp_check_data(ctx, fn, "keys", keys, n));
+  PP_TRY(pp_check_data(ctx, fn, "sorted_keys", sorted_keys, n));
+  PP_TRY(pp_check_disjoint(ctx, fn, "sorted_keys", sorted_keys, key_bytes, "keys", keys,
+                           key_bytes));
+  if (values) {
+    PP_TRY(pp_check_data(ctx, fn, "values", values, n));
+    PP_TRY(pp_check_data(ctx, fn, "sorted_values", sorted_values, n));
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_values", sorted_values, value_bytes, "values",
+                             values, value_bytes));
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_values", sorted_values, value_bytes, "keys",
+                             keys, key_bytes));
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_keys", sorted_keys, key_bytes, "values", values,
+                             value_bytes));
+    PP_TRY(pp_check_disjoint(ctx, fn, "sorted_keys", sorted_keys, key_bytes, "sorted_values",
+                             sorted_values, value_bytes));
+  }
+  if (!ctx->ops->sort_copy) return pp_not_implemented(ctx, fn);
+  if (n == 0) return PP_OK;
+
+  pp_args args = {0};
+  pp_status st = PP_OK;
+  const void *dkeys, *dvalues = NULL;
+  void *dsorted, *dsorted_v = NULL;
+  PP_STAGE(PP_ARG_IN, "keys", keys, key_bytes, ks, dkeys);
+  if (values) PP_STAGE(PP_ARG_IN, "values", values, value_bytes, vs, dvalues);
+  PP_STAGE(PP_ARG_OUT, "sorted_keys", sorted_keys, key_bytes, ks, dsorted);
+  if (values) PP_STAGE(PP_ARG_OUT, "sorted_values", sorted_values, value_bytes, vs, dsorted_v);
+  if (st == PP_OK && n == 1) {
+    st = ctx->ops->copy(ctx, dsorted, dkeys, ks);
+    if (st == PP_OK && values) st = ctx->ops->copy(ctx, dsorted_v, dvalues, vs);
+  } else if (st == PP_OK) {
+    st = ctx->ops->sort_copy(ctx, key_t, dkeys, dsorted, dvalues, dsorted_v, vs, n, o.order,
+                             o.algo);
+  }
+  return pp_args_finish(ctx, &args, st);
+}
+
 pp_status pp_merge(pp_context *ctx, pp_dtype key_t, const void *a, size_t na, const void *b,
                    size_t nb, void *out, pp_order order) {
   static const char fn[] = "pp_merge";
