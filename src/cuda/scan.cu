@@ -468,32 +468,55 @@ count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *co
 }
 
 /* ---- select_flagged: records of any size ----------------------------------------------
- * A tile covers TILE_BYTES flags (one 16-byte vector of flags per thread per segment);
+ * A tile covers TILE_BYTES(V) flags (one 16-byte vector of flags per thread per segment);
  * the kept records' tile positions are packed in shared memory, then the block copies
  * them word by word (W: the widest word dividing the record), consecutive threads
- * writing consecutive words. */
-template <typename W>
+ * writing consecutive words. V is chosen per call from n (launch_flagged): large tiles
+ * when there are enough of them to fill the GPU, smaller ones below. */
+
+/* Word k of dst, for k from this thread's index in steps of the block, is next()'s value
+ * (next is called in order, once per word below `words`). Each thread gathers
+ * PP_FLAG_COPY_BYTES of words (2 to 8 words) before it stores them: the loads of a batch
+ * are independent, so they are in flight together rather than one round trip per word. */
+template <typename W, typename I, typename Next>
+__device__ __forceinline__ void copy_batched(I words, W *dst, Next next) {
+  constexpr int U = PP_FLAG_COPY_BYTES / (int)sizeof(W) < 2   ? 2
+                    : PP_FLAG_COPY_BYTES / (int)sizeof(W) > 8 ? 8
+                                                               : PP_FLAG_COPY_BYTES / (int)sizeof(W);
+  for (I k0 = threadIdx.x; k0 < words; k0 += (I)U * SCAN_THREADS) {
+    W v[U];
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (k0 + (I)u * SCAN_THREADS < words) v[u] = next();
+#pragma unroll
+    for (int u = 0; u < U; u++)
+      if (k0 + (I)u * SCAN_THREADS < words) dst[k0 + (I)u * SCAN_THREADS] = v[u];
+  }
+}
+
+template <typename W, int V>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_FLAG_MIN_BLOCKS)
 flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_t n, W *out,
                uint64_t *count, size_t num_tiles, bool aligned, void *descs, unsigned *counter,
                uint32_t epoch) {
-  constexpr int TILE = TILE_BYTES(FLAG_VECS);
+  constexpr int TILE = TILE_BYTES(V);
+  static_assert(TILE <= 65536, "tile positions fit uint16_t");
   extern __shared__ uint16_t which[]; /* TILE entries: dynamic, as it may pass 48 KB */
-  __shared__ uint32_t warp_total[FLAG_VECS * SCAN_WARPS];
+  __shared__ uint32_t warp_total[V * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
   const size_t tile = next_tile(counter, num_tiles);
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
 
-  pp_vec16<uint8_t> f[FLAG_VECS];
-  int cnt[FLAG_VECS];
-  uint32_t kept[FLAG_VECS], rank_base[FLAG_VECS];
+  pp_vec16<uint8_t> f[V];
+  int cnt[V];
+  uint32_t kept[V], rank_base[V];
   const uint32_t tile_kept =
-      load_kept<uint8_t, FLAG_VECS>(flags, n, base, aligned && full, flag_set(), f, cnt, kept,
-                                    rank_base, warp_total, descs, tile, epoch, tile_prefix);
+      load_kept<uint8_t, V>(flags, n, base, aligned && full, flag_set(), f, cnt, kept,
+                            rank_base, warp_total, descs, tile, epoch, tile_prefix);
 #pragma unroll
-  for (int v = 0; v < FLAG_VECS; v++) {
+  for (int v = 0; v < V; v++) {
     const uint32_t pos0 = (uint32_t)vec_first<uint8_t>(0, v);
     uint32_t m = kept[v];
     uint32_t r = rank_base[v];
@@ -505,16 +528,35 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   }
   __syncthreads();
 
+  /* the kept records go to out[prefix, prefix + tile_kept), in order */
   const size_t prefix = tile_prefix;
-  const size_t words = (size_t)tile_kept * words_per_record;
-  for (size_t k = threadIdx.x; k < words; k += SCAN_THREADS) {
-    size_t rec = k / words_per_record, w = k - rec * words_per_record;
-    out[(prefix + rec) * words_per_record + w] = in[(base + which[rec]) * words_per_record + w];
+  const size_t wpr = words_per_record;
+  const W *src = in + base * wpr;
+  W *dst = out + prefix * wpr;
+  if (wpr == 1) { /* one word a record: output word k is record which[k] */
+    uint32_t k = threadIdx.x;
+    copy_batched<W>(tile_kept, dst, [&]() {
+      const W w = src[which[k]];
+      k += SCAN_THREADS;
+      return w;
+    });
+  } else { /* word w of record rec: rec and w are stepped by the block's width */
+    const size_t step_rec = SCAN_THREADS / wpr, step_word = SCAN_THREADS % wpr;
+    size_t rec = threadIdx.x / wpr, w = threadIdx.x % wpr;
+    copy_batched<W>((size_t)tile_kept * wpr, dst, [&]() {
+      const W x = src[(size_t)which[rec] * wpr + w];
+      rec += step_rec;
+      w += step_word;
+      if (w >= wpr) {
+        w -= wpr;
+        rec++;
+      }
+      return x;
+    });
   }
   if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
 }
 
-static_assert(TILE_BYTES(FLAG_VECS) <= 65536, "tile positions fit uint16_t");
 
 /* ---- host side ------------------------------------------------------------------------ */
 
@@ -691,24 +733,39 @@ pp_status pp_cuda_partition(pp_context *ctx, pp_dtype t, const void *in, size_t 
   return select_like(ctx, "pp_partition", true, t, in, n, cmp, value, out, count_true);
 }
 
-template <typename W>
-static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *in,
-                                const uint8_t *flags, size_t n, void *out, uint64_t *count) {
+template <typename W, int V>
+static pp_status launch_flagged_tiles(pp_context *ctx, size_t elem_size, const void *in,
+                                      const uint8_t *flags, size_t n, void *out,
+                                      uint64_t *count) {
   pp_cuda_state *st = pp_cuda(ctx);
-  const size_t tiles = pp_ceil_div(n, (size_t)TILE_BYTES(FLAG_VECS));
+  const size_t tiles = pp_ceil_div(n, (size_t)TILE_BYTES(V));
   void *descs;
   unsigned *counter;
   uint32_t epoch;
   pp_status s = lookback_begin(ctx, "pp_select_flagged", tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
-  const size_t smem = TILE_BYTES(FLAG_VECS) * sizeof(uint16_t);
+  const size_t smem = TILE_BYTES(V) * sizeof(uint16_t);
   static pp_fit_cache fit;
-  PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, flagged_kernel<W>, smem), "pp_select_flagged");
-  flagged_kernel<W><<<(unsigned)tiles, SCAN_THREADS, smem, st->stream>>>(
+  PP_CUDA_TRY(ctx, pp_fit_smem(st, &fit, flagged_kernel<W, V>, smem), "pp_select_flagged");
+  flagged_kernel<W, V><<<(unsigned)tiles, SCAN_THREADS, smem, st->stream>>>(
       (const W *)in, elem_size / sizeof(W), flags, n, (W *)out, count, tiles,
       aligned16(flags, flags), descs, counter, epoch);
   PP_CUDA_LAUNCHED(ctx, "pp_select_flagged");
   return PP_OK;
+}
+
+/* The tile: PP_FLAG_VECS vectors of flags per thread when that still gives every SM
+ * PP_FLAG_TILES_PER_SM tiles, else half or a quarter of that (at least one vector). */
+template <typename W>
+static pp_status launch_flagged(pp_context *ctx, size_t elem_size, const void *in,
+                                const uint8_t *flags, size_t n, void *out, uint64_t *count) {
+  constexpr int V2 = FLAG_VECS / 2 > 0 ? FLAG_VECS / 2 : 1, V4 = V2 / 2 > 0 ? V2 / 2 : 1;
+  const size_t want = (size_t)pp_cuda(ctx)->sm_count * PP_FLAG_TILES_PER_SM;
+  if (pp_ceil_div(n, (size_t)TILE_BYTES(FLAG_VECS)) >= want)
+    return launch_flagged_tiles<W, FLAG_VECS>(ctx, elem_size, in, flags, n, out, count);
+  if (pp_ceil_div(n, (size_t)TILE_BYTES(V2)) >= want)
+    return launch_flagged_tiles<W, V2>(ctx, elem_size, in, flags, n, out, count);
+  return launch_flagged_tiles<W, V4>(ctx, elem_size, in, flags, n, out, count);
 }
 
 pp_status pp_cuda_select_flagged(pp_context *ctx, size_t elem_size, const void *in,

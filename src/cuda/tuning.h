@@ -30,6 +30,13 @@
 #define PP_PARTITION_VECS 4
 #define PP_FLAG_VECS 4 /* select_flagged: 16-byte vectors of flags per thread */
 #define PP_FLAG_MIN_BLOCKS 5
+/* select_flagged at smaller n: tiles of PP_FLAG_VECS / 2 or / 4 vectors when the full
+ * ones would give an SM fewer than PP_FLAG_TILES_PER_SM tiles (a tile is one block, and
+ * too few of them leave SMs idle). Its copy of the kept records: bytes of records each
+ * thread loads before it stores them, so that they are in flight together (2 to 8 words
+ * of the record's word size). */
+#define PP_FLAG_TILES_PER_SM 4
+#define PP_FLAG_COPY_BYTES 64
 
 /* ---- decoupled look-back of the scans (scan.cu; Merrill & Garland 2016) ----------------
  * PP_LOOKBACK_STRIDE: bytes from one tile's descriptor to the next (8 or 16: packed; 128:
