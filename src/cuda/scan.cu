@@ -6,8 +6,9 @@
  * running or done), scans it in registers and shared memory, publishes the tile's
  * aggregate, and its first warp then reads the descriptors of the preceding tiles 32 at a
  * time, adding aggregates until it meets a tile that has published its inclusive prefix.
- * Compaction and partition are the same pass: the flags are counted instead of values
- * summed, and the kept elements are packed in shared memory and written out contiguously.
+ * Compaction is the same pass: the flags are counted instead of values summed, and the
+ * kept elements are packed in shared memory and written out contiguously. Partition
+ * counts first and then places without a look-back (see part_count_kernel).
  *
  * What the look-back costs is not the waiting but the polling: without any waiting (a
  * diagnostic build) the scan streams at the speed of a copy. Each tile's descriptor has an
@@ -44,9 +45,10 @@
 #include <string.h>
 #include <type_traits>
 
-/* Tile sizes and blocks per SM: tuning.h. Select and partition run the same kernel, each
- * with its own tile; PP_PARTITION_VECS also sets the counting pass's tile. Loads and
- * stores of the data are streaming (evict-first): it is read and written once. */
+/* Tile sizes and blocks per SM: tuning.h. PP_PARTITION_VECS sets the tile of both of
+ * partition's passes. The scan's loads and stores of the data are streaming
+ * (evict-first): it is read and written once; so are the loads of the other passes,
+ * except partition's counting pass, whose data is read again. */
 #define SCAN_THREADS PP_SCAN_THREADS
 #define SCAN_VECS PP_SCAN_VECS
 #define SELECT_VECS PP_SELECT_VECS
@@ -132,8 +134,9 @@ __device__ __forceinline__ int vec_count(size_t first, size_t n, int per_vec) {
 
 /* Whole-tile loads go through 16-byte streaming loads when the data is 16-byte aligned;
  * the last tile and unaligned data go element by element (missing elements are left
- * unset: callers mask them with the counts). */
-template <typename T, int V>
+ * unset: callers mask them with the counts). STREAM false: the vectors are cached in L2
+ * like any load, for data that is read again soon. */
+template <typename T, int V, bool STREAM = true>
 __device__ __forceinline__ void load_tile(const T *in, size_t n, size_t base, bool vector_ok,
                                           pp_vec16<T> (&x)[V], int (&cnt)[V]) {
   constexpr int VW = 16 / sizeof(T);
@@ -143,7 +146,8 @@ __device__ __forceinline__ void load_tile(const T *in, size_t n, size_t base, bo
     cnt[v] = vec_count(first, n, VW);
     x[v].raw = make_uint4(0, 0, 0, 0);
     if (vector_ok) {
-      x[v].raw = __ldcs(reinterpret_cast<const uint4 *>(in + first));
+      x[v].raw = STREAM ? __ldcs(reinterpret_cast<const uint4 *>(in + first))
+                        : __ldcg(reinterpret_cast<const uint4 *>(in + first));
     } else {
 #pragma unroll
       for (int c = 0; c < VW; c++)
@@ -361,6 +365,20 @@ __device__ __forceinline__ uint32_t rank_kept(const uint32_t (&kept)[V], uint32_
   return ts.total;
 }
 
+/* kept[v]: bit c set when element c of vector v is inside the tile (cnt) and keep()
+ * accepts it. */
+template <typename T, int V, typename Keep>
+__device__ __forceinline__ void keep_bits(Keep keep, const pp_vec16<T> (&x)[V],
+                                          const int (&cnt)[V], uint32_t (&kept)[V]) {
+#pragma unroll
+  for (int v = 0; v < V; v++) {
+    kept[v] = 0;
+#pragma unroll
+    for (int c = 0; c < 16 / (int)sizeof(T); c++)
+      if (c < cnt[v] && keep(x[v].e[c])) kept[v] |= 1u << c;
+  }
+}
+
 /* Loads the tile at base (x, cnt: load_tile), marks the elements keep() accepts (bit c of
  * kept[v]: element c of vector v) and ranks them (rank_base: rank_kept); the first warp
  * then looks back for the kept count of the tiles before this one and leaves it in
@@ -373,13 +391,7 @@ __device__ __forceinline__ uint32_t load_kept(const T *in, size_t n, size_t base
                                               uint32_t *warp_total, void *descs, size_t tile,
                                               uint32_t epoch, unsigned long long &tile_prefix) {
   load_tile<T, V>(in, n, base, vector_ok, x, cnt);
-#pragma unroll
-  for (int v = 0; v < V; v++) {
-    kept[v] = 0;
-#pragma unroll
-    for (int c = 0; c < 16 / (int)sizeof(T); c++)
-      if (c < cnt[v] && keep(x[v].e[c])) kept[v] |= 1u << c;
-  }
+  keep_bits<T, V>(keep, x, cnt, kept);
   const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
   if (threadIdx.x / PP_WARP == 0) {
     unsigned long long p = pp_look_back<count_sum>(descs, tile, epoch, tile_kept);
@@ -388,15 +400,12 @@ __device__ __forceinline__ uint32_t load_kept(const T *in, size_t n, size_t base
   return tile_kept;
 }
 
-/* PARTITION: the kept elements go to out[prefix ...], the others to
- * out[*true_total + (elements before them that were not kept) ...]. Otherwise only the
- * kept ones are written and the last tile writes *count. */
-template <typename T, bool PARTITION>
+/* The kept elements go to out[prefix ...], in order; the last tile writes *count. */
+template <typename T>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_SELECT_MIN_BLOCKS)
 select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
-              const uint64_t *true_total, size_t num_tiles, bool aligned, void *descs,
-              unsigned *counter, uint32_t epoch) {
-  constexpr int V = PARTITION ? PARTITION_VECS : SELECT_VECS;
+              size_t num_tiles, bool aligned, void *descs, unsigned *counter, uint32_t epoch) {
+  constexpr int V = SELECT_VECS;
   constexpr int VW = 16 / sizeof(T);
   constexpr int TILE = SCAN_THREADS * V * VW;
   __shared__ T packed[TILE];
@@ -406,7 +415,6 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   const size_t tile = next_tile(counter, num_tiles);
   const size_t base = tile * TILE;
   const bool full = n - base >= (size_t)TILE;
-  const size_t total_true = PARTITION ? *true_total : 0;
 
   pp_vec16<T> x[V];
   int cnt[V];
@@ -416,54 +424,152 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
                                               tile_prefix);
 #pragma unroll
   for (int v = 0; v < V; v++) {
-    const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
 #pragma unroll
     for (int c = 0; c < VW; c++) {
       uint32_t before = rank_base[v] + __popc(kept[v] & ((1u << c) - 1u));
-      if (kept[v] & (1u << c))
-        packed[before] = x[v].e[c];
-      else if (PARTITION && c < cnt[v])
-        packed[tile_kept + (pos0 + c - before)] = x[v].e[c];
+      if (kept[v] & (1u << c)) packed[before] = x[v].e[c];
     }
   }
   __syncthreads();
 
   const size_t prefix = tile_prefix;
-  if (PARTITION) {
-    const size_t valid = full ? (size_t)TILE : n - base;
-    const size_t false_base = total_true + (base - prefix) - tile_kept;
-    for (uint32_t k = threadIdx.x; k < valid; k += SCAN_THREADS)
-      out[k < tile_kept ? prefix + k : false_base + k] = packed[k];
-  } else {
-    for (uint32_t k = threadIdx.x; k < tile_kept; k += SCAN_THREADS) out[prefix + k] = packed[k];
-    if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
-  }
+  for (uint32_t k = threadIdx.x; k < tile_kept; k += SCAN_THREADS) out[prefix + k] = packed[k];
+  if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
 }
 
-/* Partition needs the number of kept elements before it can place the first rejected
- * one: a counting pass (a read of the input) writes it to *count_true. */
+/* ---- partition: a counting pass, then a placing pass -----------------------------------
+ * Element i, when rejected, belongs at count_true + (rejected before i), so nothing
+ * rejected can be placed before every element has been looked at: a counting pass reads
+ * the input first (docs/benchmarks/h100-scan.md, "Partition: the bound of a stable
+ * split"). That pass can leave more than the total. The tiles are cut into contiguous
+ * chunks of chunk_tiles tiles (the last may be shorter), block b of both kernels takes
+ * chunk b, and the counting pass leaves, per chunk, the kept count up to the chunk's end
+ * (its last block scans the chunks' counts). The placing pass then knows where each
+ * tile's elements go as soon as it has counted the tile, with no look-back between
+ * blocks: reduce-then-scan (Merrill & Grimshaw, "Parallel Scan for Stream
+ * Architectures", 2009), whose reduce is the count partition needs anyway. There is one
+ * chunk per placing block of a full wave, so a block issues the loads of its next tile
+ * before it places the current one. It walks its chunk from the last tile to the first:
+ * it reads first what the counting pass read last, which L2 may still hold. */
+
+/* The inclusive scan of the g chunk counts c[] in place, by one block; *total: the sum. */
+__device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigned g,
+                                                  uint64_t *total) {
+  __shared__ unsigned long long warp_sum[SCAN_WARPS];
+  const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
+  const unsigned per = (g + SCAN_THREADS - 1) / SCAN_THREADS;
+  const unsigned lo = threadIdx.x * per < g ? threadIdx.x * per : g;
+  const unsigned hi = lo + per < g ? lo + per : g;
+  unsigned long long s = 0;
+  for (unsigned i = lo; i < hi; i++) s += __ldcg(c + i); /* other blocks wrote them: L2 */
+  const unsigned long long inc = pp_warp_scan_inclusive<count_sum>(s);
+  if (lane == PP_WARP - 1) warp_sum[warp] = inc;
+  __syncthreads();
+  unsigned long long run = inc - s;
+  for (int w = 0; w < warp; w++) run += warp_sum[w];
+  for (unsigned i = lo; i < hi; i++) {
+    run += __ldcg(c + i);
+    c[i] = run;
+  }
+  if (threadIdx.x == SCAN_THREADS - 1) *total = run;
+}
+
+/* Block b counts the kept elements of chunk b into chunk_end[b]; the last block to finish
+ * turns the counts into chunk ends and writes their total to *count_true. Its loads stay
+ * in L2 for the placing pass. */
 template <typename T>
 __global__ void __launch_bounds__(SCAN_THREADS)
-count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, uint64_t *count_true,
-             unsigned long long *acc, unsigned *done) {
-  constexpr int VW = 16 / sizeof(T);
-  constexpr int TILE = SCAN_THREADS * PARTITION_VECS * VW;
+part_count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, size_t chunk_tiles,
+                  unsigned long long *chunk_end, uint64_t *count_true, unsigned *done) {
+  constexpr int V = PARTITION_VECS;
+  constexpr int TILE = TILE_BYTES(V) / sizeof(T);
   const size_t tiles = pp_ceil_div_dev(n, TILE);
-  uint32_t mine = 0;
-  for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+  const size_t first = (size_t)blockIdx.x * chunk_tiles;
+  const size_t last = first + chunk_tiles < tiles ? first + chunk_tiles : tiles;
+  unsigned long long mine = 0;
+  for (size_t t = first; t < last; t++) {
     const size_t base = t * TILE;
-    pp_vec16<T> x[PARTITION_VECS];
-    int cnt[PARTITION_VECS];
-    load_tile<T, PARTITION_VECS>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
+    pp_vec16<T> x[V];
+    int cnt[V];
+    uint32_t kept[V];
+    load_tile<T, V, false>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
+    keep_bits<T, V>(pred, x, cnt, kept);
+    uint32_t c = 0;
 #pragma unroll
-    for (int v = 0; v < PARTITION_VECS; v++)
-#pragma unroll
-      for (int c = 0; c < VW; c++) mine += (c < cnt[v] && pred(x[v].e[c])) ? 1u : 0u;
+    for (int v = 0; v < V; v++) c += __popc(kept[v]);
+    mine += c;
   }
-  unsigned long long block = pp_block_reduce<count_sum, SCAN_THREADS>((unsigned long long)mine);
-  if (threadIdx.x == 0) atomicAdd(acc, block);
-  if (pp_last_block_done(done) && threadIdx.x == 0) {
-    *count_true = atomicExch(acc, 0ull);
+  const unsigned long long block = pp_block_reduce<count_sum, SCAN_THREADS>(mine);
+  if (threadIdx.x == 0) chunk_end[blockIdx.x] = block;
+  if (pp_last_block_done(done)) scan_chunk_counts(chunk_end, gridDim.x, count_true);
+}
+
+/* Block b places chunk b: in each tile the kept elements are packed in shared memory in
+ * front of the rejected ones, then the kept part goes to out[prefix ...] and the rejected
+ * part to out[count_true + (rejected before it) ...], consecutive threads writing
+ * consecutive elements. */
+template <typename T>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
+part_place_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, const uint64_t *count_true,
+                  const unsigned long long *chunk_end, size_t chunk_tiles, bool aligned) {
+  constexpr int V = PARTITION_VECS;
+  constexpr int VW = 16 / sizeof(T);
+  constexpr int TILE = SCAN_THREADS * V * VW;
+  __shared__ T packed[TILE];
+  __shared__ uint32_t warp_total[V * SCAN_WARPS];
+
+  const size_t tiles = pp_ceil_div_dev(n, TILE);
+  const size_t first = (size_t)blockIdx.x * chunk_tiles;
+  size_t t = (first + chunk_tiles < tiles ? first + chunk_tiles : tiles) - 1;
+  const size_t total_true = *count_true;
+  size_t end = chunk_end[blockIdx.x]; /* kept elements before the end of tile t */
+
+  pp_vec16<T> x[V];
+  int cnt[V];
+  load_tile<T, V>(in, n, t * TILE, aligned && n - t * TILE >= (size_t)TILE, x, cnt);
+  for (;;) {
+    /* tile t - 1 is whole (only the array's last tile is not) */
+    pp_vec16<T> next[V];
+    int next_cnt[V];
+    if (t > first) load_tile<T, V>(in, n, (t - 1) * TILE, aligned, next, next_cnt);
+
+    const size_t base = t * TILE;
+    uint32_t kept[V], rank_base[V];
+    keep_bits<T, V>(pred, x, cnt, kept);
+    const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+      const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
+#pragma unroll
+      for (int c = 0; c < VW; c++) {
+        uint32_t before = rank_base[v] + __popc(kept[v] & ((1u << c) - 1u));
+        if (kept[v] & (1u << c))
+          packed[before] = x[v].e[c];
+        else if (c < cnt[v])
+          packed[tile_kept + (pos0 + c - before)] = x[v].e[c];
+      }
+    }
+    __syncthreads();
+
+    /* packed[k] goes to kept_out[k] (k < tile_kept) or rej_out[k]: the rejected element of
+       tile rank j = k - tile_kept has base - prefix rejected elements before the tile */
+    const size_t prefix = end - tile_kept;
+    const uint32_t valid = n - base >= (size_t)TILE ? (uint32_t)TILE : (uint32_t)(n - base);
+    T *kept_out = out + prefix;
+    T *rej_out = out + (total_true + (base - prefix) - tile_kept);
+    for (uint32_t k = threadIdx.x; k < valid; k += SCAN_THREADS)
+      (k < tile_kept ? kept_out : rej_out)[k] = packed[k];
+    /* The next tile's first barrier (in rank_kept) comes after its warp totals are
+       written and before packed is written again: every warp has by then read this
+       tile's totals (before the barrier above) and its packed elements (above). */
+    end = prefix;
+    if (t == first) break;
+    t--;
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+      x[v] = next[v];
+      cnt[v] = next_cnt[v];
+    }
   }
 }
 
@@ -668,24 +774,20 @@ pp_status pp_cuda_scan(pp_context *ctx, pp_op op, pp_dtype t, const void *in, vo
   return pp_cuda_scan_from(ctx, op, t, in, out, n, inclusive, NULL);
 }
 
-/* Blocks of the counting pass: enough to fill the GPU a few times over, each walking
- * tiles with a grid stride. */
-static unsigned count_grid(pp_cuda_state *st, size_t tiles) {
-  size_t g = (size_t)st->sm_count * 8;
-  return (unsigned)(tiles < g ? tiles : g);
-}
-
 template <typename T>
-static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, const void *in,
-                              size_t n, pp_cmp cmp, const void *value, void *out,
-                              uint64_t *count) {
-  pp_cuda_state *st = pp_cuda(ctx);
+static cmp_pred<T> make_pred(pp_cmp cmp, const void *value) {
   cmp_pred<T> pred;
   memcpy(&pred.value, value, sizeof(T)); /* value is host memory (API.md) */
   pred.accept = accept_set(cmp);
-  const size_t tile = TILE_BYTES(partition ? PARTITION_VECS : SELECT_VECS) / sizeof(T);
-  const size_t tiles = pp_ceil_div(n, tile);
-  const bool aligned = aligned16(in, in);
+  return pred;
+}
+
+template <typename T>
+static pp_status select_typed(pp_context *ctx, const void *in, size_t n, pp_cmp cmp,
+                              const void *value, void *out, uint64_t *count) {
+  static const char fn[] = "pp_select";
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t tiles = pp_ceil_div(n, TILE_BYTES(SELECT_VECS) / sizeof(T));
   /* the look-back state first: it may need an allocation, and a failed call must not have
      written the count yet */
   void *descs = NULL;
@@ -693,19 +795,42 @@ static pp_status select_typed(pp_context *ctx, const char *fn, bool partition, c
   uint32_t epoch = 0;
   pp_status s = lookback_begin(ctx, fn, tiles, &descs, &counter, &epoch);
   if (s != PP_OK) return s;
-  if (partition) {
-    char *scratch = (char *)st->scratch;
-    count_kernel<T><<<count_grid(st, tiles), SCAN_THREADS, 0, st->stream>>>(
-        (const T *)in, n, pred, aligned, count,
-        (unsigned long long *)(scratch + PP_SCRATCH_PART_COUNT), (unsigned *)(scratch + PP_SCRATCH_COUNTER));
-    PP_CUDA_LAUNCHED(ctx, fn);
-  }
-  if (partition)
-    select_kernel<T, true><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
-        (const T *)in, n, pred, (T *)out, count, count, tiles, aligned, descs, counter, epoch);
-  else
-    select_kernel<T, false><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
-        (const T *)in, n, pred, (T *)out, count, NULL, tiles, aligned, descs, counter, epoch);
+  select_kernel<T><<<(unsigned)tiles, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, n, make_pred<T>(cmp, value), (T *)out, count, tiles, aligned16(in, in),
+      descs, counter, epoch);
+  PP_CUDA_LAUNCHED(ctx, fn);
+  return PP_OK;
+}
+
+/* The chunks of a partition (see part_count_kernel): one per placing block of a full
+ * wave, as many as the scratch's partials hold at most. */
+#define PART_MAX_CHUNKS \
+  ((PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / sizeof(unsigned long long))
+
+template <typename T>
+static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_cmp cmp,
+                                 const void *value, void *out, uint64_t *count_true) {
+  static const char fn[] = "pp_partition";
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t tiles = pp_ceil_div(n, TILE_BYTES(PARTITION_VECS) / sizeof(T));
+  static pp_fit_cache fit;
+  const int per_sm = pp_fit_blocks(st, &fit, part_place_kernel<T>, SCAN_THREADS, 0,
+                                   PP_PARTITION_MIN_BLOCKS);
+  size_t wave = (size_t)per_sm * (size_t)st->sm_count;
+  if (wave > PART_MAX_CHUNKS) wave = PART_MAX_CHUNKS;
+  if (wave < 1) wave = 1;
+  const size_t chunk_tiles = pp_ceil_div(tiles, wave);
+  const size_t chunks = pp_ceil_div(tiles, chunk_tiles); /* at most wave, none empty */
+  const cmp_pred<T> pred = make_pred<T>(cmp, value);
+  const bool aligned = aligned16(in, in);
+  char *scratch = (char *)st->scratch;
+  unsigned long long *chunk_end = (unsigned long long *)(scratch + PP_SCRATCH_PARTIALS);
+  part_count_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, n, pred, aligned, chunk_tiles, chunk_end, count_true,
+      (unsigned *)(scratch + PP_SCRATCH_COUNTER));
+  PP_CUDA_LAUNCHED(ctx, fn);
+  part_place_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, n, pred, (T *)out, count_true, chunk_end, chunk_tiles, aligned);
   PP_CUDA_LAUNCHED(ctx, fn);
   return PP_OK;
 }
@@ -719,7 +844,9 @@ static pp_status select_like(pp_context *ctx, const char *fn, bool partition, pp
     return PP_OK;
   }
   return pp_by_dtype(ctx, fn, t, [&](auto x) {
-    return select_typed<decltype(x)>(ctx, fn, partition, in, n, cmp, value, out, count);
+    typedef decltype(x) T;
+    return partition ? partition_typed<T>(ctx, in, n, cmp, value, out, count)
+                     : select_typed<T>(ctx, in, n, cmp, value, out, count);
   });
 }
 

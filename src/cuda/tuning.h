@@ -19,15 +19,17 @@
  * A tile is PP_SCAN_VECS 16-byte vectors per thread. Select, partition and select_flagged
  * keep a tile in shared memory too, so they take smaller tiles and more blocks per SM.
  * Select's pass is the whole call, so larger tiles (fewer look-backs per byte) pay;
- * partition also reads its input in a counting pass first (with its own tile size), and
+ * partition also reads its input in a counting pass first (with the same tiles), and
  * larger tiles lost there. MIN_BLOCKS are the blocks per SM the kernels are compiled for
- * (they cap the registers). */
+ * (they cap the registers); partition's placing pass holds two tiles in registers (the
+ * one it places and the next one's loads). */
 #define PP_SCAN_THREADS 256
 #define PP_SCAN_VECS 8
 #define PP_SCAN_MIN_BLOCKS 4
 #define PP_SELECT_MIN_BLOCKS 5
 #define PP_SELECT_VECS 6
 #define PP_PARTITION_VECS 4
+#define PP_PARTITION_MIN_BLOCKS 4
 #define PP_FLAG_VECS 4 /* select_flagged: 16-byte vectors of flags per thread */
 #define PP_FLAG_MIN_BLOCKS 5
 /* select_flagged at smaller n: tiles of PP_FLAG_VECS / 2 or / 4 vectors when the full
