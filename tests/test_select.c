@@ -9,8 +9,9 @@
  * keeps the records whose flag byte is non-zero. All copy elements bit for bit; NaN
  * compares unordered (only != holds), -0.0 equals +0.0, and 64-bit integers compare
  * exactly. Every dtype x comparison x data pattern (th_scan_data.h) runs at sizes one past
- * the CUDA kernels' tiles up to 300007, and a few at 3*2^20+17 and 2^23+5; select_flagged
- * runs record sizes 1..40 bytes under eight flag patterns. Calls take turns over the
+ * the CUDA kernels' tiles up to 300007, and a few from 2^20 to 3*2^23 elements (partition's
+ * chunks of several tiles); select_flagged runs record sizes 1..40 bytes under eight flag
+ * patterns, and a few large cases that reach its larger tiles. Calls take turns over the
  * placements of test_scan.c, with the count in host or pp_malloc memory. Output buffers
  * are pre-filled with a sentinel: select must write exactly *count elements, partition
  * exactly n. PARPRIM_TEST_SEED varies the data.
@@ -185,6 +186,8 @@ static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_li
 static const struct big_case big_select_cases[] = {
     {PP_U8, P_RANDOM, (1u << 23) + 5, 0},  {PP_I32, P_NEAR, M3, 0},     {PP_F32, P_RANDOM, M3, 0},
     {PP_F32, P_NAN_SOME, M3, 0},           {PP_U64, P_RANDOM, M3, 0},   {PP_F64, P_ZERO_MIX, M1, 0},
+    /* partition's chunks (scan.cu, one per placing block of a wave) span several tiles */
+    {PP_F32, P_RANDOM, 6 * (1u << 20) + 3, 0}, {PP_U8, P_RANDOM, 3 * (1u << 23) + 7, 0},
 };
 
 static void sweep_select_type(pp_context *ctx, pp_dtype t, th_rng *r) {
@@ -298,9 +301,22 @@ static void flagged_case(pp_context *ctx, size_t es, int f, size_t n, int places
   free(flags);
 }
 
+/* The CUDA kernel's tiles are 4096, 8192 or 16384 flags, the larger ones from a few
+ * tiles per SM on (so several million records on a large GPU): the sweep's sizes sit
+ * around the smallest tiles, and these large cases reach the others (whole tiles only,
+ * and one record past them), with records of one word and of odd sizes. */
+static const struct {
+  size_t es, n;
+} big_flagged_cases[] = {
+    {4, 10000019}, {4, 16384 * 600}, {1, 16384 * 600 + 1}, {2, 12000017}, {3, 5000011},
+    {12, 3000017}, {8, 5000003}, {1, 8192 * 700},
+};
+
 static void sweep_flagged(pp_context *ctx) {
   static const size_t ess[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 24, 32, 40};
-  static const size_t sizes[] = {0, 1, 2, 3, 31, 33, 256, 257, 1025, 4097, 65535, 65537, 200003};
+  static const size_t sizes[] = {0,    1,    2,    3,    31,    33,    256,   257,  1025,
+                                 4095, 4096, 4097, 8192, 8193,  16383, 16384, 16385, 65535,
+                                 65537, 200003};
   th_rng r = th_rng_make(300);
   long before = th_state_get()->failed;
   for (size_t ei = 0; ei < sizeof ess / sizeof ess[0]; ei++)
@@ -311,6 +327,12 @@ static void sweep_flagged(pp_context *ctx) {
         if (g_quick && (ei % 3 != 0 || si % 3 != 1 || f != F_HALF)) continue;
         flagged_case(ctx, ess[ei], f, n, n <= 257 ? 4 : 1, &r);
       }
+  for (size_t k = 0; k < sizeof big_flagged_cases / sizeof big_flagged_cases[0]; k++) {
+    if (g_quick && k) continue;
+    flagged_case(ctx, big_flagged_cases[k].es, F_HALF, big_flagged_cases[k].n, 2, &r);
+    if (!g_quick) flagged_case(ctx, big_flagged_cases[k].es, k % 2 ? F_ALL : F_SPARSE,
+                               big_flagged_cases[k].n, 1, &r);
+  }
   printf("select_flagged sweep: %s\n", th_state_get()->failed == before ? "ok" : "FAILURES");
 }
 
@@ -350,7 +372,7 @@ int main(int argc, char **argv) {
   pp_context *ctx = th_init(argc, argv);
   g_quick = th_quick();
   g_dcount = th_dev_alloc(ctx, sizeof(uint64_t));
-  bufs_make(ctx, (M3 + 2) * 8); /* the largest case: M3 elements of 8 bytes */
+  bufs_make(ctx, (size_t)48 << 20); /* the largest case: 10000019 records of 4 bytes */
 
   test_select_exact(ctx);
   double t0 = now_s();
