@@ -4,12 +4,13 @@
  * global memory):
  *
  *  - privatised shared memory (bins * 4 bytes fit one block's budget, or up to 4 windows
- *    of them counted in as many passes): each block counts into u32 counters in shared
- *    memory and adds the non-zero ones to the global counts at the end; the first block to
- *    finish stores its sums instead, so the counts need no clearing launch
- *    (flush_counters). The counters are interleaved [bin][copy], with up to 32 copies, lane
- *    l using copy l % copies: with 32 copies (256 bins) lane l only ever touches bank l, so
- *    a warp's atomics never conflict, whatever the data (all-equal data included);
+ *    of them counted in as many passes, hist_window_kernel, which leaves out the windows no
+ *    value falls into): each block counts into u32 counters in shared memory and adds the
+ *    non-zero ones to the global counts at the end; the first block to finish stores its
+ *    sums instead, so the counts need no clearing launch (flush_counters). The counters are
+ *    interleaved [bin][copy], with up to 32 copies, lane l using copy l % copies: with 32
+ *    copies (256 bins) lane l only ever touches bank l, so a warp's atomics never conflict,
+ *    whatever the data (all-equal data included);
  *  - a thread-block cluster with distributed shared memory (sm_90; the counters fit the
  *    cluster's blocks together): block r of the cluster owns bins [r*slice, (r+1)*slice)
  *    and every block of the cluster adds into the owner's shared memory directly;
@@ -98,6 +99,28 @@ struct window_target { /* privatised, one window [first, first + size) of the bi
   __device__ __forceinline__ void add(size_t b, uint32_t c) const {
     const size_t o = b - first; /* bins below first wrap to huge values */
     if (o < size) atomicAdd(counters + ((uint32_t)o << copy_shift), c);
+  }
+};
+struct pass_target { /* privatised, one copy of the window [first, first + size) of the bins */
+  uint32_t *counters;
+  uint32_t first, size; /* the bins of this path fit 32 bits */
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    const uint32_t o = (uint32_t)b - first; /* bins below first wrap to huge values */
+    if (o < size) atomicAdd(counters + o, c);
+  }
+};
+/* The same, also keeping the least and the largest bin this thread met outside the window
+ * (least > most while it has met none): the first pass of hist_window_kernel. */
+struct first_pass_target : pass_target {
+  mutable uint32_t least, most;
+  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
+    const uint32_t o = (uint32_t)b - first;
+    if (o < size) {
+      atomicAdd(counters + o, c);
+    } else {
+      least = min(least, (uint32_t)b);
+      most = max(most, (uint32_t)b);
+    }
   }
 };
 struct cluster_target { /* distributed: the owning block's shared memory */
@@ -277,6 +300,94 @@ hist_shared_kernel(const T *in, size_t n, size_t head, Rule rule, int copies, bo
   }
   __syncthreads();
   flush_counters(sh, bins, copies, first, counts, sync);
+}
+
+/* What the first pass of hist_window_kernel saw, for the passes after it: the window it
+ * counted, and the least and the largest bin among the counted elements outside that
+ * window. Words in the context's scratch (span_words), cleared before the first pass. */
+struct hist_span {
+  unsigned not_least; /* ~least, gathered as a maximum: 0 (as cleared) while none is seen */
+  unsigned most;
+  unsigned first;
+};
+
+/* Privatised, for more bins than one block's shared memory holds: the bins are cut into
+ * windows of `window` bins (the last one may be shorter), and each pass over the input
+ * counts one window into one copy of its counters, flushed as hist_shared_kernel does
+ * (the first launch of a pass overwrites the window's counts).
+ *
+ * The windows counted follow the data, without a round trip to the host. The host
+ * launches one pass per window:
+ *  - the first pass (FIRST) counts the window holding the bin of the input's first
+ *    element (window 0 when that element is not counted), stores that window's index, and
+ *    gathers the least and the largest bin it meets outside that window (hist_span: a
+ *    thread keeps both in registers, a warp reduces them, a block folds its warps' in
+ *    shared memory and adds one atomic per word to the span);
+ *  - pass p >= 1 takes the p-th of the other windows in increasing order. When [least,
+ *    most] misses it, no counted element falls into it: its blocks store zeros into its
+ *    counts (first launch only) and return without reading the input.
+ * All-equal data is read once wherever its bin lies, data in a narrow range once or twice,
+ * and data spread over all the bins once per window. */
+template <bool FIRST, typename T, typename Rule>
+__global__ void __launch_bounds__(HIST_THREADS)
+hist_window_kernel(const T *in, size_t n, size_t head, const T *in0, Rule rule, bool staged,
+                   uint32_t window, uint32_t pass, unsigned long long *counts, hist_sync *sync,
+                   hist_span *span) {
+  const uint32_t bins = (uint32_t)rule.bins; /* at most a few windows */
+  uint32_t w = 0;                            /* the window this pass counts */
+  if (!FIRST) {
+    const hist_span s = *span; /* written by the first pass, an earlier launch */
+    w = pass - 1 < s.first ? pass - 1 : pass;
+    const uint32_t first = w * window, end = min(first + window, bins);
+    if (s.most < first || ~s.not_least >= end) { /* also when none was seen: ~0 >= end */
+      if (sync)
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < end - first;
+             i += (size_t)gridDim.x * blockDim.x)
+          counts[first + i] = 0;
+      return;
+    }
+  }
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ uint32_t block_span[2]; /* FIRST: the block's least and largest bin */
+  uint32_t *sh = reinterpret_cast<uint32_t *>(smem);
+  for (uint32_t i = threadIdx.x; i < window; i += blockDim.x) sh[i] = 0;
+  if (FIRST && threadIdx.x == 0) {
+    block_span[0] = UINT32_MAX;
+    block_span[1] = 0;
+  }
+  double *extra = reinterpret_cast<double *>(smem + ((size_t)window * 4 + 15) / 16 * 16);
+  const Rule r = rule_stage(rule, extra, staged);
+  __syncthreads();
+  if (FIRST) {
+    size_t b;
+    w = r.bin(in0[0], &b) ? (uint32_t)b / window : 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) span->first = w;
+  }
+  const uint32_t first = w * window, size = min(window, bins - first);
+  if (FIRST) {
+    first_pass_target tg;
+    tg.counters = sh;
+    tg.first = first;
+    tg.size = size;
+    tg.least = UINT32_MAX;
+    tg.most = 0;
+    count_input<false>(in, n, head, r, tg);
+    const uint32_t least = __reduce_min_sync(0xffffffffu, tg.least);
+    const uint32_t most = __reduce_max_sync(0xffffffffu, tg.most);
+    if (threadIdx.x % PP_WARP == 0 && least <= most) {
+      atomicMin(block_span, least);
+      atomicMax(block_span + 1, most);
+    }
+  } else {
+    const pass_target tg = {sh, first, size};
+    count_input<false>(in, n, head, r, tg);
+  }
+  __syncthreads();
+  if (FIRST && threadIdx.x == 0 && block_span[0] <= block_span[1]) {
+    atomicMax(&span->not_least, ~block_span[0]);
+    atomicMax(&span->most, block_span[1]);
+  }
+  flush_counters(sh, size, 1, first, counts, sync);
 }
 
 /* Distributed: block `rank` of each cluster owns bins [rank*slice, rank*slice + slice). */
@@ -487,6 +598,47 @@ static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_
   return PP_OK;
 }
 
+/* The hist_span words of the windowed path: the start of the scratch's partials, which
+ * nothing else uses during the call. */
+static hist_span *span_words(pp_context *ctx) {
+  return reinterpret_cast<hist_span *>((char *)pp_cuda(ctx)->scratch + PP_SCRATCH_PARTIALS);
+}
+
+/* Counts the bins in windows of `window` bins, one pass over the input each
+ * (hist_window_kernel); every count is overwritten. Both kernels' grids are settled before
+ * anything is launched. */
+template <typename T, typename Rule>
+static pp_status hist_windows(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
+                              bool staged, size_t window, unsigned long long *counts) {
+  static pp_fit_cache cache_first, cache_rest;
+  pp_cuda_state *st = pp_cuda(ctx);
+  const size_t smem = (window * 4 + 15) / 16 * 16 + rule_smem_bytes(rule, staged);
+  auto k_first = hist_window_kernel<true, T, Rule>;
+  auto k_rest = hist_window_kernel<false, T, Rule>;
+  unsigned g_first = 1, g_rest = 1;
+  PP_TRY(grid_for(ctx, fn, k_first, smem, n * sizeof(T) / 16, &cache_first, &g_first));
+  PP_TRY(grid_for(ctx, fn, k_rest, smem, n * sizeof(T) / 16, &cache_rest, &g_rest));
+  hist_span *span = span_words(ctx);
+  PP_CUDA_TRY(ctx, cudaMemsetAsync(span, 0, sizeof *span, st->stream), fn);
+  const uint32_t passes = (uint32_t)pp_ceil_div(rule.bins, window);
+  for (uint32_t p = 0; p < passes; p++) {
+    const unsigned grid = p == 0 ? g_first : g_rest;
+    for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
+      const size_t m = n - off < lim ? n - off : lim;
+      const size_t head = head_elems(in + off, m);
+      hist_sync *sync = off == 0 ? sync_words(ctx) : NULL;
+      if (p == 0)
+        k_first<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head, in, rule, staged,
+                                                          (uint32_t)window, p, counts, sync, span);
+      else
+        k_rest<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head, in, rule, staged,
+                                                         (uint32_t)window, p, counts, sync, span);
+      PP_CUDA_LAUNCHED(ctx, fn);
+    }
+  }
+  return PP_OK;
+}
+
 template <typename T, typename Rule>
 static pp_status hist_global(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
                              unsigned long long *counts) {
@@ -604,14 +756,12 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
     /* A few passes over the input, each counting one window of the bins in shared memory,
      * beat any scheme that sends most atomics off the SM: a pass costs a read of the input,
      * while distributed shared memory (clusters) and global atomics cost several times that
-     * (docs/benchmarks/ has the measurements). */
+     * (docs/benchmarks/ has the measurements). A window no value falls into costs no read
+     * (hist_window_kernel). */
     const size_t window = target / 4;
     if (pp_ceil_div(bins, window) <= HIST_MAX_PASSES) {
       const bool staged = window * 4 + rule_smem_bytes(rule, true) <= (size_t)d.smem_optin / 2;
-      for (size_t first = 0; first < bins; first += window)
-        PP_TRY(hist_shared(ctx, fn, in, n, rule, 1, staged, first,
-                             bins - first < window ? bins - first : window, c));
-      return PP_OK;
+      return hist_windows(ctx, fn, in, n, rule, staged, window, c);
     }
     /* clusters and global atomics add into the counts */
     PP_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, bins * sizeof(uint64_t), st->stream), fn);
