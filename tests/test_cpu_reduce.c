@@ -8,7 +8,8 @@
  * a thread's border, in the scalar tail and at the end, at sizes around the one-thread
  * limit (65536) and the fold's steps, from 64-byte aligned and one-element-off inputs,
  * with 1 to 3 threads, and compares the result's bits with a serial reference written
- * here. i64 and u64 take the same placements (their fold shares the float one's body).
+ * here. i64 and u64 take the same placements (with AVX2 the three 8-byte types share one
+ * vector pass, and u64 compares with its sign bits flipped).
  *
  * Usage: test_cpu_reduce [cpu|cuda]   (the CUDA backend is covered by test_reduce; this
  * program skips it). PARPRIM_TEST_QUICK=1 runs one and two threads, not three.
@@ -116,7 +117,10 @@ FLOAT_CASES(f64, double, DBL_MAX, 0x1p-1074)
 #define INT_CASES(NAME, T, PPT, TMIN, TMAX)                                                 \
   static void cases_##NAME(pp_context *ctx, T *buf, size_t n, size_t off, size_t at,       \
                            int threads) {                                                   \
-    const T pair[][2] = {{0, TMIN}, {0, TMAX}, {TMAX, TMIN}, {TMIN, TMAX}, {5, 5}};         \
+    /* the last two straddle the sign bit, which the u64 fold flips to compare signed */    \
+    const T pair[][2] = {{0, TMIN},        {0, TMAX},        {TMAX, TMIN},                 \
+                         {TMIN, TMAX},     {5, 5},           {TMAX / 2, TMAX / 2 + 1},     \
+                         {TMAX / 2 + 1, TMAX / 2}};                                        \
     T *x = buf + off;                                                                       \
     for (size_t p = 0; p <= sizeof pair / sizeof pair[0] - (at != 0); p++) {                \
       const int random = p == sizeof pair / sizeof pair[0]; /* once, with at == 0 */        \

@@ -58,6 +58,9 @@
 /* No mark: the folds of integers and of sums have nothing to note beside their result. */
 #define VMARK_NONE(B, v) ((B){0})
 #define MARK_NONE(x) false
+/* The float MIN/MAX mark the zero that should win (see PP_CPU_FLOAT_REDUCE). */
+#define MARK_NEG_ZERO(x) ((x) == 0 && signbit(x))
+#define MARK_POS_ZERO(x) ((x) == 0 && !signbit(x))
 
 /* fold_NAME(x, n, &marked): T elements folded into A lanes of vectors vec_NAME; LOAD(x, i)
  * is element i as an A, VLOAD(p) the vector of the elements at p, OP the fold, ID its
@@ -68,7 +71,7 @@
  * is, MARK(x) says it of one element. all_NAME splits n into pp_cpu_threads() parts
  * whatever the team's size and combines them in part order, so the result depends on n
  * and the thread count only, never on timing. */
-#define PP_CPU_FOLD(NAME, T, A, LOAD, VLOAD, OP, ID, VMARK, MARK)                           \
+#define PP_CPU_FOLD(NAME, T, A, LOAD, VLOAD, OP, ID, VMARK, MARK, FAST)                     \
   RD_CLONES static A fold_##NAME(const T *x, size_t n, bool *marked) {                      \
     enum { V = RD_VEC / sizeof(A), PER = RD_LINE / RD_VEC, STEP = V * PER };                \
     vec_##NAME acc[RD_STREAMS][PER];                                                        \
@@ -105,7 +108,8 @@
     _Pragma("omp parallel for schedule(static) if (parts > 1)")                             \
     for (size_t p = 0; p < parts; p++) {                                                    \
       size_t lo = pp_cpu_part_begin(n, p, parts), hi = pp_cpu_part_begin(n, p + 1, parts);  \
-      part[p] = fold_##NAME(in + lo, hi - lo, &part_marked[p]);                             \
+      if (!FAST(in + lo, hi - lo, &part[p], &part_marked[p]))                               \
+        part[p] = fold_##NAME(in + lo, hi - lo, &part_marked[p]);                           \
     }                                                                                       \
     A r = part[0];                                                                          \
     *marked = part_marked[0];                                                               \
@@ -127,19 +131,165 @@
   typedef B bits_##NAME __attribute__((vector_size(RD_VEC)));                               \
   RD_INLINE void vload_##NAME(vec_##NAME *v, const void *p) { memcpy(v, p, sizeof *v); }
 
+/* ---- 8-byte MIN/MAX with AVX2 --------------------------------------------------------- */
+
+/* The generic fold above leaves the 8-byte MIN/MAX short of the read bandwidth: GCC lowers
+ * their vector compares to a compare, a blend and a store of every accumulator to the
+ * stack, and a float MIN to a compare and a blend where one vminpd does. On the 2-core VM
+ * a loop with fewer instructions beside its loads reads faster (a core's out-of-order
+ * window then holds more loads, so more lines are in flight: docs/benchmarks/cpu.md).
+ * Here the same walk (RD_STREAMS streams of whole 64-byte steps, two vectors a stream, the
+ * tail in the scalar OP) is written with AVX2 intrinsics and its eight accumulators in
+ * registers:
+ *  - f64: vminpd(x, a) is x < a ? x : a, the generic fold's OP itself (a NaN x keeps a,
+ *    equal zeros keep a), and vmaxpd the same for MAX; the winning zero's mark is one
+ *    compare of the bits and an OR a vector, as in PP_CPU_FLOAT_REDUCE;
+ *  - i64: vpcmpgtq and a blend;
+ *  - u64: the accumulators hold their values with the sign bit flipped, so that the signed
+ *    compare orders them as unsigned; each x is flipped once on its way in.
+ * MIN and MAX of integers have one result whatever the order, and the floats' only
+ * freedom (the sign of a zero) is settled by the mark, so these give what the generic
+ * fold gives. fast_NAME returns false where the machine has no AVX2. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#define RD8_AVX2 __attribute__((target("avx2")))
+enum rd8_kind { RD8_I64, RD8_U64, RD8_F64 };
+
+static bool rd8_have_avx2(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+}
+
+/* a folded with the vector x (for U64, x unflipped; a flipped) */
+RD8_AVX2 RD_INLINE __m256i rd8_fold(enum rd8_kind k, bool min, __m256i a, __m256i x) {
+  if (k == RD8_F64) {
+    const __m256d xd = _mm256_castsi256_pd(x), ad = _mm256_castsi256_pd(a);
+    return _mm256_castpd_si256(min ? _mm256_min_pd(xd, ad) : _mm256_max_pd(xd, ad));
+  }
+  if (k == RD8_U64) x = _mm256_xor_si256(x, _mm256_set1_epi64x(INT64_MIN));
+  return _mm256_blendv_epi8(a, x, min ? _mm256_cmpgt_epi64(a, x) : _mm256_cmpgt_epi64(x, a));
+}
+
+/* The whole steps of x[0, n): their 32 folded lanes (8-byte values, U64 unflipped) to
+ * lanes, whether an element had the bits `zero` (F64) to *marked; returns how many
+ * elements the steps covered. id: the identity's bits. */
+RD8_AVX2 RD_INLINE size_t rd8_pass(enum rd8_kind k, bool min, const void *x_, size_t n,
+                                   uint64_t id, uint64_t zero, uint64_t lanes[32],
+                                   bool *marked) {
+  const unsigned char *x = x_;
+  const size_t m = n / (RD_STREAMS * 8) * 8; /* elements a stream */
+  const __m256i flip = _mm256_set1_epi64x(k == RD8_U64 ? INT64_MIN : 0);
+  const __m256i z = _mm256_set1_epi64x((long long)zero);
+  __m256i a0, a1, a2, a3, a4, a5, a6, a7, mark = _mm256_setzero_si256();
+  a0 = _mm256_xor_si256(_mm256_set1_epi64x((long long)id), flip);
+  a1 = a2 = a3 = a4 = a5 = a6 = a7 = a0;
+#define RD8_STEP(S, A, B)                                                                   \
+  {                                                                                         \
+    const unsigned char *p = x + (S) * m * 8 + i;                                           \
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);                 \
+    const __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));          \
+    A = rd8_fold(k, min, A, v);                                                             \
+    B = rd8_fold(k, min, B, w);                                                             \
+    if (k == RD8_F64)                                                                       \
+      mark = _mm256_or_si256(mark, _mm256_or_si256(_mm256_cmpeq_epi64(v, z),                \
+                                                   _mm256_cmpeq_epi64(w, z)));              \
+  }
+  for (size_t i = 0; i < m * 8; i += 64) {
+    RD8_STEP(0, a0, a1)
+    RD8_STEP(1, a2, a3)
+    RD8_STEP(2, a4, a5)
+    RD8_STEP(3, a6, a7)
+  }
+#undef RD8_STEP
+#define RD8_OUT(J, A)                                                                       \
+  _mm256_storeu_si256((__m256i *)(void *)(lanes + 4 * (J)), _mm256_xor_si256(A, flip))
+  RD8_OUT(0, a0); /* no array: GCC would keep the accumulators in it, in memory */
+  RD8_OUT(1, a1);
+  RD8_OUT(2, a2);
+  RD8_OUT(3, a3);
+  RD8_OUT(4, a4);
+  RD8_OUT(5, a5);
+  RD8_OUT(6, a6);
+  RD8_OUT(7, a7);
+#undef RD8_OUT
+  *marked = !_mm256_testz_si256(mark, mark);
+  return RD_STREAMS * m;
+}
+
+/* fast_NAME(x, n, &r, &marked): the AVX2 pass of kind K, then its lanes and the tail in
+ * the scalar OP, MARK the tail's mark */
+#define PP_CPU_FAST8(NAME, T, K, MIN, OP, ID, ZERO, MARK)                                   \
+  RD8_AVX2 static size_t pass_##NAME(const T *x, size_t n, uint64_t lanes[32], bool *mk) {  \
+    const T id = ID, zero = ZERO;                                                           \
+    uint64_t id_bits, zero_bits;                                                            \
+    memcpy(&id_bits, &id, sizeof id);                                                       \
+    memcpy(&zero_bits, &zero, sizeof zero);                                                 \
+    return rd8_pass(K, MIN, x, n, id_bits, zero_bits, lanes, mk);                           \
+  }                                                                                         \
+  static bool fast_##NAME(const T *x, size_t n, T *r, bool *marked) {                      \
+    if (!rd8_have_avx2()) return false;                                                     \
+    uint64_t lanes[32];                                                                     \
+    bool any;                                                                               \
+    size_t i = pass_##NAME(x, n, lanes, &any);                                              \
+    T acc = ID;                                                                             \
+    for (int l = 0; l < 32; l++) {                                                          \
+      T v;                                                                                  \
+      memcpy(&v, &lanes[l], sizeof v);                                                      \
+      acc = OP(acc, v);                                                                     \
+    }                                                                                       \
+    for (; i < n; i++) {                                                                    \
+      acc = OP(acc, x[i]);                                                                  \
+      any |= MARK(x[i]);                                                                    \
+    }                                                                                       \
+    *r = acc;                                                                               \
+    *marked = any;                                                                          \
+    return true;                                                                            \
+  }
+PP_CPU_FAST8(i64_min, int64_t, RD8_I64, true, OP_MIN, INT64_MAX, 0, MARK_NONE)
+PP_CPU_FAST8(i64_max, int64_t, RD8_I64, false, OP_MAX, INT64_MIN, 0, MARK_NONE)
+PP_CPU_FAST8(u64_min, uint64_t, RD8_U64, true, OP_MIN, UINT64_MAX, 0, MARK_NONE)
+PP_CPU_FAST8(u64_max, uint64_t, RD8_U64, false, OP_MAX, 0, 0, MARK_NONE)
+PP_CPU_FAST8(f64_min, double, RD8_F64, true, OP_MIN, INFINITY, -0.0, MARK_NEG_ZERO)
+PP_CPU_FAST8(f64_max, double, RD8_F64, false, OP_MAX, -INFINITY, 0.0, MARK_POS_ZERO)
+#define FAST_i64_min fast_i64_min
+#define FAST_i64_max fast_i64_max
+#define FAST_u64_min fast_u64_min
+#define FAST_u64_max fast_u64_max
+#define FAST_f64_min fast_f64_min
+#define FAST_f64_max fast_f64_max
+#else
+#define FAST_i64_min NO_FAST
+#define FAST_i64_max NO_FAST
+#define FAST_u64_min NO_FAST
+#define FAST_u64_max NO_FAST
+#define FAST_f64_min NO_FAST
+#define FAST_f64_max NO_FAST
+#endif
+/* the other folds: no AVX2 pass of their own */
+#define NO_FAST(x, n, r, marked) false
+#define FAST_u8_min NO_FAST
+#define FAST_u8_max NO_FAST
+#define FAST_i32_min NO_FAST
+#define FAST_i32_max NO_FAST
+#define FAST_u32_min NO_FAST
+#define FAST_u32_max NO_FAST
+#define FAST_f32_min NO_FAST
+#define FAST_f32_max NO_FAST
+
 /* ---- integers ------------------------------------------------------------------------ */
 
 /* Sums fold into the unsigned type UT of the same width, where wrapping is defined; ST is
  * the signed type of that width (the lanes' bits). */
 #define LOAD_PLAIN(x, i) ((x)[i])
 
-#define PP_CPU_INT_FOLD(NAME, T, A, ST, OP, ID)                                             \
+#define PP_CPU_INT_FOLD(NAME, T, A, ST, OP, ID, FAST)                                       \
   PP_CPU_VLOAD_BITS(NAME, A, ST)                                                            \
-  PP_CPU_FOLD(NAME, T, A, LOAD_PLAIN, vload_##NAME, OP, ID, VMARK_NONE, MARK_NONE)
+  PP_CPU_FOLD(NAME, T, A, LOAD_PLAIN, vload_##NAME, OP, ID, VMARK_NONE, MARK_NONE, FAST)
 #define PP_CPU_INT_REDUCE(NAME, T, UT, ST, T_LOWEST, T_HIGHEST)                             \
-  PP_CPU_INT_FOLD(NAME##_sum, T, UT, ST, OP_ADD, 0)                                         \
-  PP_CPU_INT_FOLD(NAME##_min, T, T, ST, OP_MIN, T_HIGHEST)                                  \
-  PP_CPU_INT_FOLD(NAME##_max, T, T, ST, OP_MAX, T_LOWEST)                                   \
+  PP_CPU_INT_FOLD(NAME##_sum, T, UT, ST, OP_ADD, 0, NO_FAST)                                \
+  PP_CPU_INT_FOLD(NAME##_min, T, T, ST, OP_MIN, T_HIGHEST, FAST_##NAME##_min)               \
+  PP_CPU_INT_FOLD(NAME##_max, T, T, ST, OP_MAX, T_LOWEST, FAST_##NAME##_max)                \
   static void reduce_##NAME(pp_op op, const void *in, size_t n, void *out_) {               \
     T *out = out_;                                                                          \
     *out = op == PP_SUM   ? (T)unmarked_##NAME##_sum(in, n)                                 \
@@ -168,8 +318,10 @@ RD_INLINE void vload_f32_sum(vec_f32_sum *v, const void *p) {
   memcpy(&h, p, sizeof h);
   *v = __builtin_convertvector(h, vec_f32_sum);
 }
-PP_CPU_FOLD(f32_sum, float, double, LOAD_DOUBLE, vload_f32_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE)
-PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE)
+PP_CPU_FOLD(f32_sum, float, double, LOAD_DOUBLE, vload_f32_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE,
+            NO_FAST)
+PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0, VMARK_NONE, MARK_NONE,
+            NO_FAST)
 
 /* MIN/MAX fold the floats themselves with the float comparison (x < a ? x : a: vcmpps or
  * vcmppd and a blend, which vectorise where a NaN-aware scalar loop did not): a NaN x
@@ -188,16 +340,14 @@ PP_CPU_FOLD(f64_sum, double, double, LOAD_DOUBLE, vload_f64_sum, OP_ADD, 0.0, VM
  * 8-byte MIN/MAX below the read bandwidth. */
 #define VMARK_NEG_ZERO(B, v) ((B)(v) == (B)(-(__typeof__(v)){0})) /* the bits of -0.0 */
 #define VMARK_POS_ZERO(B, v) ((B)(v) == (B){0})
-#define MARK_NEG_ZERO(x) ((x) == 0 && signbit(x))
-#define MARK_POS_ZERO(x) ((x) == 0 && !signbit(x))
 
 #define PP_CPU_FLOAT_REDUCE(NAME, T, B)                                                     \
   PP_CPU_VLOAD_BITS(NAME##_min, T, B)                                                       \
   PP_CPU_VLOAD_BITS(NAME##_max, T, B)                                                       \
   PP_CPU_FOLD(NAME##_min, T, T, LOAD_PLAIN, vload_##NAME##_min, OP_MIN, INFINITY,           \
-              VMARK_NEG_ZERO, MARK_NEG_ZERO)                                                \
+              VMARK_NEG_ZERO, MARK_NEG_ZERO, FAST_##NAME##_min)                             \
   PP_CPU_FOLD(NAME##_max, T, T, LOAD_PLAIN, vload_##NAME##_max, OP_MAX, -INFINITY,          \
-              VMARK_POS_ZERO, MARK_POS_ZERO)                                                \
+              VMARK_POS_ZERO, MARK_POS_ZERO, FAST_##NAME##_max)                             \
   static void reduce_##NAME(pp_op op, const void *in_, size_t n, void *out_) {              \
     const T *in = in_;                                                                      \
     T *out = out_;                                                                          \
