@@ -415,6 +415,135 @@ static void test_range(pp_context *ctx) {
   free(a);
 }
 
+/* ---- bins counted in windows ------------------------------------------------------- */
+
+/* The CUDA backend counts 24577..98304 bins in windows of 24576 (96 KiB of u32 counters
+ * in shared memory), one pass over the input per window, and leaves out the windows that
+ * no value falls into: its first pass counts the window of the first element's bin and
+ * finds the least and the largest bin outside that window. Here bin b is [b, b + 1)
+ * (lo = 0, hi = bins), values sit in chosen bins — on and around every window border, in
+ * one window or two, the first element elsewhere or not counted, among NaN and out-of-range
+ * values — and the counts are pre-filled with garbage, so a window left out must still be
+ * written (with zeros). */
+#define HIST_WINDOW ((size_t)24576)
+
+/* A value of t in bin b of unit bins: b itself (on the bin's lower edge) or b + 0.5. */
+static double in_bin(pp_dtype t, size_t b, int on_edge) {
+  return (double)b + (is_float(t) && !on_edge ? 0.5 : 0.0);
+}
+
+/* n values: the first one `head`, each other one in bin b0 or b1 (at random). */
+static void fill_two(th_rng *r, pp_dtype t, void *a, size_t n, double head, size_t b0, size_t b1) {
+  for (size_t i = 0; i < n; i++) put_d(t, a, i, in_bin(t, th_below(r, 2) ? b0 : b1, (int)(i & 1)));
+  if (n) put_d(t, a, 0, head);
+}
+
+static void test_windows_even(pp_context *ctx, th_rng *r, pp_dtype t, void *a, size_t bins) {
+  const size_t W = HIST_WINDOW;
+  /* around multiples of a block's share of 16-byte vectors (sizes[] above), and large */
+  const size_t ns[] = {1, 2, 17, 33, 4095, 4097, 16385, 65541};
+  const size_t nbig = big(((size_t)1 << 18) + 3);
+  const double hi = (double)bins, out = th_below(r, 2) ? hi : hi + 1000.0;
+  const size_t last = bins - 1;
+  /* all equal: first, middle and last bin of every window, both sides of every border */
+  const size_t at[] = {0,         1,     W / 2,     W - 1,     W,         W + 1, W + W / 2,
+                       2 * W - 1, 2 * W, 2 * W + 1, 3 * W - 1, 3 * W,     3 * W + 1, last};
+  for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+    if (at[k] >= bins) continue;
+    const size_t sizes_k[2] = {ns[(k + bins) % (sizeof ns / sizeof ns[0])], nbig};
+    for (int si = 0; si < 2; si++) {
+      for (size_t i = 0; i < sizes_k[si]; i++) put_d(t, a, i, in_bin(t, at[k], (int)(k & 1)));
+      check_even(ctx, t, a, sizes_k[si], bins, 0.0, hi, "windows: all equal");
+    }
+  }
+  /* nothing counted (every window left out): at hi, above it, NaN */
+  for (size_t i = 0; i < nbig; i++)
+    put_d(t, a, i, th_below(r, 3) == 0 ? out : is_float(t) && th_below(r, 2) ? NAN : hi);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: none counted");
+  /* the first element in one window, all others in another (both ways round), or the
+   * first one not counted */
+  const size_t mid = W + 3 < bins ? W + 3 : last;
+  fill_two(r, t, a, nbig, in_bin(t, 0, 0), last, last);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: first element in window 0, others last");
+  fill_two(r, t, a, nbig, in_bin(t, last, 1), 0, 0);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: first element last, others in window 0");
+  fill_two(r, t, a, nbig, is_float(t) ? NAN : hi, mid, mid);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: first element not counted");
+  /* two clusters in windows 0 and 2 (the last when there is no window 2), the first
+   * element in either: the window between is counted or left out */
+  const size_t c2 = 2 * W + 5 < bins ? 2 * W + 5 : last;
+  for (int way = 0; way < 2; way++) {
+    for (size_t i = 0; i < nbig; i++)
+      put_d(t, a, i, in_bin(t, th_below(r, 2) ? 100 + th_below(r, 50) : c2 - th_below(r, 5), 0));
+    put_d(t, a, 0, in_bin(t, way ? c2 : 7, 1));
+    check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: two clusters");
+  }
+  /* a narrow range across a window border (at the last bins for 24577) */
+  const size_t centre = W + 60 <= bins ? W : bins - 60;
+  for (size_t i = 0; i < nbig; i++) put_d(t, a, i, th_range(r, (double)centre - 60, (double)centre + 60));
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: narrow range");
+  /* NaN, at hi, above, below lo (unsigned: 0) mixed with values at the borders; the first
+   * element not counted */
+  for (size_t i = 0; i < nbig; i++) {
+    double v;
+    switch (th_below(r, 6)) {
+    case 0: v = is_float(t) ? NAN : hi; break;
+    case 1: v = hi; break;
+    case 2: v = -5.0; break;
+    case 3: v = out; break;
+    default: {
+      const size_t b = at[th_below(r, sizeof at / sizeof at[0])];
+      v = in_bin(t, b < bins ? b : last, (int)th_below(r, 2));
+    }
+    }
+    put_d(t, a, i, v);
+  }
+  put_d(t, a, 0, hi);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: mixed with NaN and out of range");
+  /* spread over every bin */
+  fill_uniform(r, t, a, nbig, 0.0, hi);
+  check_even(ctx, t, a, nbig, bins, 0.0, hi, "windows: uniform");
+}
+
+/* The same with uneven edges (40000 unit-wide bins: bin b is [b, b + 1)). */
+static void test_windows_range(pp_context *ctx, th_rng *r, pp_dtype t, void *a, double *edges) {
+  const size_t W = HIST_WINDOW, bins = 40000, n = big(65537);
+  for (size_t i = 0; i <= bins; i++) edges[i] = (double)i;
+  const size_t at[] = {0, W - 1, W, W + 1, bins - 1};
+  for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+    for (size_t i = 0; i < n; i++) put_d(t, a, i, in_bin(t, at[k], (int)(k & 1)));
+    check_range(ctx, t, a, n, edges, bins, "windows: all equal");
+  }
+  fill_two(r, t, a, n, in_bin(t, bins - 1, 0), 3, 5);
+  check_range(ctx, t, a, n, edges, bins, "windows: first element last, others in window 0");
+  fill_two(r, t, a, n, is_float(t) ? NAN : (double)bins, W - 2, W + 2);
+  check_range(ctx, t, a, n, edges, bins, "windows: across a border, first not counted");
+}
+
+static void test_windows(pp_context *ctx) {
+  th_rng r = th_rng_make(6);
+  const size_t sizes_in_bins[] = {24577, 49152, 65536, 98304};
+  void *a = th_xmalloc((((size_t)1 << 18) + 3) * 8);
+  double *edges = th_xmalloc(40001 * sizeof *edges);
+  for (size_t ti = 1; ti < N_TYPES; ti++) { /* from all_types[1]: u8 cannot reach these bins */
+    const pp_dtype t = all_types[ti];
+    for (size_t bi = 0; bi < sizeof sizes_in_bins / sizeof sizes_in_bins[0]; bi++) {
+      test_windows_even(ctx, &r, t, a, sizes_in_bins[bi]);
+      /* another family's kernel using the context's scratch between two histograms */
+      float s = 0;
+      CHECK_STATUS(pp_reduce(ctx, PP_SUM, PP_F32, a, 4097, &s), PP_OK, "reduce between (%s)",
+                   pp_last_error(ctx));
+    }
+    test_windows_range(ctx, &r, t, a, edges);
+  }
+  /* the benchmark's all-equal row: 65536 bins over [-1, 1), every value 0.3 */
+  const size_t n = big(((size_t)1 << 18) + 3);
+  for (size_t i = 0; i < n; i++) ((float *)a)[i] = 0.3f;
+  check_even(ctx, PP_F32, a, n, 65536, -1.0, 1.0, "windows: all 0.3 over [-1, 1)");
+  free(edges);
+  free(a);
+}
+
 static void check_image(pp_context *ctx, const uint8_t *px, size_t w, size_t h, size_t pitch,
                         int ch, const char *what) {
   const size_t bins = (size_t)ch * 256;
@@ -725,6 +854,6 @@ static void test_failure_writes_nothing(pp_context *ctx) {
 int main(int argc, char **argv) {
   static const th_step steps[] = {test_even_wide,  test_failure_writes_nothing, test_errors,
                                   test_interleaved, test_even_integer_edges,    test_image,
-                                  test_range,       test_even_patterns};
+                                  test_range,       test_even_patterns,         test_windows};
   return th_run(argc, argv, steps, TH_COUNT(steps));
 }
