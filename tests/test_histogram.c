@@ -283,9 +283,9 @@ static const size_t sizes[] = {0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 4095, 409
 #define N_SIZES (sizeof sizes / sizeof sizes[0])
 
 /* Bin counts reaching every CUDA path: up to 24576 one block's shared memory holds them
- * all (32, 8, 2, 1 copies); then clusters whose power-of-two slices fit 96 KiB (24577: 2
- * blocks, 65536: 4, 100000: 8 blocks of 16384 bins); from 131073 (200000, 300000, 2^20)
- * global atomics. */
+ * all (32, 8, 2, 1 copies); up to 98304 windows of 24576 bins, one pass each (24577: 2
+ * windows, 65536: 3; test_windows aims at them); then clusters of 8 blocks (100000: slices
+ * of 16384 bins, 200000: of 32768); from 262145 (300000, 2^20) global atomics. */
 static const size_t bin_counts[] = {1, 2, 7, 256, 1000, 1024, 4097, 24576, 24577, 65536, 100000,
                                     200000, 300000, (size_t)1 << 20};
 #define N_BINS (sizeof bin_counts / sizeof bin_counts[0])
