@@ -487,16 +487,26 @@ part_count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, size_t 
   const size_t first = (size_t)blockIdx.x * chunk_tiles;
   const size_t last = first + chunk_tiles < tiles ? first + chunk_tiles : tiles;
   unsigned long long mine = 0;
-  for (size_t t = first; t < last; t++) {
-    const size_t base = t * TILE;
-    pp_vec16<T> x[V];
-    int cnt[V];
-    uint32_t kept[V];
-    load_tile<T, V, false>(in, n, base, aligned && n - base >= (size_t)TILE, x, cnt);
-    keep_bits<T, V>(pred, x, cnt, kept);
+  for (size_t t = first; t < last; t += 2) { /* two tiles' loads in flight at once */
+    pp_vec16<T> x[2][V];
+    int cnt[2][V];
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      const size_t base = (t + j) * TILE;
+      if (t + j < last)
+        load_tile<T, V, false>(in, n, base, aligned && n - base >= (size_t)TILE, x[j], cnt[j]);
+      else /* past the chunk (the next chunk's, or past n): nothing of it counts here */
+#pragma unroll
+        for (int v = 0; v < V; v++) cnt[j][v] = 0;
+    }
     uint32_t c = 0;
 #pragma unroll
-    for (int v = 0; v < V; v++) c += __popc(kept[v]);
+    for (int j = 0; j < 2; j++) {
+      uint32_t kept[V];
+      keep_bits<T, V>(pred, x[j], cnt[j], kept);
+#pragma unroll
+      for (int v = 0; v < V; v++) c += __popc(kept[v]);
+    }
     mine += c;
   }
   const unsigned long long block = pp_block_reduce<count_sum, SCAN_THREADS>(mine);
@@ -810,12 +820,11 @@ static pp_status select_typed(pp_context *ctx, const void *in, size_t n, pp_cmp 
 template <typename T>
 static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_cmp cmp,
                                  const void *value, void *out, uint64_t *count_true) {
-  static const char fn[] = "pp_partition";
-  pp_cuda_state *st = pp_cuda(ctx);
-  const size_t tiles = pp_ceil_div(n, TILE_BYTES(PARTITION_VECS) / sizeof(T));
   static pp_fit_cache fit;
+  pp_cuda_state *st = pp_cuda(ctx);
   const int per_sm = pp_fit_blocks(st, &fit, part_place_kernel<T>, SCAN_THREADS, 0,
                                    PP_PARTITION_MIN_BLOCKS);
+  const size_t tiles = pp_ceil_div(n, TILE_BYTES(PARTITION_VECS) / sizeof(T));
   size_t wave = (size_t)per_sm * (size_t)st->sm_count;
   if (wave > PART_MAX_CHUNKS) wave = PART_MAX_CHUNKS;
   if (wave < 1) wave = 1;
@@ -828,10 +837,10 @@ static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_c
   part_count_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
       (const T *)in, n, pred, aligned, chunk_tiles, chunk_end, count_true,
       (unsigned *)(scratch + PP_SCRATCH_COUNTER));
-  PP_CUDA_LAUNCHED(ctx, fn);
+  PP_CUDA_LAUNCHED(ctx, "pp_partition");
   part_place_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
       (const T *)in, n, pred, (T *)out, count_true, chunk_end, chunk_tiles, aligned);
-  PP_CUDA_LAUNCHED(ctx, fn);
+  PP_CUDA_LAUNCHED(ctx, "pp_partition");
   return PP_OK;
 }
 
