@@ -379,6 +379,16 @@ __device__ __forceinline__ void keep_bits(Keep keep, const pp_vec16<T> (&x)[V],
   }
 }
 
+/* This block's tile of TILE elements: its index (next_tile), its first element, and
+ * whether it is whole. */
+template <int TILE>
+struct tile_place {
+  size_t tile, base;
+  bool full;
+  __device__ __forceinline__ tile_place(unsigned *counter, size_t num_tiles, size_t n)
+      : tile(next_tile(counter, num_tiles)), base(tile * TILE), full(n - base >= (size_t)TILE) {}
+};
+
 /* Loads the tile at base (x, cnt: load_tile), marks the elements keep() accepts (bit c of
  * kept[v]: element c of vector v) and ranks them (rank_base: rank_kept); the first warp
  * then looks back for the kept count of the tiles before this one and leaves it in
@@ -412,15 +422,13 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   __shared__ uint32_t warp_total[V * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
-  const size_t tile = next_tile(counter, num_tiles);
-  const size_t base = tile * TILE;
-  const bool full = n - base >= (size_t)TILE;
-
+  const tile_place<TILE> at(counter, num_tiles, n);
+  const size_t tile = at.tile;
   pp_vec16<T> x[V];
   int cnt[V];
   uint32_t kept[V], rank_base[V];
-  const uint32_t tile_kept = load_kept<T, V>(in, n, base, aligned && full, pred, x, cnt, kept,
-                                              rank_base, warp_total, descs, tile, epoch,
+  const uint32_t tile_kept = load_kept<T, V>(in, n, at.base, aligned && at.full, pred, x, cnt,
+                                              kept, rank_base, warp_total, descs, tile, epoch,
                                               tile_prefix);
 #pragma unroll
   for (int v = 0; v < V; v++) {
@@ -621,15 +629,13 @@ flagged_kernel(const W *in, size_t words_per_record, const uint8_t *flags, size_
   __shared__ uint32_t warp_total[V * SCAN_WARPS];
   __shared__ unsigned long long tile_prefix;
 
-  const size_t tile = next_tile(counter, num_tiles);
-  const size_t base = tile * TILE;
-  const bool full = n - base >= (size_t)TILE;
-
+  const tile_place<TILE> at(counter, num_tiles, n);
+  const size_t tile = at.tile, base = at.base;
   pp_vec16<uint8_t> f[V];
   int cnt[V];
   uint32_t kept[V], rank_base[V];
   const uint32_t tile_kept =
-      load_kept<uint8_t, V>(flags, n, base, aligned && full, flag_set(), f, cnt, kept,
+      load_kept<uint8_t, V>(flags, n, base, aligned && at.full, flag_set(), f, cnt, kept,
                             rank_base, warp_total, descs, tile, epoch, tile_prefix);
 #pragma unroll
   for (int v = 0; v < V; v++) {
