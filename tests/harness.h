@@ -302,9 +302,28 @@ static inline int th_finish(pp_context *ctx) {
 typedef void (*th_step)(pp_context *ctx);
 #define TH_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
+/* PARPRIM_TEST_STEPS=K[,K...] runs only those steps (1-based), e.g. to put one step of a
+ * program under a compute-sanitizer tool that another step's kernels trip up; the steps
+ * left out are named, so a partial run never reads as a whole one. */
+static inline int th_step_wanted(size_t i) {
+  const char *e = getenv("PARPRIM_TEST_STEPS");
+  if (!e || !*e) return 1;
+  for (const char *p = e; *p;) {
+    char *end = NULL;
+    unsigned long k = strtoul(p, &end, 10);
+    if (end == p) break;
+    if (k == i + 1) return 1;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 0;
+}
+
 static inline int th_run(int argc, char **argv, const th_step *steps, size_t n_steps) {
   pp_context *ctx = th_init(argc, argv);
-  for (size_t i = 0; i < n_steps; i++) steps[i](ctx);
+  for (size_t i = 0; i < n_steps; i++) {
+    if (th_step_wanted(i)) steps[i](ctx);
+    else printf("step %zu of %zu left out (PARPRIM_TEST_STEPS)\n", i + 1, n_steps);
+  }
   return th_finish(ctx);
 }
 
