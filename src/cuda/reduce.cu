@@ -115,39 +115,6 @@ template <> struct wants_pairwise_f32<op_sum_f32> {
   static constexpr bool value = true;
 };
 
-/* MIN/MAX and argreduce fold a tile as a tree: their combine is a few compares and selects
- * (NaN, -0.0 and index rules), and a thread's 8 x V elements folded one after the other
- * make a dependent chain of 32 or more such steps per tile, long enough to hold a warp
- * away from its next loads; a tree has depth log2(8 V). Both are associative and
- * commutative (a total order with NaN as "nothing", ties by index), so the result is the
- * same. Sums keep their chain: an add is one short step. */
-template <typename Op> struct folds_as_tree {
-  static constexpr bool value = false;
-};
-template <typename T, typename A, bool IS_MIN> struct folds_as_tree<op_minmax<T, A, IS_MIN>> {
-  static constexpr bool value = true;
-};
-template <typename T, bool IS_MIN> struct folds_as_tree<op_arg<T, IS_MIN>> {
-  static constexpr bool value = true;
-};
-
-/* The V elements of one 16-byte vector (element index first for the first) as a tree. */
-template <typename T, typename Op>
-__device__ __forceinline__ typename Op::Acc tree_vector(uint4 raw, size_t first) {
-  constexpr int V = 16 / sizeof(T);
-  typedef typename Op::Acc A;
-  pp_vec16<T> u;
-  u.raw = raw;
-  A a[V];
-#pragma unroll
-  for (int j = 0; j < V; j++) a[j] = Op::from(u.e[j], first + j);
-#pragma unroll
-  for (int s = 1; s < V; s *= 2)
-#pragma unroll
-    for (int j = 0; j + s < V; j += 2 * s) a[j] = Op::combine(a[j], a[j + s]);
-  return a[0];
-}
-
 /* One 16-byte load of data read exactly once: evict-first, so the stream does not push
  * the caller's other data out of L2. */
 __device__ __forceinline__ uint4 load_once(const uint4 *p) { return __ldcs(p); }
@@ -198,21 +165,9 @@ __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ i
     if (base + tile <= nvec) {
 #pragma unroll
       for (int u = 0; u < UNROLL; u++) r[u] = load_once(body + first + u * THREADS);
-      if constexpr (folds_as_tree<Op>::value) {
-        A part[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-          part[u] = tree_vector<T, Op>(r[u], head + (first + u * THREADS) * V);
-#pragma unroll
-        for (int s = 1; s < UNROLL; s *= 2)
-#pragma unroll
-          for (int u = 0; u + s < UNROLL; u += 2 * s) part[u] = Op::combine(part[u], part[u + s]);
-        acc = Op::combine(acc, part[0]);
-      } else {
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++)
-          acc = fold_vector<T, Op>(acc, r[u], head + (first + u * THREADS) * V);
-      }
+      for (int u = 0; u < UNROLL; u++)
+        acc = fold_vector<T, Op>(acc, r[u], head + (first + u * THREADS) * V);
     } else { /* the last, partial tile: the same, under a predicate */
 #pragma unroll
       for (int u = 0; u < UNROLL; u++)
