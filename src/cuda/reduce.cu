@@ -53,6 +53,28 @@ struct op_sum_f32 : op_sum<float, double> {
   static constexpr bool pairwise_f32 = true;
 };
 
+/* arith.cuh's min_rule / max_rule for floats in four instructions: fmin / fmax already
+ * take the number over a NaN (IEEE 754-2008 minNum / maxNum, as the CUDA math API
+ * documents them; two NaN give a NaN), and when the operands compare equal (-0.0 and
+ * +0.0 among them) the OR of their bit patterns is the -0.0 for MIN, the AND the +0.0
+ * for MAX, and either is the common value otherwise. This runs once per element. */
+__device__ __forceinline__ float fold_min(float a, float b) {
+  const float r = fminf(a, b);
+  return a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : r;
+}
+__device__ __forceinline__ float fold_max(float a, float b) {
+  const float r = fmaxf(a, b);
+  return a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : r;
+}
+__device__ __forceinline__ double fold_min(double a, double b) {
+  const double r = fmin(a, b);
+  return a == b ? __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b)) : r;
+}
+__device__ __forceinline__ double fold_max(double a, double b) {
+  const double r = fmax(a, b);
+  return a == b ? __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b)) : r;
+}
+
 /* MIN/MAX accumulate in T (u8 in 32 bits so shuffles see whole words). For floats the
  * identity is NaN ("nothing yet") and result() turns an empty input into +-inf. */
 template <typename T, typename A, bool IS_MIN>
@@ -62,7 +84,10 @@ struct op_minmax {
     if constexpr (is_float<T>()) return A(NAN);
     return IS_MIN ? A(limits<T>::highest()) : A(limits<T>::lowest());
   }
-  static __device__ A combine(A a, A b) { return IS_MIN ? min_rule(a, b) : max_rule(a, b); }
+  static __device__ A combine(A a, A b) {
+    if constexpr (is_float<T>()) return IS_MIN ? fold_min(a, b) : fold_max(a, b);
+    return IS_MIN ? min_rule(a, b) : max_rule(a, b);
+  }
   static __device__ A from(T x, size_t) { return A(x); }
   static __device__ T result(A a, size_t n) {
     if (n == 0) return IS_MIN ? limits<T>::highest() : limits<T>::lowest();
