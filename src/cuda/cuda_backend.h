@@ -17,9 +17,11 @@ extern "C" {
  * after another, so users of one range must only never overlap within a call. */
 enum pp_scratch_offset {
   PP_SCRATCH_COUNTER = 0,       /* [0, 8): last-block counter (reduce.cu, scan.cu's count) */
-  PP_SCRATCH_PART_COUNT = 64,   /* [64, 72): partition count accumulator (scan.cu) */
   PP_SCRATCH_HIST_SYNC = 128,   /* [128, 140): overwrite hand-over words (histogram.cu) */
-  PP_SCRATCH_PARTIALS = 256     /* [256, end): per-block partials (reduce.cu) */
+  /* [256, end), each within one call: per-block partials (reduce.cu), partition's chunk
+     counts and ends (scan.cu), the span of the windowed histogram's first pass
+     (histogram.cu) */
+  PP_SCRATCH_PARTIALS = 256
 };
 
 struct pp_cuda_state {
