@@ -58,21 +58,15 @@ struct op_sum_f32 : op_sum<float, double> {
  * documents them; two NaN give a NaN), and when the operands compare equal (-0.0 and
  * +0.0 among them) the OR of their bit patterns is the -0.0 for MIN, the AND the +0.0
  * for MAX, and either is the common value otherwise. This runs once per element. */
-__device__ __forceinline__ float fold_min(float a, float b) {
-  const float r = fminf(a, b);
-  return a == b ? __int_as_float(__float_as_int(a) | __float_as_int(b)) : r;
-}
-__device__ __forceinline__ float fold_max(float a, float b) {
-  const float r = fmaxf(a, b);
-  return a == b ? __int_as_float(__float_as_int(a) & __float_as_int(b)) : r;
-}
-__device__ __forceinline__ double fold_min(double a, double b) {
-  const double r = fmin(a, b);
-  return a == b ? __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b)) : r;
-}
-__device__ __forceinline__ double fold_max(double a, double b) {
-  const double r = fmax(a, b);
-  return a == b ? __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b)) : r;
+__device__ __forceinline__ uint32_t float_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ float bits_float(uint32_t b) { return __uint_as_float(b); }
+__device__ __forceinline__ unsigned long long float_bits(double x) { return __double_as_longlong(x); }
+__device__ __forceinline__ double bits_float(unsigned long long b) { return __longlong_as_double(b); }
+template <bool IS_MIN, typename F>
+__device__ __forceinline__ F fold_minmax(F a, F b) {
+  const F r = IS_MIN ? fmin(a, b) : fmax(a, b);
+  if (!(a == b)) return r;
+  return bits_float(IS_MIN ? float_bits(a) | float_bits(b) : float_bits(a) & float_bits(b));
 }
 
 /* MIN/MAX accumulate in T (u8 in 32 bits so shuffles see whole words). For floats the
@@ -85,7 +79,7 @@ struct op_minmax {
     return IS_MIN ? A(limits<T>::highest()) : A(limits<T>::lowest());
   }
   static __device__ A combine(A a, A b) {
-    if constexpr (is_float<T>()) return IS_MIN ? fold_min(a, b) : fold_max(a, b);
+    if constexpr (is_float<T>()) return fold_minmax<IS_MIN>(a, b);
     return IS_MIN ? min_rule(a, b) : max_rule(a, b);
   }
   static __device__ A from(T x, size_t) { return A(x); }
