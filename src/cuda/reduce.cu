@@ -123,9 +123,29 @@ struct op_arg {
     a.index = i;
     return a;
   }
+  /* combine(a, from(x, i)) when i is above every index a holds (a thread folds its
+   * elements in index order): x wins only when strictly better, or when a holds a NaN and
+   * x a number; a tie keeps a, the lower index. The identity (index UINT64_MAX) gives way
+   * to anything, a NaN included. A few predicates instead of combine's. */
+  static __device__ Acc step(Acc a, T x, size_t i) {
+    const bool better = IS_MIN ? !(a.value <= x) : !(a.value >= x); /* also: a is NaN */
+    if ((better && !is_nan(x)) || a.index == UINT64_MAX) {
+      a.value = x;
+      a.index = i;
+    }
+    return a;
+  }
 };
 
 /* ---- the kernel ---------------------------------------------------------------------- */
+
+/* argreduce folds a thread's elements in index order with op_arg::step. */
+template <typename Op> struct folds_in_order {
+  static constexpr bool value = false;
+};
+template <typename T, bool IS_MIN> struct folds_in_order<op_arg<T, IS_MIN>> {
+  static constexpr bool value = true;
+};
 
 template <typename Op> struct wants_pairwise_f32 {
   static constexpr bool value = false;
@@ -152,6 +172,10 @@ __device__ __forceinline__ typename Op::Acc fold_vector(typename Op::Acc acc, ui
      * instruction (few registers, so all of a tile's loads stay in flight) */
     return __dp4a(raw.w, 0x01010101u,
                   __dp4a(raw.z, 0x01010101u, __dp4a(raw.y, 0x01010101u, __dp4a(raw.x, 0x01010101u, acc))));
+  } else if constexpr (folds_in_order<Op>::value) {
+#pragma unroll
+    for (int j = 0; j < V; j++) acc = Op::step(acc, u.e[j], first + j);
+    return acc;
   } else {
 #pragma unroll
     for (int j = 0; j < V; j++) acc = Op::combine(acc, Op::from(u.e[j], first + j));
@@ -174,7 +198,9 @@ __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ i
   const size_t head = sp.head, nvec = sp.nvec, tail_begin = sp.tail_begin;
   const size_t tid = (size_t)blockIdx.x * THREADS + threadIdx.x;
   if (tid < head) acc = Op::combine(acc, Op::from(in[tid], tid));
-  if (tid < n - tail_begin) acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));
+  /* the tail after the body for argreduce, whose body folds in index order */
+  if (!folds_in_order<Op>::value && tid < n - tail_begin)
+    acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));
 
   const uint4 *__restrict__ body = reinterpret_cast<const uint4 *>(in + head);
   const size_t tile = (size_t)THREADS * UNROLL, stride = (size_t)gridDim.x * tile;
@@ -197,6 +223,8 @@ __device__ __forceinline__ typename Op::Acc thread_share(const T *__restrict__ i
           acc = fold_vector<T, Op>(acc, r[u], head + (first + u * THREADS) * V);
     }
   }
+  if (folds_in_order<Op>::value && tid < n - tail_begin)
+    acc = Op::combine(acc, Op::from(in[tail_begin + tid], tail_begin + tid));
   return acc;
 }
 
