@@ -43,15 +43,6 @@ typedef struct pp_comm_ops {
   pp_status (*alltoallv)(pp_comm *c, pp_context *ctx, const void *send,
                          const size_t *send_bytes, const size_t *send_off, void *recv,
                          const size_t *recv_bytes, const size_t *recv_off);
-  /* The same exchange, ordered after the work queued so far on the context's stream but
-   * run beside it (NCCL: on a stream of the communicator's own), so that the context's
-   * stream may go on with local work that touches neither buffer; `join` then orders the
-   * context's stream after every such exchange. Collective like the others. The MPI
-   * engine runs it at once, so its join has nothing to wait for. */
-  pp_status (*alltoallv_beside)(pp_comm *c, pp_context *ctx, const void *send,
-                                const size_t *send_bytes, const size_t *send_off, void *recv,
-                                const size_t *recv_bytes, const size_t *recv_off);
-  pp_status (*join)(pp_comm *c, pp_context *ctx);
   pp_status (*bcast)(pp_comm *c, pp_context *ctx, void *buf, size_t bytes, int root);
   /* All-gather of blocks of different sizes: rank q's send_bytes (= recv_bytes[q]) land at
    * recv + recv_off[q] on every rank; the host arrays recv_bytes and recv_off have nranks

@@ -206,14 +206,6 @@ static pp_status mpi_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
   return e == MPI_SUCCESS ? PP_OK : mpi_fail(ctx, e, "MPI_Alltoallv");
 }
 
-/* The CPU backend computes on the calling thread: the exchange beside it is the exchange,
- * done when it returns. */
-static pp_status mpi_join(pp_comm *c, pp_context *ctx) {
-  (void)c;
-  (void)ctx;
-  return PP_OK;
-}
-
 static pp_status mpi_bcast(pp_comm *c, pp_context *ctx, void *buf, size_t bytes, int root) {
   for (size_t off = 0; off < bytes; off += PIECE) {
     size_t len = bytes - off < PIECE ? bytes - off : PIECE;
@@ -266,8 +258,6 @@ static const pp_comm_ops mpi_ops = {
     .allreduce = mpi_allreduce,
     .allgather = mpi_allgather,
     .alltoallv = mpi_alltoallv,
-    .alltoallv_beside = mpi_alltoallv,
-    .join = mpi_join,
     .bcast = mpi_bcast,
     .allgatherv = mpi_allgatherv,
     .host_allgather = mpi_allgather, /* host memory is the CPU backend's memory */

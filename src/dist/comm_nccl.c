@@ -34,11 +34,6 @@ typedef struct comm_nccl {
   int device;
   void *stage;  /* device buffer of the host calls */
   size_t stage_bytes;
-  /* the exchange beside the context's stream: its stream (of the highest priority, so
-   * NCCL's blocks are placed before a local kernel's) and the events that fork it from
-   * the context's stream and join it back */
-  cudaStream_t beside;
-  cudaEvent_t fork, joined;
 } comm_nccl;
 
 static comm_nccl *nc(pp_comm *c) { return (comm_nccl *)c; }
@@ -117,10 +112,11 @@ static void cut_aligned(uintptr_t p, size_t bytes, size_t part[3]) {
  * 9.4 ms aligned, 14 to 16 ms with every block 4 bytes off, 9.3 ms cut this way; with the
  * three parts of a block in one group the exchange inside the distributed sort took twice
  * as long. NCCL matches a pair's sends and receives in the order posted. */
-static pp_status alltoallv_on(pp_comm *c, pp_context *ctx, cudaStream_t s, const void *send,
-                              const size_t *send_bytes, const size_t *send_off, void *recv,
-                              const size_t *recv_bytes, const size_t *recv_off) {
+static pp_status nccl_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
+                                const size_t *send_bytes, const size_t *send_off, void *recv,
+                                const size_t *recv_bytes, const size_t *recv_off) {
   comm_nccl *n = nc(c);
+  cudaStream_t s = stream_of(ctx);
   CUDA_TRY(ctx, cudaSetDevice(n->device), "ncclSend/ncclRecv");
   ncclResult_t r = ncclSuccess;
   for (int round = 0; round < 2 && r == ncclSuccess; round++) {
@@ -143,36 +139,6 @@ static pp_status alltoallv_on(pp_comm *c, pp_context *ctx, cudaStream_t s, const
     if (r == ncclSuccess) r = e;
   }
   return r == ncclSuccess ? PP_OK : nccl_fail(ctx, n, r, "ncclSend/ncclRecv");
-}
-
-static pp_status nccl_alltoallv(pp_comm *c, pp_context *ctx, const void *send,
-                                const size_t *send_bytes, const size_t *send_off, void *recv,
-                                const size_t *recv_bytes, const size_t *recv_off) {
-  return alltoallv_on(c, ctx, stream_of(ctx), send, send_bytes, send_off, recv, recv_bytes,
-                      recv_off);
-}
-
-/* Fork: the communicator's stream waits for what the context's stream has queued, then
- * exchanges; `joined` marks the end of the last exchange queued there. */
-static pp_status nccl_alltoallv_beside(pp_comm *c, pp_context *ctx, const void *send,
-                                       const size_t *send_bytes, const size_t *send_off,
-                                       void *recv, const size_t *recv_bytes,
-                                       const size_t *recv_off) {
-  comm_nccl *n = nc(c);
-  CUDA_TRY(ctx, cudaSetDevice(n->device), "exchange beside the stream");
-  CUDA_TRY(ctx, cudaEventRecord(n->fork, stream_of(ctx)), "exchange beside the stream");
-  CUDA_TRY(ctx, cudaStreamWaitEvent(n->beside, n->fork, 0), "exchange beside the stream");
-  PP_TRY(alltoallv_on(c, ctx, n->beside, send, send_bytes, send_off, recv, recv_bytes,
-                      recv_off));
-  CUDA_TRY(ctx, cudaEventRecord(n->joined, n->beside), "exchange beside the stream");
-  return PP_OK;
-}
-
-static pp_status nccl_join(pp_comm *c, pp_context *ctx) {
-  comm_nccl *n = nc(c);
-  CUDA_TRY(ctx, cudaSetDevice(n->device), "join of the exchange");
-  CUDA_TRY(ctx, cudaStreamWaitEvent(stream_of(ctx), n->joined, 0), "join of the exchange");
-  return PP_OK;
 }
 
 static pp_status nccl_bcast(pp_comm *c, pp_context *ctx, void *buf, size_t bytes, int root) {
@@ -244,23 +210,6 @@ static pp_status nccl_host_bcast(pp_comm *c, pp_context *ctx, void *buf, size_t 
   return PP_OK;
 }
 
-/* The stream and events of the exchange beside the context's stream (NULL: not made). */
-static cudaError_t beside_make(comm_nccl *n) {
-  int least = 0, greatest = 0;
-  cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-  if (e == cudaSuccess)
-    e = cudaStreamCreateWithPriority(&n->beside, cudaStreamNonBlocking, greatest);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&n->fork, cudaEventDisableTiming);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&n->joined, cudaEventDisableTiming);
-  return e;
-}
-
-static void beside_free(comm_nccl *n) {
-  if (n->joined) cudaEventDestroy(n->joined);
-  if (n->fork) cudaEventDestroy(n->fork);
-  if (n->beside) cudaStreamDestroy(n->beside);
-}
-
 static void nccl_destroy(pp_comm *c) {
   comm_nccl *n = nc(c);
   cudaSetDevice(n->device);
@@ -268,7 +217,6 @@ static void nccl_destroy(pp_comm *c) {
   /* ncclCommDestroy alone (no ncclCommFinalize, which waits for the other ranks): one
    * thread may destroy several ranks' contexts one after another */
   if (n->owned) ncclCommDestroy(n->comm);
-  beside_free(n);
   cudaFree(n->stage);
   free(n);
 }
@@ -278,8 +226,6 @@ static const pp_comm_ops nccl_ops = {
     .allreduce = nccl_allreduce,
     .allgather = nccl_allgather,
     .alltoallv = nccl_alltoallv,
-    .alltoallv_beside = nccl_alltoallv_beside,
-    .join = nccl_join,
     .bcast = nccl_bcast,
     .allgatherv = nccl_allgatherv,
     .host_allgather = nccl_host_allgather,
@@ -371,15 +317,9 @@ pp_status pp_comm_nccl_create(pp_context *ctx, const void *id, int nranks, int r
     if (e != cudaSuccess) s = cuda_fail(ctx, e, "NCCL staging buffer");
     else n->stage_bytes = STAGE_MIN_BYTES;
   }
-  if (s == PP_OK) {
-    e = beside_make(n);
-    if (e != cudaSuccess) s = cuda_fail(ctx, e, "the exchange's own stream");
-  }
   cudaSetDevice(prev);
   if (s != PP_OK) {
     if (n->owned && n->comm) ncclCommDestroy(n->comm);
-    beside_free(n);
-    cudaFree(n->stage);
     free(n);
     return s;
   }

@@ -26,10 +26,7 @@
  *     boundary inside the run of keys equal to v*, ranks in order (so by global index).
  *     Every rank derives the whole send/receive matrix; every rank receives exactly n_r.
  *  3. one all-to-all-v: rank q's sorted slice for this rank arrives as one sorted run, runs
- *     in rank order. With p >= 3 it goes in two phases: first the runs of the rank's pair
- *     {2g, 2g + 1} (g = r / 2), then the others, queued beside the context's stream
- *     (comm.h), while the pair's two runs are already merged: the first merge round's share
- *     of this rank overlaps the larger part of the exchange.
+ *     in rank order.
  *  4. merge: the p runs are merged pairwise (ceil(log2 p) rounds of the backend's stable
  *     merge, pairs through merge_pairs; the lower rank's run first, so equal keys keep
  *     global-index order). The last round writes into the caller's buffers, after the last
@@ -41,9 +38,8 @@
  * Memory per rank (keys alone; values add the same at their width): the caller's n_r, the
  * sorted copy (n_r) and the local sort's scratch; then the copy and the receive buffer
  * (n_r, exactly: the split is exact; plus under 16 bytes per rank, the runs' alignment);
- * the merge rounds alternate between those two; with p >= 3 also the pair merged early
- * (its two runs: about 2 n_r / p, at most n_r). About 3 n_r at the peak, 4 n_r at most,
- * whatever the key distribution.
+ * the merge rounds alternate between those two. About
+ * 3 n_r at the peak, whatever the key distribution.
  *
  * Failures: one rank's failed check or allocation fails the call on every rank with the
  * same status (pp_dist_agree before each collective that could otherwise wait for it);
@@ -99,9 +95,7 @@ typedef struct dsort_host {
   uint64_t *all;     /* [p][2 (p - 1)] every rank's */
   uint64_t *cut;     /* [p][p + 1] rank q sends its sorted slice [cut[q][b], cut[q][b+1]) to b */
   size_t *xfer;      /* [8][p] send/recv bytes and offsets, keys then values */
-  size_t *part;      /* [4][p] the send/recv bytes of one phase of the exchange */
-  size_t *run_n;     /* [p] each run's length */
-  const void **run_k, **run_v; /* [p] each run's first key and first value */
+  size_t *run_k, *run_v, *run_n; /* [p] each received run's first key, first value, length */
   void *block;
 } dsort_host;
 
@@ -109,9 +103,7 @@ static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t K) 
   memset(h, 0, sizeof *h);
   /* p <= INT_MAX and K <= DSORT_PROBES_MAX: no product below overflows 64 bits */
   const size_t words = p + (p + 1) + 2 * (p + 1) + 2 * (p - 1) * K + 2 * (p - 1) +
-                       p * 2 * (p - 1) + p * (p + 1) + 8 * p + 4 * p + 3 * p;
-  _Static_assert(sizeof(size_t) <= sizeof(uint64_t) && sizeof(void *) <= sizeof(uint64_t),
-                 "one 64-bit word holds a size or a pointer");
+                       p * 2 * (p - 1) + p * (p + 1) + 8 * p + 3 * p;
   h->block = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(words * sizeof(uint64_t));
   if (!h->block)
     return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "pp_sort: no host memory for %zu ranks' counts", p);
@@ -126,10 +118,9 @@ static pp_status host_alloc(pp_context *ctx, dsort_host *h, size_t p, size_t K) 
   h->all = w; w += p * 2 * (p - 1);
   h->cut = w; w += p * (p + 1);
   h->xfer = (size_t *)w; w += 8 * p;
-  h->part = (size_t *)w; w += 4 * p;
-  h->run_n = (size_t *)w; w += p;
-  h->run_k = (const void **)w; w += p;
-  h->run_v = (const void **)w;
+  h->run_k = (size_t *)w; w += p;
+  h->run_v = (size_t *)w; w += p;
+  h->run_n = (size_t *)w;
   return PP_OK;
 }
 
@@ -234,63 +225,42 @@ static pp_status exact_split(pp_context *ctx, dsort_host *h, size_t p, size_t K,
   return PP_OK;
 }
 
-/* Step 4, one merge: the run (ak, av, na) then the run (bk, bv, nb) into tk / tv, stable
- * (a's pairs first on ties); a run of none is no merge, only a copy of the other. Values
- * (vs bytes each; NULL pointers when vs == 0) move with their keys through merge_pairs. */
-static pp_status merge_two(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
-                           size_t vs, const void *ak, const void *av, size_t na,
-                           const void *bk, const void *bv, size_t nb, char *tk, char *tv) {
-  const pp_backend_ops *ops = ctx->ops;
-  if (na && nb)
-    return vs ? ops->merge_pairs(ctx, key_t, ak, av, na, bk, bv, nb, tk, tv, vs, order)
-              : ops->merge(ctx, key_t, ak, na, bk, nb, tk, order);
-  const void *k = na ? ak : bk, *v = na ? av : bv;
-  const size_t len = na ? na : nb;
-  pp_status st = len ? ops->copy(ctx, tk, k, len * ks) : PP_OK;
-  if (st == PP_OK && len && vs) st = ops->copy(ctx, tv, v, len * vs);
-  return st;
-}
-
-/* One round: runs 2i and 2i + 1 merged into run i of `to`, the new runs contiguous and in
- * order (an odd run out is copied), except pair `done`, merged already into done_k /
- * done_v (none: done >= the number of pairs). Returns the number of runs left. */
-static size_t merge_round(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
-                          size_t vs, const void **run_k, const void **run_v, size_t *run_n,
-                          size_t runs, dsort_buf to, size_t done, const dsort_buf *done_at,
-                          pp_status *st) {
-  char *tk = (char *)to.keys, *tv = (char *)to.values;
-  size_t at = 0, out = 0;
-  for (size_t i = 0; i < runs; i += 2, out++) {
-    const size_t nb = i + 1 < runs ? run_n[i + 1] : 0, len = run_n[i] + nb;
-    if (out == done) {
-      run_k[out] = done_at->keys;
-      run_v[out] = done_at->values;
-    } else {
-      if (*st == PP_OK)
-        *st = merge_two(ctx, key_t, order, ks, vs, run_k[i], run_v[i], run_n[i],
-                        nb ? run_k[i + 1] : NULL, nb ? run_v[i + 1] : NULL, nb,
-                        tk + at * ks, vs ? tv + at * vs : NULL);
-      run_k[out] = tk + at * ks;
-      run_v[out] = vs ? tv + at * vs : NULL;
-      at += len;
-    }
-    run_n[out] = len;
-  }
-  return out;
-}
-
-/* The rounds left (at least one: a single run is copied into dst): they alternate between
- * the buffers a and b, the last one writing into dst (so no copy follows). */
+/* Step 4: merge the runs pairwise, rounds alternating between buffers, the last round
+ * writing into dst (so no copy follows); a round's odd run out is copied. Run i starts at
+ * key run_k[i] and value run_v[i] of cur (the receive layout leaves gaps between runs) and
+ * holds run_n[i] pairs; every round's output is contiguous. Values (vs bytes each, NULL
+ * buffers when vs == 0) move with their keys through the backend's merge_pairs. */
 static pp_status merge_runs(pp_context *ctx, pp_dtype key_t, pp_order order, size_t ks,
-                            size_t vs, const void **run_k, const void **run_v, size_t *run_n,
-                            size_t runs, dsort_buf a, dsort_buf b, dsort_buf dst) {
+                            size_t vs, dsort_buf cur, dsort_buf other, dsort_buf dst,
+                            size_t *run_k, size_t *run_v, size_t *run_n, size_t runs) {
+  const pp_backend_ops *ops = ctx->ops;
   pp_status st = PP_OK;
   do {
-    runs = merge_round(ctx, key_t, order, ks, vs, run_k, run_v, run_n, runs,
-                       runs <= 2 ? dst : a, SIZE_MAX, NULL, &st);
-    const dsort_buf t = a;
-    a = b;
-    b = t;
+    const dsort_buf to = runs <= 2 ? dst : other;
+    const char *ck = (const char *)cur.keys, *cv = (const char *)cur.values;
+    char *tk = (char *)to.keys, *tv = (char *)to.values;
+    size_t out = 0, at = 0;
+    for (size_t i = 0; i < runs && st == PP_OK; i += 2) {
+      const char *ak = ck + run_k[i] * ks, *av = vs ? cv + run_v[i] * vs : NULL;
+      size_t len = run_n[i];
+      if (i + 1 < runs) {
+        const char *bk = ck + run_k[i + 1] * ks, *bv = vs ? cv + run_v[i + 1] * vs : NULL;
+        const size_t nb = run_n[i + 1];
+        st = vs ? ops->merge_pairs(ctx, key_t, ak, av, len, bk, bv, nb, tk + at * ks,
+                                   tv + at * vs, vs, order)
+                : ops->merge(ctx, key_t, ak, len, bk, nb, tk + at * ks, order);
+        len += nb;
+      } else {
+        st = ops->copy(ctx, tk + at * ks, ak, len * ks);
+        if (st == PP_OK && vs) st = ops->copy(ctx, tv + at * vs, av, len * vs);
+      }
+      run_k[out] = run_v[out] = at;
+      run_n[out++] = len;
+      at += len;
+    }
+    runs = out;
+    other = cur;
+    cur = to;
   } while (runs > 1 && st == PP_OK);
   return st;
 }
@@ -392,14 +362,6 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
   size_t *ksend = h.xfer, *ksoff = h.xfer + p, *krecv = h.xfer + 2 * p, *kroff = h.xfer + 3 * p;
   size_t *vsend = h.xfer + 4 * p, *vsoff = h.xfer + 5 * p, *vrecv = h.xfer + 6 * p,
          *vroff = h.xfer + 7 * p;
-  /* With three ranks or more the exchange goes in two phases. The first moves the runs of
-     this rank's pair of ranks {2g, 2g + 1}, g = r / 2 (a relation every rank sees alike, so
-     the phases pair up); the second, queued beside the stream, moves the others, while the
-     pair's two runs are merged, the first merge round's share of this rank, into a buffer
-     of their own (`early`: the second phase still reads `mine`). */
-  const bool split = p >= 3;
-  const size_t g = r / 2;
-  dsort_buf early = {NULL, NULL};
   if (st == PP_OK) {
     size_t kat = 0, vat = 0; /* bytes */
     const uint64_t *my_cut = h.cut + r * (p + 1);
@@ -418,64 +380,25 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
       vat += ((size_t)their[r] * vs - vat) & 15;
       kroff[q] = kat;
       vroff[q] = vat;
+      h.run_k[q] = kat / ks;
+      h.run_v[q] = vs ? vat / vs : 0;
       h.run_n[q] = in;
       kat += in * ks;
       vat += in * vs;
     }
     st = buf_alloc(ctx, &recv, n + 16 * p, ks, vs, "received keys");
-    if (st == PP_OK && split)
-      st = buf_alloc(ctx, &early, h.run_n[2 * g] + (2 * g + 1 < p ? h.run_n[2 * g + 1] : 0), ks,
-                     vs, "the first merged runs");
-    for (size_t q = 0; st == PP_OK && q < p; q++) {
-      h.run_k[q] = (const char *)recv.keys + kroff[q];
-      h.run_v[q] = vs ? (const char *)recv.values + vroff[q] : NULL;
-    }
   }
   st = pp_dsort_agree(ctx, st);
-  if (st == PP_OK && split) {
-    /* phase 1: the pair's runs; phase 2, beside: the rest */
-    size_t *k1 = h.part, *k1r = h.part + p, *v1 = h.part + 2 * p, *v1r = h.part + 3 * p;
-    for (int phase = 1; phase <= 2 && st == PP_OK; phase++) {
-      for (size_t q = 0; q < p; q++) {
-        const bool in_pair = q / 2 == g;
-        const bool now = phase == 1 ? in_pair : !in_pair;
-        k1[q] = now ? ksend[q] : 0;
-        k1r[q] = now ? krecv[q] : 0;
-        v1[q] = now ? vsend[q] : 0;
-        v1r[q] = now ? vrecv[q] : 0;
-      }
-      pp_status (*a2a)(pp_comm *, pp_context *, const void *, const size_t *, const size_t *,
-                       void *, const size_t *, const size_t *) =
-          phase == 1 ? comm->ops->alltoallv : comm->ops->alltoallv_beside;
-      st = a2a(comm, ctx, mine.keys, k1, ksoff, recv.keys, k1r, kroff);
-      if (st == PP_OK && vs) st = a2a(comm, ctx, mine.values, v1, vsoff, recv.values, v1r, vroff);
-    }
-    /* the pair's runs are in: merge them while the rest travel */
-    if (st == PP_OK) {
-      const size_t b = 2 * g + 1 < p ? h.run_n[2 * g + 1] : 0;
-      st = merge_two(ctx, key_t, opts.order, ks, vs, h.run_k[2 * g], h.run_v[2 * g],
-                     h.run_n[2 * g], b ? h.run_k[2 * g + 1] : NULL,
-                     b ? h.run_v[2 * g + 1] : NULL, b, (char *)early.keys, (char *)early.values);
-    }
-    if (st == PP_OK) st = comm->ops->join(comm, ctx);
-  } else if (st == PP_OK) {
+  if (st == PP_OK)
     st = comm->ops->alltoallv(comm, ctx, mine.keys, ksend, ksoff, recv.keys, krecv, kroff);
-    if (st == PP_OK && vs)
-      st = comm->ops->alltoallv(comm, ctx, mine.values, vsend, vsoff, recv.values, vrecv, vroff);
-  }
+  if (st == PP_OK && vs)
+    st = comm->ops->alltoallv(comm, ctx, mine.values, vsend, vsoff, recv.values, vrecv, vroff);
 
   /* 4. merge the runs, the last round into the caller's buffers (every collective is done
      and agreed: what is left is local) */
   st = pp_dsort_agree(ctx, st);
   const dsort_buf dst = {dkeys, dvalues};
-  if (st == PP_OK && n && split) {
-    /* the first round's other pairs into `mine` (free now), the pair merged early in place */
-    size_t runs = merge_round(ctx, key_t, opts.order, ks, vs, h.run_k, h.run_v, h.run_n, p,
-                              mine, g, &early, &st);
-    if (st == PP_OK)
-      st = merge_runs(ctx, key_t, opts.order, ks, vs, h.run_k, h.run_v, h.run_n, runs, recv,
-                      mine, dst);
-  } else if (st == PP_OK && n) {
+  if (st == PP_OK && n) {
     size_t runs = 0; /* the non-empty runs, in rank order */
     for (size_t q = 0; q < p; q++) {
       if (!h.run_n[q]) continue;
@@ -483,14 +406,13 @@ pp_status pp_dist_sort(pp_context *ctx, pp_status checked, pp_dtype key_t, void 
       h.run_v[runs] = h.run_v[q];
       h.run_n[runs++] = h.run_n[q];
     }
-    st = merge_runs(ctx, key_t, opts.order, ks, vs, h.run_k, h.run_v, h.run_n, runs, mine, recv,
-                    dst);
+    st = merge_runs(ctx, key_t, opts.order, ks, vs, recv, mine, dst, h.run_k, h.run_v, h.run_n,
+                    runs);
   }
   /* a local failure after the exchange is still reported by every rank */
   st = pp_dsort_agree(ctx, st);
   buf_free(ctx, &mine);
   buf_free(ctx, &recv);
-  buf_free(ctx, &early);
   free(h.block);
   return pp_args_finish(ctx, &args, st);
 }
