@@ -367,6 +367,10 @@ static void test_big(pp_context *ctx) {
   case_2d(ctx, &r, 1024 / q, 1024 / q, 0, 5, 5, PP_BORDER_ZERO, DATA_EXACT);
   case_2d(ctx, &r, 1000 / q, 1100 / q, 24, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);
   case_2d(ctx, &r, 1027 / q, 1003 / q, 0, 15, 15, PP_BORDER_ZERO, DATA_EXACT);
+  /* rows a multiple of 4 floats apart: the 128-bit stores of the blocked CUDA kernel, its
+   * 128-wide tiles whole and cut */
+  case_2d(ctx, &r, 1104 / q, 1000 / q, 0, 15, 15, PP_BORDER_MIRROR, DATA_FLOAT);
+  case_2d(ctx, &r, 1168 / q, 530 / q, 0, 9, 9, PP_BORDER_ZERO, DATA_EXACT);
   case_2d(ctx, &r, 2048 / q, 517 / q, 0, 7, 7, PP_BORDER_MIRROR, DATA_FLOAT);
   case_sep(ctx, &r, 1031 / q, 1029 / q, 0, 15, 15, PP_BORDER_MIRROR, DATA_EXACT);
   case_sep(ctx, &r, 1024 / q, 1024 / q, 1, 9, 9, PP_BORDER_CLAMP, DATA_FLOAT);

@@ -19,6 +19,15 @@
  *    samples into registers once, and adds them into every output whose filter covers
  *    that row: one shared-memory load feeds up to min(R, K) * 1 multiply-adds, instead of
  *    one load per multiply-add;
+ *  - from 9 taps on (CONV_BLK_MIN) the arithmetic, not memory, is the limit, and one column
+ *    per thread makes one shared load per min(R, K) multiply-adds: too many loads for the
+ *    multiply-adds they feed. There each thread owns a block of outputs instead,
+ *    CONV_BLK_CW = 4 adjacent columns x CONV_R rows (tiles 128 wide): it loads a window row's
+ *    CONV_BLK_CW + K - 1 samples with 128-bit shared loads, and each sample feeds up to
+ *    CONV_BLK_CW * min(R, K) multiply-adds (register blocking in both directions, as in
+ *    Volkov and Demmel, "Benchmarking GPUs to tune dense linear algebra", SC 2008). The
+ *    terms of each output are added in the same order as in the one-column kernel, so the
+ *    results are bit-identical to it (conv2d_blk_kernel);
  *  - for the common square sizes (3, 5, 7, 9, 15) the kernel is stamped out per size and
  *    fully unrolled, and the filter sits in __constant__ memory at offsets known at
  *    compile time, so each multiply-add takes its weight straight from the constant bank
@@ -51,9 +60,17 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include <utility>
+
 #define CONV_THREADS 256
 #define CONV_R 8                          /* outputs per thread down a column */
 #define CONV_TH (CONV_THREADS / 32 * CONV_R) /* tile height: 8 warps x CONV_R rows */
+/* the register-blocked 2D kernel: adjacent output columns per thread, and the smallest
+ * stamped filter that takes it (conv2d_blk_kernel) */
+#define CONV_BLK_CW 4
+#ifndef CONV_BLK_MIN
+#define CONV_BLK_MIN 9
+#endif
 /* shared memory a generic tile may use; beyond it the direct / two-pass kernels run */
 #define CONV_SMEM_MAX (96 * 1024)
 /* the constant slot: the 2D filter at 0, or the row filter at 0 and the column filter at
@@ -237,6 +254,87 @@ __device__ __forceinline__ void conv_strip(const conv_geom &g) {
 template <int K, int CX>
 __global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) {
   conv_strip<K, CX, false>(g);
+}
+
+/* ---- 2D, stamped, register-blocked (long filters) -------------------------------------- */
+
+/* Window row I of the thread's strip in the blocked kernel: its CONV_BLK_CW + K - 1 samples
+ * start SH floats into the NV float4 loads at s. Sample m feeds output (r, j), row r of the
+ * strip and column j of the thread's four, through tap (I - r, m - j); the multiply-adds of
+ * one sample are consecutive, so it stays one register operand. Each output receives its
+ * terms in filter-row, then filter-column order, as in conv_strip. */
+template <int K, int SH, int NV, int I>
+__device__ __forceinline__ void conv_blk_row(const float *s, float (&acc)[CONV_R][CONV_BLK_CW]) {
+  float v[4 * NV];
+#pragma unroll
+  for (int q = 0; q < NV; q++) {
+    const float4 f = reinterpret_cast<const float4 *>(s)[q];
+    v[4 * q] = f.x;
+    v[4 * q + 1] = f.y;
+    v[4 * q + 2] = f.z;
+    v[4 * q + 3] = f.w;
+  }
+#pragma unroll
+  for (int m = 0; m < CONV_BLK_CW + K - 1; m++)
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++) {
+      const int dy = I - r;
+      if (dy >= 0 && dy < K) {
+#pragma unroll
+        for (int j = 0; j < CONV_BLK_CW; j++) {
+          const int dx = m - j;
+          if (dx >= 0 && dx < K) acc[r][j] = fmaf(c_conv[dy * K + dx], v[SH + m], acc[r][j]);
+        }
+      }
+    }
+}
+
+/* All window rows of the strip, one instantiation each: the unrolled body is too large for
+ * the compiler's loop unroller to flatten on its own, and without a compile-time row the
+ * taps would need loads instead of constant operands. */
+template <int K, int SH, int NV, int SW, int... I>
+__device__ __forceinline__ void conv_blk_rows(const float *s, float (&acc)[CONV_R][CONV_BLK_CW],
+                                              std::integer_sequence<int, I...>) {
+  (conv_blk_row<K, SH, NV, I>(s + I * SW, acc), ...);
+}
+
+/* Tiles 32 * CONV_BLK_CW wide and CONV_TH high; thread (lane, warp) owns columns
+ * CONV_BLK_CW * lane + j and rows warp * CONV_R + r. The 128-bit shared loads of a warp
+ * cover consecutive 16-byte words, so they are free of bank conflicts. */
+template <int K>
+__global__ void __launch_bounds__(CONV_THREADS, 2) conv2d_blk_kernel(conv_geom g) {
+  constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CONV_BLK_CW, SW = TW + 2 * SX;
+  constexpr int OFF = SX - H, SH = OFF & 3; /* window column of column 0, tap 0 */
+  constexpr int NV = (SH + CONV_BLK_CW + K - 1 + 3) / 4;
+  static_assert(OFF - SH + 4 * NV <= CONV_BLK_CW + 2 * SX, "the last lane's loads leave the row");
+  long long x0, y0;
+  float *tile = conv_stage_window(g, TW, SX, SW, CONV_TH + K - 1, H, &x0, &y0);
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float acc[CONV_R][CONV_BLK_CW];
+#pragma unroll
+  for (int r = 0; r < CONV_R; r++)
+#pragma unroll
+    for (int j = 0; j < CONV_BLK_CW; j++) acc[r][j] = 0.0f;
+  conv_blk_rows<K, SH, NV, SW>(tile + warp * CONV_R * SW + CONV_BLK_CW * lane + (OFF - SH), acc,
+                               std::make_integer_sequence<int, CONV_R + K - 1>{});
+
+  /* streaming stores, 128-bit where the tile is whole and dst rows are 16-byte aligned */
+  const long long x = x0 + CONV_BLK_CW * lane, y = y0 + warp * CONV_R;
+  const bool full = x0 + TW <= g.width && y0 + CONV_TH <= g.height;
+  if (full && (uintptr_t)g.dst % 16 == 0 && g.dst_pitch % 4 == 0) {
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++)
+      __stcs(reinterpret_cast<float4 *>(g.dst + (size_t)(y + r) * g.dst_pitch + (size_t)x),
+             make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+  } else {
+#pragma unroll
+    for (int r = 0; r < CONV_R; r++)
+#pragma unroll
+      for (int j = 0; j < CONV_BLK_CW; j++)
+        if (x + j < g.width && y + r < g.height)
+          __stcs(g.dst + (size_t)(y + r) * g.dst_pitch + (size_t)(x + j), acc[r][j]);
+  }
 }
 
 /* ---- 2D, any size whose window fits in shared memory ---------------------------------- */
@@ -483,13 +581,19 @@ static pp_status conv2d_stamped(pp_context *ctx, const float *src, size_t width,
                                 size_t src_pitch, const float *filter, pp_border border,
                                 float *dst, size_t dst_pitch) {
   static const char fn[] = "pp_conv2d";
-  constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1;
+  constexpr bool BLK = K >= CONV_BLK_MIN;
+  constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1, TW = BLK ? 32 * CONV_BLK_CW : 32 * CX;
   conv_geom g;
   PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, K, K, border, dst, dst_pitch,
-                        32 * CX, CONV_TH));
+                        TW, CONV_TH));
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
+  if constexpr (BLK) PP_TRY(conv_smem_limit(ctx, fn, conv2d_blk_kernel<K>, smem));
   PP_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
-  conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
+  if constexpr (BLK)
+    conv2d_blk_kernel<K><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
+  else
+    conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
+                                pp_cuda(ctx)->stream>>>(g);
   return conv_const_release(ctx, fn);
 }
 
