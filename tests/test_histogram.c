@@ -361,6 +361,20 @@ static void test_even_integer_edges(pp_context *ctx) {
     fill_edges(&r, PP_F32, a, n, fbins[i], -1e6 - 0.3, 3.3e6);
     check_even(ctx, PP_F32, a, n, fbins[i], -1e6 - 0.3, 3.3e6, "f32 edges, wide range");
   }
+  /* f32 within one bin's width of lo and hi, on both sides: the CUDA fast path tells values
+   * out of range by their quotient alone (test_histogram's other inputs are mostly far
+   * from the ends) */
+  const double ends[2][2] = {{0.1, 0.7}, {-1.0, 1.0}};
+  const size_t ebins[] = {3, 256, 1000};
+  for (size_t e = 0; e < 2; e++)
+    for (size_t i = 0; i < sizeof ebins / sizeof ebins[0]; i++) {
+      const double lo = ends[e][0], hi = ends[e][1], w = (hi - lo) / (double)ebins[i];
+      for (size_t j = 0; j < n; j++) {
+        const double off = th_unit(&r) * w, at = j % 2 ? hi : lo;
+        put_d(PP_F32, a, j, j % 4 < 2 ? at - off : at + off);
+      }
+      check_even(ctx, PP_F32, a, n, ebins[i], lo, hi, "f32 within a bin of the ends");
+    }
   /* f64 values with tiny and huge ranges */
   double *d = a;
   for (size_t i = 0; i < n; i++) d[i] = th_range(&r, -1e-300, 1e-300);
