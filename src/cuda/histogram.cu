@@ -68,6 +68,8 @@ namespace cg = cooperative_groups;
 #define HIST_MAX_COPIES 32
 #define HIST_COPIES_BYTES (32 * 1024)
 #define HIST_MAX_PASSES PP_HIST_MAX_PASSES
+/* Blocks per SM the privatised kernel's registers are fitted to (hist_shared_kernel). */
+#define HIST_SHARED_BLOCKS 3
 /* Largest portable cluster. */
 #define HIST_MAX_CLUSTER 8
 #define HIST_UNROLL PP_HIST_UNROLL
@@ -89,16 +91,6 @@ struct shared_target { /* privatised: counters[bin][copy], this lane's copy */
   int copy_shift;     /* log2(copies) */
   __device__ __forceinline__ void add(size_t b, uint32_t c) const {
     atomicAdd(counters + ((uint32_t)b << copy_shift), c);
-  }
-};
-struct window_target { /* privatised, one window [first, first + size) of the bins */
-  uint32_t *counters;
-  int copy_shift;
-  size_t first;
-  uint32_t size;
-  __device__ __forceinline__ void add(size_t b, uint32_t c) const {
-    const size_t o = b - first; /* bins below first wrap to huge values */
-    if (o < size) atomicAdd(counters + ((uint32_t)o << copy_shift), c);
   }
 };
 struct pass_target { /* privatised, one copy of the window [first, first + size) of the bins */
@@ -197,6 +189,77 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
   if (RUNS && r.count) tg.add(r.bin, r.count);
 }
 
+/* f32 under the even rule (not wide) on the privatised path. count_input spends about
+ * 28 instructions on an element here (a convergence region per test, 64-bit bins), which at
+ * the read rate fills most of the SM's issue slots. This loop bins each group of
+ * HIST_UNROLL vectors with even_rule_of::fast4 (about 8 instructions an element, no branch)
+ * and adds to the counters with one address computation each. A group that fast4 declines
+ * (an element out of range, near a bin edge, or not finite; every group when use_f is
+ * false) leaves the loop and is counted element by element with bin(); the loop then
+ * resumes after it. Keeping that rare path out of the loop keeps its registers out of the
+ * loop's. */
+template <typename Rule>
+__device__ __forceinline__ void count_even_f32(const float *in, size_t n, size_t head,
+                                               const Rule &rule, const shared_target &tg) {
+  typedef pp_vec16<float> vec;
+  run r = {(size_t)-1, 0};
+  const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  if (tid < head) count_one<false>(in[tid], rule, r, tg);
+  const size_t nvec = (n - head) / 4;
+  const uint4 *vin = reinterpret_cast<const uint4 *>(in + head);
+  /* this lane's copy of bin 0 as a shared-window address, and the bytes from a bin to the next */
+  const uint32_t lane_base = (uint32_t)__cvta_generic_to_shared(tg.counters);
+  const uint32_t bin_bytes = 4u << tg.copy_shift;
+  size_t i = tid;
+  for (;;) {
+    vec v[HIST_UNROLL];
+    bool declined = false;
+    for (; i + (HIST_UNROLL - 1) * stride < nvec; i += HIST_UNROLL * stride) {
+#pragma unroll
+      for (int u = 0; u < HIST_UNROLL; u++) v[u].raw = __ldcs(vin + i + u * stride);
+      uint32_t b[HIST_UNROLL][4];
+      bool ok = rule.use_f;
+#pragma unroll
+      for (int u = 0; u < HIST_UNROLL; u++) ok = ok & rule.fast4(v[u].e, b[u]);
+      if (!ok) {
+        declined = true;
+        break;
+      }
+#pragma unroll
+      for (int u = 0; u < HIST_UNROLL; u++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+          asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(lane_base + b[u][k] * bin_bytes)
+                       : "memory");
+    }
+    if (!declined) break;
+#pragma unroll
+    for (int u = 0; u < HIST_UNROLL; u++)
+#pragma unroll
+      for (int k = 0; k < 4; k++) count_one<false>(v[u].e[k], rule, r, tg);
+    i += HIST_UNROLL * stride;
+  }
+  for (; i < nvec; i += stride) {
+    vec v;
+    v.raw = __ldcs(vin + i);
+#pragma unroll
+    for (int k = 0; k < 4; k++) count_one<false>(v.e[k], rule, r, tg);
+  }
+  const size_t done = head + nvec * 4;
+  if (tid < n - done) count_one<false>(in[done + tid], rule, r, tg);
+}
+
+/* Whether hist_shared_kernel<T, Rule> counts with count_even_f32. */
+template <typename T, typename Rule>
+struct hist_fast {
+  static constexpr bool value = false;
+};
+template <>
+struct hist_fast<float, even_rule_of<false>> {
+  static constexpr bool value = true;
+};
+
 /* The three words of the overwrite hand-over in the context's scratch: tickets drawn, the
  * first block's "counts written" flag, blocks finished. Zero between launches. */
 struct hist_sync {
@@ -276,30 +339,27 @@ static int copies_for(size_t bins) {
 
 /* ---- kernels ------------------------------------------------------------------------ */
 
-/* Privatised: copies (a power of two) x wbins u32 counters, then the rule's staged data.
- * The block counts the bins [first, first + wbins) (all of them when wbins == bins). */
+/* Privatised: copies (a power of two) x bins u32 counters, then the rule's staged data.
+ * Registers are fitted to HIST_SHARED_BLOCKS blocks per SM: left to itself the compiler
+ * gives most instantiations 48 to 52 registers, two blocks per SM. */
 template <typename T, typename Rule>
-__global__ void __launch_bounds__(HIST_THREADS)
+__global__ void __launch_bounds__(HIST_THREADS, HIST_SHARED_BLOCKS)
 hist_shared_kernel(const T *in, size_t n, size_t head, Rule rule, int copies, bool staged,
-                   size_t first, size_t wbins, unsigned long long *counts, hist_sync *sync) {
+                   unsigned long long *counts, hist_sync *sync) {
   extern __shared__ __align__(16) unsigned char smem[];
   uint32_t *sh = reinterpret_cast<uint32_t *>(smem);
-  const size_t bins = wbins, words = (size_t)copies * bins;
+  const size_t bins = rule.bins, words = (size_t)copies * bins;
   for (size_t i = threadIdx.x; i < words; i += blockDim.x) sh[i] = 0;
   double *extra = reinterpret_cast<double *>(smem + (words * 4 + 15) / 16 * 16);
   const Rule r = rule_stage(rule, extra, staged);
   __syncthreads();
-  const int shift = 31 - __clz(copies);
-  uint32_t *mine = sh + (threadIdx.x & (copies - 1));
-  if (wbins == rule.bins) {
-    shared_target tg = {mine, shift};
+  const shared_target tg = {sh + (threadIdx.x & (copies - 1)), 31 - __clz(copies)};
+  if constexpr (hist_fast<T, Rule>::value)
+    count_even_f32(in, n, head, r, tg);
+  else
     count_input<false>(in, n, head, r, tg);
-  } else {
-    window_target tg = {mine, shift, first, (uint32_t)wbins};
-    count_input<false>(in, n, head, r, tg);
-  }
   __syncthreads();
-  flush_counters(sh, bins, copies, first, counts, sync);
+  flush_counters(sh, bins, copies, 0, counts, sync);
 }
 
 /* What the first pass of hist_window_kernel saw, for the passes after it: the window it
@@ -576,23 +636,21 @@ static hist_sync *sync_words(pp_context *ctx) {
 /* Elements one launch may count: a block must see fewer than 2^32 of them. */
 static size_t launch_limit(unsigned grid) { return (size_t)grid << 31; }
 
-/* Counts the bins [first, first + wbins) in one pass over the input; the first launch
- * overwrites them. */
+/* Counts all the bins in one pass over the input; the first launch overwrites them. */
 template <typename T, typename Rule>
 static pp_status hist_shared(pp_context *ctx, const char *fn, const T *in, size_t n, Rule rule,
-                             int copies, bool staged, size_t first, size_t wbins,
-                             unsigned long long *counts) {
+                             int copies, bool staged, unsigned long long *counts) {
   static pp_fit_cache cache;
   pp_cuda_state *st = pp_cuda(ctx);
-  const size_t smem = ((size_t)copies * wbins * 4 + 15) / 16 * 16 + rule_smem_bytes(rule, staged);
+  const size_t counters = ((size_t)copies * rule.bins * 4 + 15) / 16 * 16;
+  const size_t smem = counters + rule_smem_bytes(rule, staged);
   auto k = hist_shared_kernel<T, Rule>;
   unsigned grid = 1;
   PP_TRY(grid_for(ctx, fn, k, smem, n * sizeof(T) / 16, &cache, &grid));
   for (size_t off = 0, lim = launch_limit(grid); off < n; off += lim) {
     const size_t m = n - off < lim ? n - off : lim;
     k<<<grid, HIST_THREADS, smem, st->stream>>>(in + off, m, head_elems(in + off, m), rule, copies,
-                                                staged, first, wbins, counts,
-                                                off == 0 ? sync_words(ctx) : NULL);
+                                                staged, counts, off == 0 ? sync_words(ctx) : NULL);
     PP_CUDA_LAUNCHED(ctx, fn);
   }
   return PP_OK;
@@ -751,7 +809,7 @@ static pp_status hist_run(pp_context *ctx, const char *fn, const void *vin, size
       const int copies = copies_for(bins);
       const size_t counters = ((size_t)copies * bins * 4 + 15) / 16 * 16;
       const bool staged = counters + rule_smem_bytes(rule, true) <= target;
-      return hist_shared(ctx, fn, in, n, rule, copies, staged, 0, bins, c);
+      return hist_shared(ctx, fn, in, n, rule, copies, staged, c);
     }
     /* A few passes over the input, each counting one window of the bins in shared memory,
      * beat any scheme that sends most atomics off the SM: a pass costs a read of the input,

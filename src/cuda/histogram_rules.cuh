@@ -25,9 +25,10 @@ struct even_rule {
   /* wide ranges: the power of two 2^-e, the scaled lo and bin width (src/cpu/histogram.c) */
   bool wide;
   double wide_scale, lo_s, step_s;
-  /* f32 input: the float approximation and the float bounds of [lo, hi) */
+  /* f32 input: the float approximation and the float bounds of [lo, hi); c_f = fl(-lo *
+   * scale), the addend of the fused form fma(x, scale_f, c_f) (even_rule_of::fast4) */
   bool use_f;
-  float lo_f, scale_f, err_f, lo_ceil, hi_ceil;
+  float lo_f, scale_f, err_f, lo_ceil, hi_ceil, c_f;
 };
 
 /* The binning, compiled apart for wide ranges (WIDE = rule.wide, chosen on the host): in
@@ -55,6 +56,29 @@ struct even_rule_of : even_rule {
       const double q = floor((v - lo) * binsd / width);
       return q < binsd - 1.0 ? (size_t)q : bins - 1;
     }
+  }
+  /* The bins of four f32 values in the common case, without a branch: true (and b[k] the
+   * bins) when every a_k = fma(x_k, scale_f, c_f) is farther than err_f from an integer and
+   * floor(a_k) lies in [0, bins); false otherwise, and then the caller bins the four with
+   * bin(). Only with use_f. Why that is exact, range test included:
+   *  - a_k is within err_f / 2 of the contract's quotient q (the bound of make_even: the
+   *    roundings of scale_f, c_f and the fma, for |x| up to max(|lo|, |hi|) and a bit),
+   *    so far from an integer floor(a_k) = floor(q);
+   *  - x < lo puts q below 0, so an a_k in [0, bins) is within err_f of 0; x >= hi puts
+   *    q at bins or above, so an a_k below bins is within err_f of bins; a q that rounds up
+   *    to bins for x just below hi likewise. All three fail the integer test, and so do
+   *    NaN and the infinities (a_k - rint(a_k) is NaN);
+   * so the range test and the clamp of bin() are not needed: one conversion to a signed
+   * integer (floor, so that a_k in (-1, 0) gives -1) and one unsigned compare do both. */
+  __device__ __forceinline__ bool fast4(const float (&x)[4], uint32_t (&b)[4]) const {
+    bool ok = true;
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+      const float a = fmaf(x[k], scale_f, c_f);
+      b[k] = (uint32_t)__float2int_rd(a);
+      ok = ok & (fabsf(a - rintf(a)) > err_f) & (b[k] < (uint32_t)bins);
+    }
+    return ok;
   }
   template <typename T>
   __device__ __forceinline__ bool bin(T x, size_t *b) const {
@@ -112,15 +136,20 @@ static even_rule make_even(size_t bins, double lo, double hi) {
     r.step_s = (hi * r.wide_scale - r.lo_s) / r.binsd;
   }
   /* a = fl(fl(x - fl(lo)) * fl(scale)) is within 3 float roundings of (x - lo) * scale
-   * for x in [lo, hi), plus the rounding of lo itself: bounded below with a factor 2 */
+   * for x in [lo, hi), plus the rounding of lo itself: bounded below with a factor 2. The
+   * fused a = fl(x * fl(scale) + fl(-lo * scale)) errs by the roundings of scale (relative,
+   * on |x| * scale <= |lo| * scale + bins), of c_f (on |lo| * scale) and of the fma (on
+   * |a| < bins + 1): 2^-24 (2 |lo| scale + 2 bins + 1) at most, a quarter of the bound. With
+   * use_f, |lo| * scale < 2^21, so an |x| a few ulps beyond max(|lo|, |hi|) keeps it. */
   r.lo_f = (float)lo;
   r.scale_f = (float)r.scale;
+  r.c_f = (float)(-lo * r.scale);
   const double err = 8.0 * 0x1p-24 * (r.binsd + fabs(lo) * r.scale + 1.0);
   r.err_f = (float)err;
   r.lo_ceil = float_ceil(lo);
   r.hi_ceil = float_ceil(hi);
   r.use_f = err < HIST_FLOAT_MAX_ERR && fabs(lo) < 1e37 && fabs(hi) < 1e37 && r.width < 1e37 &&
-            isfinite(r.scale_f) && r.scale_f > 0 && r.binsd < 0x1p23;
+            isfinite(r.scale_f) && r.scale_f > 0 && isfinite(r.c_f) && r.binsd < 0x1p23;
   return r;
 }
 
