@@ -72,7 +72,9 @@ static int call_resolve_stream(call *c, int fw_kind, int dev_id) {
   if (fw_kind == FW_TORCH) {
     PyObject *r = NULL;
     if (ppy_fw.torch_raw_stream) {
-      r = PyObject_CallFunction(ppy_fw.torch_raw_stream, "i", dev_id);
+      PyObject *d = PyLong_FromLong(dev_id);
+      r = d ? PyObject_CallOneArg(ppy_fw.torch_raw_stream, d) : NULL;
+      Py_XDECREF(d);
       if (!r && PyErr_ExceptionMatches(PyExc_TypeError)) { /* a torch without this private call */
         PyErr_Clear();
         Py_CLEAR(ppy_fw.torch_raw_stream);
@@ -211,16 +213,21 @@ static int parse_buffer(call *c, arr *a, PyObject *obj, int role) {
   return call_bind(c, a, ppy_fw.np_ndarray && PyObject_TypeCheck(obj, (PyTypeObject *)ppy_fw.np_ndarray) ? FW_NUMPY : ppy_framework_of(obj));
 }
 
-static int get_int_attr(PyObject *o, const char *name, long long *v) {
-  PyObject *r = PyObject_GetAttrString(o, name);
-  if (!r) return -1;
-  *v = PyLong_AsLongLong(r);
-  Py_DECREF(r);
-  return (*v == -1 && PyErr_Occurred()) ? -1 : 0;
+/* The attribute and method names of the torch fast path, interned once: a lookup by an
+ * interned name hashes nothing and compares pointers, where PyObject_GetAttrString and
+ * PyObject_CallMethod build a new string on every call. Made under the GIL. */
+enum { NM_DTYPE, NM_GET_DEVICE, NM_SHAPE, NM_STRIDE, NM_DATA_PTR, NM_COUNT };
+static PyObject *names[NM_COUNT];
+
+static PyObject *name_of(int i) {
+  static const char *const text[NM_COUNT] = {"dtype", "get_device", "shape", "stride", "data_ptr"};
+  if (!names[i]) names[i] = PyUnicode_InternFromString(text[i]);
+  return names[i];
 }
 
-static int call_int_method(PyObject *o, const char *name, long long *v) {
-  PyObject *r = PyObject_CallMethod(o, name, NULL);
+static int call_int_method(PyObject *o, int name, long long *v) {
+  PyObject *n = name_of(name);
+  PyObject *r = n ? PyObject_CallMethodNoArgs(o, n) : NULL;
   if (!r) return -1;
   *v = PyLong_AsLongLong(r);
   Py_DECREF(r);
@@ -251,7 +258,8 @@ static int tuple_to_i64(PyObject *t, int64_t *out, int max, int *count) {
 /* torch tensors through their own accessors: each is one C call, where __dlpack__ runs
  * Python code */
 static int parse_torch(call *c, arr *a, PyObject *obj) {
-  PyObject *dtype = PyObject_GetAttrString(obj, "dtype");
+  PyObject *nm = name_of(NM_DTYPE);
+  PyObject *dtype = nm ? PyObject_GetAttr(obj, nm) : NULL;
   if (!dtype) return -1;
   static const int map[8] = {PP_U8, PP_I32, PP_U32, PP_I64, PP_U64, PP_F32, PP_F64, DT_BOOL};
   int dt = -1;
@@ -267,10 +275,10 @@ static int parse_torch(call *c, arr *a, PyObject *obj) {
   }
   Py_DECREF(dtype);
   set_dtype(c, a, dt, NULL);
-  long long is_cuda, dev, ptr;
-  if (get_int_attr(obj, "is_cuda", &is_cuda)) return -1;
-  if (is_cuda) {
-    if (call_int_method(obj, "get_device", &dev)) return -1;
+  /* get_device() is the CUDA ordinal of a CUDA tensor and -1 for every other device */
+  long long dev, ptr;
+  if (call_int_method(obj, NM_GET_DEVICE, &dev)) return -1;
+  if (dev >= 0) {
     a->dev_type = kDLCUDA;
     a->dev_id = (int)dev;
   } else {
@@ -287,12 +295,14 @@ static int parse_torch(call *c, arr *a, PyObject *obj) {
     a->dev_type = kDLCPU;
     a->dev_id = 0;
   }
-  PyObject *shape = PyObject_GetAttrString(obj, "shape");
+  nm = name_of(NM_SHAPE);
+  PyObject *shape = nm ? PyObject_GetAttr(obj, nm) : NULL;
   if (!shape) return -1;
   int r = tuple_to_i64(shape, a->shape, MAXDIM, &a->ndim);
   Py_DECREF(shape);
   if (r) return -1;
-  PyObject *stride = PyObject_CallMethod(obj, "stride", NULL);
+  nm = name_of(NM_STRIDE);
+  PyObject *stride = nm ? PyObject_CallMethodNoArgs(obj, nm) : NULL;
   if (!stride) return -1;
   int nd;
   r = tuple_to_i64(stride, a->strides, MAXDIM, &nd);
@@ -301,7 +311,7 @@ static int parse_torch(call *c, arr *a, PyObject *obj) {
   for (int i = 0; i < a->ndim; i++) a->strides[i] *= (int64_t)a->itemsize;
   if (set_shape_count(c, a)) return -1;
   if (call_bind(c, a, FW_TORCH)) return -1;
-  if (call_int_method(obj, "data_ptr", &ptr)) return -1;
+  if (call_int_method(obj, NM_DATA_PTR, &ptr)) return -1;
   a->data = (void *)(uintptr_t)ptr;
   return 0;
 }
