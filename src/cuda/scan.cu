@@ -43,6 +43,9 @@
 #include "lookback.cuh"
 
 #include <string.h>
+
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 /* Tile sizes and blocks per SM: tuning.h. PP_PARTITION_VECS sets the tile of both of
@@ -445,20 +448,136 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
   if (tile == num_tiles - 1 && threadIdx.x == 0) *count = prefix + tile_kept;
 }
 
-/* ---- partition: a counting pass, then a placing pass -----------------------------------
+/* ---- partition: a counting pass, then a placing pass, by warps -------------------------
  * Element i, when rejected, belongs at count_true + (rejected before i), so nothing
  * rejected can be placed before every element has been looked at: a counting pass reads
  * the input first (docs/benchmarks/h100-scan.md, "Partition: the bound of a stable
- * split"). That pass can leave more than the total. The tiles are cut into contiguous
- * chunks of chunk_tiles tiles (the last may be shorter), block b of both kernels takes
- * chunk b, and the counting pass leaves, per chunk, the kept count up to the chunk's end
- * (its last block scans the chunks' counts). The placing pass then knows where each
- * tile's elements go as soon as it has counted the tile, with no look-back between
- * blocks: reduce-then-scan (Merrill & Grimshaw, "Parallel Scan for Stream
- * Architectures", 2009), whose reduce is the count partition needs anyway. There is one
- * chunk per placing block of a full wave, so a block issues the loads of its next tile
- * before it places the current one. It walks its chunk from the last tile to the first:
- * it reads first what the counting pass read last, which L2 may still hold. */
+ * split"). That pass can leave more than the total: the pass after it needs no look-back
+ * between its workers if it knows, per contiguous chunk of the input, the kept count
+ * before the chunk. Reduce-then-scan (Merrill & Grimshaw, "Parallel Scan for Stream
+ * Architectures", 2009), whose reduce is the count partition needs anyway.
+ *
+ * The worker of both passes is a warp, not a block. The input is cut into subtiles of
+ * PART_SUB_BYTES: 32 lanes x PARTITION_VECS 16-byte vectors, vector j of lane l at
+ * element (j*32 + l) * VW, so every load is one coalesced 512-byte warp access. Warp w of
+ * the grid owns the contiguous chunk of chunk_subs subtiles from w * chunk_subs (the last
+ * chunk may be shorter); there is one chunk per warp of a full wave of placing blocks.
+ * The counting pass leaves each chunk's kept count in chunk_end[w], and its last block
+ * scans them into chunk ends. The placing warp then walks its chunk from the last subtile
+ * to the first (it reads first what the counting pass read last, which L2 may still
+ * hold), with the next subtile's loads in flight while it places the current one, and
+ * with no block barrier and no block scan:
+ *   - one warp scan ranks the whole subtile: each lane's per-vector kept counts are packed
+ *     into fields of one or two words (a field sums at most 32 x VW, so none carries into
+ *     the next), and the Hillis-Steele scan of those words scans every vector at once;
+ *   - a scatter into the warp's own stage in shared memory puts the kept part and the
+ *     rejected part each at its destination's 16-byte phase;
+ *   - both parts leave the stage as 16-byte stores, single elements only at their ends.
+ *
+ * The predicate is an interval: keep = (lo <= x <= hi) xor inv, two comparisons per
+ * element (make_ival turns each pp_cmp into one, exactly). Subtile indices are 32-bit in
+ * the placing pass (partition_typed checks that they fit). */
+#define PART_WARPS (SCAN_THREADS / PP_WARP)
+#define PART_SUB_BYTES (PP_WARP * PARTITION_VECS * 16)
+
+/* x cmp value as (lo <= x <= hi) != inv: an empty interval (lo > hi) keeps nothing, or
+ * everything when inverted. NaN x fails both comparisons, so only an inverted interval
+ * (NE) keeps it. */
+template <typename T>
+struct ival_pred {
+  T lo, hi;
+  bool inv;
+  __device__ __forceinline__ bool operator()(T x) const { return ((x >= lo) & (x <= hi)) != inv; }
+};
+
+/* The interval of x cmp v (API.md: NaN compares false except under NE; -0.0 == +0.0).
+ * x > v is x >= the next value above v (for floats nextafter: x > -0.0 is x >= the
+ * smallest subnormal, which -0.0 and +0.0 both fail); none above the largest value (+inf,
+ * or the integer maximum) and none at all for a NaN v. != is == inverted, so a NaN v
+ * keeps everything and a NaN x is kept against any v. */
+template <typename T>
+static ival_pred<T> make_ival(pp_cmp cmp, const void *value) {
+  typedef std::numeric_limits<T> L;
+  T v, top, bottom;
+  memcpy(&v, value, sizeof v); /* value is host memory (API.md) */
+  bool none = false;
+  if constexpr (is_float<T>()) {
+    top = L::infinity();
+    bottom = -L::infinity();
+    none = std::isnan(v);
+  } else {
+    top = L::max();
+    bottom = L::lowest();
+  }
+  /* the neighbour of v toward `to` (v != to) */
+  auto step = [](T a, T to) -> T {
+    if constexpr (is_float<T>())
+      return std::nextafter(a, to);
+    else
+      return a < to ? T(a + 1) : T(a - 1);
+  };
+  ival_pred<T> p;
+  p.lo = bottom;
+  p.hi = top;
+  p.inv = false;
+  switch (cmp) {
+  case PP_GT:
+    none = none || v == top;
+    if (!none) p.lo = step(v, top);
+    break;
+  case PP_GE: p.lo = v; break;
+  case PP_LT:
+    none = none || v == bottom;
+    if (!none) p.hi = step(v, bottom);
+    break;
+  case PP_LE: p.hi = v; break;
+  case PP_EQ: p.lo = p.hi = v; break;
+  case PP_NE:
+    p.lo = p.hi = v;
+    p.inv = true;
+    break;
+  }
+  if (none) {
+    p.lo = top;
+    p.hi = bottom;
+  }
+  return p;
+}
+
+/* The shapes of a subtile of T: VW elements a vector, SUB a subtile; a lane's kept bits
+ * (WV x VW of them) in Bits; its per-vector counts in fields of FB bits, FPW a word, NW
+ * words. */
+template <typename T>
+struct part_shape {
+  static constexpr int WV = PARTITION_VECS;
+  static constexpr int VW = 16 / (int)sizeof(T);
+  static constexpr int SUB = PP_WARP * WV * VW;
+  typedef typename std::conditional<(WV * VW > 32), uint64_t, uint32_t>::type Bits;
+  static constexpr int FB = PP_WARP * VW < 256 ? 8 : 16;
+  static constexpr int FPW = 32 / FB;
+  static constexpr int NW = (WV + FPW - 1) / FPW;
+  static constexpr uint32_t FMASK = (1u << FB) - 1u;
+  /* a warp's stage: the subtile, both parts' phases (under VW each) and the padding of
+     the kept part to whole vectors, so at most SUB + 3 VW elements are written or read
+     as whole vectors; one vector more keeps it a multiple of 16 bytes with room */
+  static constexpr int STAGE = SUB + 4 * VW;
+  static_assert(SUB * (int)sizeof(T) == PART_SUB_BYTES, "subtile bytes");
+  static_assert(WV * VW <= 64, "a lane's kept bits fit one Bits word");
+  /* field j of the words w */
+  static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[NW], int j) {
+    return (w[j / FPW] >> (FB * (j % FPW))) & FMASK;
+  }
+};
+
+/* The kept bits of one vector's first cnt elements. */
+template <typename T, typename Pred>
+__device__ __forceinline__ uint32_t part_bits(Pred pred, const pp_vec16<T> &x, int cnt) {
+  constexpr int VW = 16 / (int)sizeof(T);
+  uint32_t b = 0;
+#pragma unroll
+  for (int c = 0; c < VW; c++) b |= (uint32_t)pred(x.e[c]) << c;
+  return cnt >= VW ? b : b & ((1u << cnt) - 1u);
+}
 
 /* The inclusive scan of the g chunk counts c[] in place, by one block; *total: the sum. */
 __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigned g,
@@ -482,112 +601,189 @@ __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigne
   if (threadIdx.x == SCAN_THREADS - 1) *total = run;
 }
 
-/* Block b counts the kept elements of chunk b into chunk_end[b]; the last block to finish
+/* Warp w counts the kept elements of chunk w into chunk_end[w]; the last block to finish
  * turns the counts into chunk ends and writes their total to *count_true. Its loads stay
- * in L2 for the placing pass. */
-template <typename T>
-__global__ void __launch_bounds__(SCAN_THREADS)
-part_count_kernel(const T *in, size_t n, cmp_pred<T> pred, bool aligned, size_t chunk_tiles,
-                  unsigned long long *chunk_end, uint64_t *count_true, unsigned *done) {
-  constexpr int V = PARTITION_VECS;
-  constexpr int TILE = TILE_BYTES(V) / sizeof(T);
-  const size_t tiles = pp_ceil_div_dev(n, TILE);
-  const size_t first = (size_t)blockIdx.x * chunk_tiles;
-  const size_t last = first + chunk_tiles < tiles ? first + chunk_tiles : tiles;
+ * in L2 for the placing pass; two subtiles' loads are in flight at once. */
+template <typename T, typename Pred>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
+part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_subs,
+                  unsigned nchunks, unsigned long long *chunk_end, uint64_t *count_true,
+                  unsigned *done) {
+  typedef part_shape<T> S;
+  constexpr int WV = S::WV, VW = S::VW, SUB = S::SUB;
+  const int lane = threadIdx.x % PP_WARP;
+  const unsigned w = blockIdx.x * PART_WARPS + threadIdx.x / PP_WARP;
+  const size_t subs = pp_ceil_div_dev(n, SUB);
+  const size_t first = (size_t)w * chunk_subs; /* past subs for warps without a chunk */
+  const size_t last = first + chunk_subs < subs ? first + chunk_subs : subs;
   unsigned long long mine = 0;
-  for (size_t t = first; t < last; t += 2) { /* two tiles' loads in flight at once */
-    pp_vec16<T> x[2][V];
-    int cnt[2][V];
+  for (size_t s = first; s < last; s += 2) {
+    pp_vec16<T> x[2][WV];
+    int cnt[2][WV];
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-      const size_t base = (t + j) * TILE;
-      if (t + j < last)
-        load_tile<T, V, false>(in, n, base, aligned && n - base >= (size_t)TILE, x[j], cnt[j]);
-      else /* past the chunk (the next chunk's, or past n): nothing of it counts here */
+    for (int k = 0; k < 2; k++) {
+      const size_t base = (s + k) * SUB;
+      const bool vec_ok = aligned && n - base >= (size_t)SUB;
 #pragma unroll
-        for (int v = 0; v < V; v++) cnt[j][v] = 0;
+      for (int j = 0; j < WV; j++) {
+        const size_t f = base + (size_t)(j * PP_WARP + lane) * VW;
+        cnt[k][j] = s + k < last ? vec_count(f, n, VW) : 0; /* nothing past the chunk */
+        x[k][j].raw = make_uint4(0, 0, 0, 0);
+        if (s + k >= last) continue;
+        if (vec_ok) {
+          x[k][j].raw = __ldcg(reinterpret_cast<const uint4 *>(in + f));
+        } else {
+#pragma unroll
+          for (int c = 0; c < VW; c++)
+            if (c < cnt[k][j]) x[k][j].e[c] = in[f + c];
+        }
+      }
     }
     uint32_t c = 0;
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-      uint32_t kept[V];
-      keep_bits<T, V>(pred, x[j], cnt[j], kept);
+    for (int k = 0; k < 2; k++)
 #pragma unroll
-      for (int v = 0; v < V; v++) c += __popc(kept[v]);
-    }
+      for (int j = 0; j < WV; j++) c += __popc(part_bits<T>(pred, x[k][j], cnt[k][j]));
     mine += c;
   }
-  const unsigned long long block = pp_block_reduce<count_sum, SCAN_THREADS>(mine);
-  if (threadIdx.x == 0) chunk_end[blockIdx.x] = block;
-  if (pp_last_block_done(done)) scan_chunk_counts(chunk_end, gridDim.x, count_true);
+  mine = pp_warp_reduce<count_sum>(mine);
+  if (lane == 0 && w < nchunks) {
+    chunk_end[w] = mine;
+    __threadfence(); /* before thread 0's ticket (pp_last_block_done) */
+  }
+  __syncthreads();
+  if (pp_last_block_done(done)) scan_chunk_counts(chunk_end, nchunks, count_true);
 }
 
-/* Block b places chunk b: in each tile the kept elements are packed in shared memory in
- * front of the rejected ones, then the kept part goes to out[prefix ...] and the rejected
- * part to out[count_true + (rejected before it) ...], consecutive threads writing
- * consecutive elements. */
+/* The subtile at base into x: whole aligned subtiles as 16-byte streaming loads; the
+ * array's last subtile and unaligned input element by element through the warp's stage
+ * (zero past n), so that the rare path adds few registers to the loop. Starts and ends
+ * with the warp's lanes in step. */
 template <typename T>
-__global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
-part_place_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, const uint64_t *count_true,
-                  const unsigned long long *chunk_end, size_t chunk_tiles, bool aligned) {
-  constexpr int V = PARTITION_VECS;
-  constexpr int VW = 16 / sizeof(T);
-  constexpr int TILE = SCAN_THREADS * V * VW;
-  __shared__ T packed[TILE];
-  __shared__ uint32_t warp_total[V * SCAN_WARPS];
-
-  const size_t tiles = pp_ceil_div_dev(n, TILE);
-  const size_t first = (size_t)blockIdx.x * chunk_tiles;
-  size_t t = (first + chunk_tiles < tiles ? first + chunk_tiles : tiles) - 1;
-  const size_t total_true = *count_true;
-  size_t end = chunk_end[blockIdx.x]; /* kept elements before the end of tile t */
-
-  pp_vec16<T> x[V];
-  int cnt[V];
-  load_tile<T, V>(in, n, t * TILE, aligned && n - t * TILE >= (size_t)TILE, x, cnt);
-  for (;;) {
-    /* tile t - 1 is whole (only the array's last tile is not) */
-    pp_vec16<T> next[V];
-    int next_cnt[V];
-    if (t > first) load_tile<T, V>(in, n, (t - 1) * TILE, aligned, next, next_cnt);
-
-    const size_t base = t * TILE;
-    uint32_t kept[V], rank_base[V];
-    keep_bits<T, V>(pred, x, cnt, kept);
-    const uint32_t tile_kept = rank_kept(kept, rank_base, warp_total);
+__device__ __forceinline__ void part_load(const T *in, size_t n, size_t base, bool vec_ok,
+                                          pp_vec16<T> (&x)[PARTITION_VECS], T *sm) {
+  typedef part_shape<T> S;
+  const int lane = threadIdx.x % PP_WARP;
+  if (vec_ok) {
 #pragma unroll
-    for (int v = 0; v < V; v++) {
-      const uint32_t pos0 = (uint32_t)(vec_first<T>(0, v));
+    for (int j = 0; j < S::WV; j++)
+      x[j].raw = __ldcs(
+          reinterpret_cast<const uint4 *>(in + base + (size_t)(j * PP_WARP + lane) * S::VW));
+  } else {
+    for (int k = lane; k < S::SUB; k += PP_WARP) sm[k] = base + k < n ? in[base + k] : T(0);
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < S::WV; j++)
+      x[j].raw = reinterpret_cast<const uint4 *>(sm)[j * PP_WARP + lane];
+    __syncwarp();
+  }
+}
+
+/* Warp w places chunk w, subtile by subtile from its end: the kept elements of a subtile
+ * go to out[kp ...] (kp: kept elements before it), the rejected ones to
+ * out[count_true + (rejected before it) ...]. */
+template <typename T, typename Pred>
+__global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
+part_place_kernel(const T *in, size_t n, Pred pred, T *out, const uint64_t *count_true,
+                  const unsigned long long *chunk_end, size_t chunk_subs, unsigned nchunks,
+                  bool aligned) {
+  typedef part_shape<T> S;
+  typedef typename S::Bits Bits;
+  constexpr int WV = S::WV, VW = S::VW, SUB = S::SUB, NW = S::NW;
+  __shared__ __align__(16) T stage[PART_WARPS][S::STAGE];
+  const int lane = threadIdx.x % PP_WARP, wid = threadIdx.x / PP_WARP;
+  const unsigned w = blockIdx.x * PART_WARPS + wid;
+  if (w >= nchunks) return; /* whole warps; no block barrier below */
+  T *sm = stage[wid];
+  const uint32_t subs = (uint32_t)pp_ceil_div_dev(n, SUB);
+  const uint32_t first = w * (uint32_t)chunk_subs;
+  uint32_t s = (first + (uint32_t)chunk_subs < subs ? first + (uint32_t)chunk_subs : subs) - 1;
+  const size_t total_true = *count_true;
+  size_t end = chunk_end[w]; /* kept elements before the end of subtile s */
+
+  pp_vec16<T> x[WV];
+  part_load<T>(in, n, (size_t)s * SUB, aligned && n - (size_t)s * SUB >= (size_t)SUB, x, sm);
+  for (;;) {
+    /* subtile s - 1 is whole (only the array's last one is not) */
+    pp_vec16<T> nx[WV];
+    if (s > first) part_load<T>(in, n, (size_t)(s - 1) * SUB, aligned, nx, sm);
+
+    const size_t base = (size_t)s * SUB;
+    const uint32_t valid = n - base >= (size_t)SUB ? (uint32_t)SUB : (uint32_t)(n - base);
+    Bits bits = 0;
+    uint32_t pk[NW];
+#pragma unroll
+    for (int q = 0; q < NW; q++) pk[q] = 0;
+#pragma unroll
+    for (int j = 0; j < WV; j++) {
+      const int rem = (int)valid - (j * PP_WARP + lane) * VW;
+      const uint32_t b = part_bits<T>(pred, x[j], rem < 0 ? 0 : rem);
+      bits |= (Bits)b << (VW * j);
+      pk[j / S::FPW] |= (uint32_t)__popc(b) << (S::FB * (j % S::FPW));
+    }
+    /* the counts' fields scanned across the lanes all at once */
+    uint32_t exc[NW], tot[NW];
+#pragma unroll
+    for (int q = 0; q < NW; q++) {
+      uint32_t inc = pp_warp_scan_inclusive<u32_sum>(pk[q]);
+      tot[q] = __shfl_sync(0xffffffffu, inc, PP_WARP - 1);
+      exc[q] = inc - pk[q];
+    }
+    uint32_t K = 0; /* kept elements of the subtile */
+#pragma unroll
+    for (int j = 0; j < WV; j++) K += S::field(tot, j);
+    const uint32_t R = valid - K;
+    const size_t kp = end - K;                  /* kept elements before this subtile */
+    const size_t rg = total_true + (base - kp); /* where its first rejected one goes */
+    /* 16-byte phase of each part's destination (out need only be aligned to T) */
+    const uint32_t sk = (uint32_t)((uintptr_t)(out + kp) / sizeof(T)) & (VW - 1);
+    const uint32_t sr = (uint32_t)((uintptr_t)(out + rg) / sizeof(T)) & (VW - 1);
+    const uint32_t nvk = (sk + K + VW - 1) / VW, nvr = (sr + R + VW - 1) / VW;
+    const uint32_t rbase = nvk * VW + sr;
+    /* Scatter: the kept element of subtile rank r to sm[sk + r], the rejected one of rank
+       r to sm[rbase + r]. Elements past n (last subtile only) follow every valid one and
+       land past the rejected part, inside the stage's slack; they are never stored. */
+    uint32_t before = 0; /* kept elements of the vectors j' < j of every lane */
+#pragma unroll
+    for (int j = 0; j < WV; j++) {
+      const uint32_t r0 = before + S::field(exc, j);
+      before += S::field(tot, j);
+      uint32_t kpos = sk + r0;
+      uint32_t rpos = rbase + (uint32_t)(j * PP_WARP + lane) * VW - r0;
 #pragma unroll
       for (int c = 0; c < VW; c++) {
-        uint32_t before = rank_base[v] + __popc(kept[v] & ((1u << c) - 1u));
-        if (kept[v] & (1u << c))
-          packed[before] = x[v].e[c];
-        else if (c < cnt[v])
-          packed[tile_kept + (pos0 + c - before)] = x[v].e[c];
+        const uint32_t k = (uint32_t)(bits >> (VW * j + c)) & 1u;
+        sm[k ? kpos : rpos] = x[j].e[c];
+        kpos += k;
+        rpos += k ^ 1u;
       }
     }
-    __syncthreads();
-
-    /* packed[k] goes to kept_out[k] (k < tile_kept) or rej_out[k]: the rejected element of
-       tile rank j = k - tile_kept has base - prefix rejected elements before the tile */
-    const size_t prefix = end - tile_kept;
-    const uint32_t valid = n - base >= (size_t)TILE ? (uint32_t)TILE : (uint32_t)(n - base);
-    T *kept_out = out + prefix;
-    T *rej_out = out + (total_true + (base - prefix) - tile_kept);
-    for (uint32_t k = threadIdx.x; k < valid; k += SCAN_THREADS)
-      (k < tile_kept ? kept_out : rej_out)[k] = packed[k];
-    /* The next tile's first barrier (in rank_kept) comes after its warp totals are
-       written and before packed is written again: every warp has by then read this
-       tile's totals (before the barrier above) and its packed elements (above). */
-    end = prefix;
-    if (t == first) break;
-    t--;
+    __syncwarp();
+    const uint4 *sv = reinterpret_cast<const uint4 *>(sm);
+    T *const ok = out + kp - sk; /* 16-byte aligned */
+    T *const orj = out + rg - sr;
+    for (uint32_t q = lane; q < nvk + nvr; q += PP_WARP) {
+      const bool isk = q < nvk;
+      const uint32_t lo = VW * (isk ? q : q - nvk);
+      const uint32_t a = isk ? sk : sr;
+      const uint32_t b = a + (isk ? K : R);
+      T *g = (isk ? ok : orj) + lo;
+      pp_vec16<T> v;
+      v.raw = sv[q];
+      if (lo >= a && lo + VW <= b) {
+        *reinterpret_cast<uint4 *>(g) = v.raw;
+      } else {
 #pragma unroll
-    for (int v = 0; v < V; v++) {
-      x[v] = next[v];
-      cnt[v] = next_cnt[v];
+        for (int c = 0; c < VW; c++)
+          if (lo + c >= a && lo + c < b) g[c] = v.e[c];
+      }
     }
+    __syncwarp(); /* every lane has read the stage before the next scatter */
+    end = kp;
+    if (s == first) break;
+    s--;
+#pragma unroll
+    for (int j = 0; j < WV; j++) x[j] = nx[j];
   }
 }
 
@@ -818,34 +1014,42 @@ static pp_status select_typed(pp_context *ctx, const void *in, size_t n, pp_cmp 
   return PP_OK;
 }
 
-/* The chunks of a partition (see part_count_kernel): one per placing block of a full
- * wave, as many as the scratch's partials hold at most. */
+/* The chunks of a partition (see part_count_kernel): one per warp of a full wave of
+ * placing blocks, as many as the scratch's partials hold at most. */
 #define PART_MAX_CHUNKS \
   ((PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / sizeof(unsigned long long))
 
 template <typename T>
 static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_cmp cmp,
                                  const void *value, void *out, uint64_t *count_true) {
+  typedef ival_pred<T> Pred;
   static pp_fit_cache fit;
   pp_cuda_state *st = pp_cuda(ctx);
-  const int per_sm = pp_fit_blocks(st, &fit, part_place_kernel<T>, SCAN_THREADS, 0,
+  const int per_sm = pp_fit_blocks(st, &fit, part_place_kernel<T, Pred>, SCAN_THREADS, 0,
                                    PP_PARTITION_MIN_BLOCKS);
-  const size_t tiles = pp_ceil_div(n, TILE_BYTES(PARTITION_VECS) / sizeof(T));
-  size_t wave = (size_t)per_sm * (size_t)st->sm_count;
+  const size_t subs = pp_ceil_div(n, part_shape<T>::SUB);
+  size_t wave = (size_t)per_sm * (size_t)st->sm_count * PART_WARPS;
   if (wave > PART_MAX_CHUNKS) wave = PART_MAX_CHUNKS;
   if (wave < 1) wave = 1;
-  const size_t chunk_tiles = pp_ceil_div(tiles, wave);
-  const size_t chunks = pp_ceil_div(tiles, chunk_tiles); /* at most wave, none empty */
-  const cmp_pred<T> pred = make_pred<T>(cmp, value);
+  const size_t chunk_subs = pp_ceil_div(subs, wave);
+  const size_t chunks = pp_ceil_div(subs, chunk_subs); /* at most wave, none empty */
+  /* the placing pass counts subtiles in 32 bits, up to a chunk past the last one */
+  if (subs + chunk_subs > (size_t)UINT32_MAX)
+    return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
+                   "pp_partition: n needs %zu subtiles of %d elements, more than 32-bit "
+                   "indices hold", subs, part_shape<T>::SUB);
+  const unsigned blocks = (unsigned)pp_ceil_div(chunks, PART_WARPS);
+  const Pred pred = make_ival<T>(cmp, value);
   const bool aligned = aligned16(in, in);
   char *scratch = (char *)st->scratch;
   unsigned long long *chunk_end = (unsigned long long *)(scratch + PP_SCRATCH_PARTIALS);
-  part_count_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
-      (const T *)in, n, pred, aligned, chunk_tiles, chunk_end, count_true,
+  part_count_kernel<T, Pred><<<blocks, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, n, pred, aligned, chunk_subs, (unsigned)chunks, chunk_end, count_true,
       (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_partition");
-  part_place_kernel<T><<<(unsigned)chunks, SCAN_THREADS, 0, st->stream>>>(
-      (const T *)in, n, pred, (T *)out, count_true, chunk_end, chunk_tiles, aligned);
+  part_place_kernel<T, Pred><<<blocks, SCAN_THREADS, 0, st->stream>>>(
+      (const T *)in, n, pred, (T *)out, count_true, chunk_end, chunk_subs, (unsigned)chunks,
+      aligned);
   PP_CUDA_LAUNCHED(ctx, "pp_partition");
   return PP_OK;
 }
