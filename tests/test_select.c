@@ -11,14 +11,17 @@
  * exactly. Every dtype x comparison x data pattern (th_scan_data.h) runs at sizes one past
  * the CUDA kernels' tiles up to 300007, and a few from 2^20 to 3*2^23 elements (partition's
  * chunks of several tiles); select_flagged runs record sizes 1..40 bytes under eight flag
- * patterns, and a few large cases that reach its larger tiles. Calls take turns over the
- * placements of test_scan.c, with the count in host or pp_malloc memory. Output buffers
+ * patterns, and a few large cases that reach its larger tiles. Partition's own paths (see
+ * "partition's paths" below): sizes around its subtiles and its warps' chunks, and data
+ * made of every op's interval edges. Calls take turns over the placements of
+ * test_scan.c, with the count in host or pp_malloc memory. Output buffers
  * are pre-filled with a sentinel: select must write exactly *count elements, partition
  * exactly n. PARPRIM_TEST_SEED varies the data.
  *
  * PARPRIM_TEST_QUICK=1 (for runs under compute-sanitizer) keeps, per dtype, the random
- * pattern at a few sizes around the CUDA tiles, the first large case of f32, and a few
- * record sizes of select_flagged.
+ * pattern at a few sizes around the CUDA tiles, the first large case of f32, per dtype
+ * the edge data at one size of a few subtiles and (f32) one size past a wave of chunks,
+ * and a few record sizes of select_flagged.
  */
 #include "harness.h"
 #include "th_scan_data.h"
@@ -149,8 +152,8 @@ static size_t thresholds(pp_dtype t, int p, const void *h, size_t n, th_rng *r, 
 
 /* thr_limit < 0: every threshold, else that many starting at a random one; each call at
  * `places` placements in turn, the count in host or pp_malloc memory by turns. */
-static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_limit, int places,
-                        th_rng *r) {
+static void select_case_parts(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_limit,
+                              int places, int parts, th_rng *r) {
   if (!th_sampled()) return;
   const size_t es = pp_dtype_size(t);
   void *h = th_xmalloc(n * es + 1);
@@ -170,7 +173,7 @@ static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_li
       pp_cmp cmp = all_cmps[ci];
       size_t kept = ref_select(t, h, n, cmp, v, want, keep);
       for (int part = 0; part < 2; part++)
-        for (int j = 0; j < places; j++) {
+        for (int j = 0; j < places && (parts >> part & 1); j++) {
           unsigned rot = g_rot++ % 32;
           select_once(ctx, b, part, t, h, n, cmp, v, want, kept, place_of((int)(rot % 16)),
                       (int)(rot / 16), data);
@@ -180,6 +183,12 @@ static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_li
   free(keep);
   free(want);
   free(h);
+}
+
+/* select and partition */
+static void select_case(pp_context *ctx, pp_dtype t, int p, size_t n, int thr_limit, int places,
+                        th_rng *r) {
+  select_case_parts(ctx, t, p, n, thr_limit, places, 3, r);
 }
 
 /* Hundreds of tiles of the CUDA kernels for every element size (the sweep stops at 300007). */
@@ -221,6 +230,110 @@ static void sweep_select_type(pp_context *ctx, pp_dtype t, th_rng *r) {
 
 static void sweep_select(pp_context *ctx) {
   th_sweep_types(ctx, "select/partition sweep", 200, sweep_select_type);
+}
+
+/* ---- partition's paths ----------------------------------------------------------------
+ * The CUDA partition (scan.cu) works in subtiles of 2048 bytes (32 lanes x 4 vectors of
+ * 16 bytes: 2048 u8, 512 4-byte or 256 8-byte elements), one contiguous chunk of
+ * subtiles per warp of a full wave of placing blocks (4 blocks of 8 warps per SM), and
+ * keeps x where lo <= x <= hi (or outside it, for !=), the interval's ends being the
+ * threshold or its neighbour. So: sizes one short of, at and one past a subtile; sizes
+ * where the chunks go from one subtile to two and to three (from the SM count that
+ * pp_get_device_info reports; on another device or on the CPU backend they are just
+ * large sizes); and data made of the thresholds and their neighbours (next float up and
+ * down, integer +-1, signed zeros, subnormals, the extremes, NaN) under every op. */
+
+/* The neighbour of v above (up) or below it in t: integers wrap, floats step to the next
+ * representable value (NaN stays NaN, an infinity stays where it points). */
+static val nudge(pp_dtype t, val v, int up) {
+  switch (t) {
+  case PP_U8: v.u8 = (uint8_t)(up ? v.u8 + 1 : v.u8 - 1); break;
+  case PP_I32:
+  case PP_U32: v.u32 = up ? v.u32 + 1u : v.u32 - 1u; break;
+  case PP_I64:
+  case PP_U64: v.u64 = up ? v.u64 + 1u : v.u64 - 1u; break;
+  case PP_F32: v.f32 = nextafterf(v.f32, up ? INFINITY : -INFINITY); break;
+  default: v.f64 = nextafter(v.f64, up ? (double)INFINITY : -(double)INFINITY); break;
+  }
+  return v;
+}
+
+/* Thresholds whose intervals end at the edges of t: signed zeros, the smallest
+ * subnormals, the largest finite values, the infinities, NaN; the integer extremes and
+ * their neighbours. */
+static size_t edge_thresholds(pp_dtype t, val *out) {
+  size_t k = 0;
+  if (is_float(t)) {
+    const double tiny = t == PP_F32 ? FLT_TRUE_MIN : DBL_TRUE_MIN;
+    const double big = t == PP_F32 ? FLT_MAX : DBL_MAX;
+    const double v[] = {0.0, -0.0, tiny, -tiny, 1.0, 1.5, big, -big,
+                        (double)INFINITY, -(double)INFINITY, (double)NAN};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) out[k++] = vflt(t, v[i]);
+  } else {
+    out[k++] = vrank(t, 0);
+    out[k++] = nudge(t, vrank(t, 0), 1);
+    out[k++] = vrank(t, UINT64_MAX);
+    out[k++] = nudge(t, vrank(t, UINT64_MAX), 0);
+    out[k++] = vsmall(t, 0);
+    out[k++] = vsmall(t, is_signed(t) ? -1 : 1);
+  }
+  return k;
+}
+
+/* n elements drawn from the edge thresholds and their neighbours, every threshold under
+ * every op, select and partition at one placement each (in turn). */
+static void edge_case(pp_context *ctx, pp_dtype t, size_t n, th_rng *r) {
+  if (!th_sampled()) return;
+  const size_t es = pp_dtype_size(t);
+  void *h = th_xmalloc(n * es + 1), *want = th_xmalloc(n * es + 1);
+  unsigned char *keep = th_xmalloc(n + 1);
+  val thr[16];
+  const size_t nthr = edge_thresholds(t, thr);
+  for (size_t i = 0; i < n; i++) {
+    const val v = thr[th_below(r, nthr)];
+    const uint64_t k = th_below(r, 3);
+    store(t, h, i, k == 0 ? v : nudge(t, v, k == 1));
+  }
+  bufs *b = bufs_for(n, es);
+  for (size_t k = 0; k < nthr; k++)
+    for (int ci = 0; ci < 6; ci++) {
+      const size_t kept = ref_select(t, h, n, all_cmps[ci], thr[k], want, keep);
+      for (int part = 0; part < 2; part++) {
+        unsigned rot = g_rot++ % 32;
+        select_once(ctx, b, part, t, h, n, all_cmps[ci], thr[k], want, kept,
+                    place_of((int)(rot % 16)), (int)(rot / 16), "data=edges");
+      }
+    }
+  free(keep);
+  free(want);
+  free(h);
+}
+
+static size_t g_wave_subs; /* subtiles in a wave of the placing pass, as the test sees it */
+
+static void sweep_partition_type(pp_context *ctx, pp_dtype t, th_rng *r) {
+  const size_t es = pp_dtype_size(t), sub = 2048 / es;
+  const size_t edge_sizes[] = {1, sub - 1, sub, sub + 1, 3 * sub + 5};
+  for (size_t si = 0; si < sizeof edge_sizes / sizeof edge_sizes[0]; si++)
+    if (!g_quick || si == 4) edge_case(ctx, t, edge_sizes[si], r);
+  /* the chunks of a wave: one subtile each (the last one short), then two, then three */
+  if (t == PP_U32 || t == PP_I64 || (g_quick && t != PP_F32)) return;
+  const size_t w = g_wave_subs * sub;
+  const size_t wave_sizes[] = {w - 1, w + 1, 2 * w + sub / 2 + 3};
+  const int p = is_float(t) ? P_NAN_SOME : P_RANDOM;
+  for (size_t si = 0; si < sizeof wave_sizes / sizeof wave_sizes[0]; si++) {
+    if (g_quick && si != 1) continue;
+    if ((wave_sizes[si] + 2) * es > g_b.cap) continue; /* a larger GPU than the buffers */
+    select_case_parts(ctx, t, p, wave_sizes[si], 1, 1, 2, r);
+  }
+}
+
+static void sweep_partition(pp_context *ctx) {
+  pp_device_info info;
+  int sms = 132;
+  if (pp_get_device_info(ctx, &info) == PP_OK && info.compute_major > 0) sms = info.multiprocessors;
+  g_wave_subs = (size_t)sms * 4 * 8;
+  th_sweep_types(ctx, "partition paths", 250, sweep_partition_type);
 }
 
 /* ---- select_flagged ----------------------------------------------------------------- */
@@ -377,9 +490,12 @@ int main(int argc, char **argv) {
   test_select_exact(ctx);
   double t0 = now_s();
   sweep_select(ctx);
+  double tp = now_s();
+  sweep_partition(ctx);
   double t1 = now_s();
   sweep_flagged(ctx);
-  printf("seconds: select/partition %.1f, select_flagged %.1f\n", t1 - t0, now_s() - t1);
+  printf("seconds: select/partition %.1f, partition paths %.1f, select_flagged %.1f\n",
+         tp - t0, t1 - tp, now_s() - t1);
   printf("%ld library calls in the sweeps\n", g_calls);
 
   bufs_free(ctx);
