@@ -233,12 +233,12 @@ static void sweep_select(pp_context *ctx) {
 }
 
 /* ---- partition's paths ----------------------------------------------------------------
- * The CUDA partition (scan.cu) works in subtiles of 2048 bytes (32 lanes x 4 vectors of
- * 16 bytes: 2048 u8, 512 4-byte or 256 8-byte elements), one contiguous chunk of
- * subtiles per warp of a full wave of placing blocks (4 blocks of 8 warps per SM), and
- * keeps x where lo <= x <= hi (or outside it, for !=), the interval's ends being the
- * threshold or its neighbour. So: sizes one short of, at and one past a subtile; sizes
- * where the chunks go from one subtile to two and to three (from the SM count that
+ * The CUDA partition (scan.cu) works in subtiles of 32 lanes x 4 vectors of 16 bytes
+ * (512 4-byte or 256 8-byte elements; u8 takes 2 vectors: 1024 elements), one contiguous
+ * chunk of subtiles per warp of a full wave of placing blocks (4 blocks of 8 warps per
+ * SM), and keeps x where lo <= x <= hi (or outside it, for !=), the interval's ends being
+ * the threshold or its neighbour. So: sizes one short of, at and one past a subtile;
+ * sizes where the chunks go from one subtile to two and to three (from the SM count that
  * pp_get_device_info reports; on another device or on the CPU backend they are just
  * large sizes); and data made of the thresholds and their neighbours (next float up and
  * down, integer +-1, signed zeros, subnormals, the extremes, NaN) under every op. */
@@ -312,7 +312,7 @@ static void edge_case(pp_context *ctx, pp_dtype t, size_t n, th_rng *r) {
 static size_t g_wave_subs; /* subtiles in a wave of the placing pass, as the test sees it */
 
 static void sweep_partition_type(pp_context *ctx, pp_dtype t, th_rng *r) {
-  const size_t es = pp_dtype_size(t), sub = 2048 / es;
+  const size_t es = pp_dtype_size(t), sub = es == 1 ? 1024 : 2048 / es;
   const size_t edge_sizes[] = {1, sub - 1, sub, sub + 1, 3 * sub + 5};
   for (size_t si = 0; si < sizeof edge_sizes / sizeof edge_sizes[0]; si++)
     if (!g_quick || si == 4) edge_case(ctx, t, edge_sizes[si], r);
@@ -331,7 +331,8 @@ static void sweep_partition_type(pp_context *ctx, pp_dtype t, th_rng *r) {
 static void sweep_partition(pp_context *ctx) {
   pp_device_info info;
   int sms = 132;
-  if (pp_get_device_info(ctx, &info) == PP_OK && info.compute_major > 0) sms = info.multiprocessors;
+  if (pp_get_device_info(ctx, &info) == PP_OK && info.compute_major > 0)
+    sms = info.multiprocessors;
   g_wave_subs = (size_t)sms * 4 * 8;
   th_sweep_types(ctx, "partition paths", 250, sweep_partition_type);
 }

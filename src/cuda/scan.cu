@@ -458,7 +458,7 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
  * Architectures", 2009), whose reduce is the count partition needs anyway.
  *
  * The worker of both passes is a warp, not a block. The input is cut into subtiles of
- * PART_SUB_BYTES: 32 lanes x PARTITION_VECS 16-byte vectors, vector j of lane l at
+ * 32 lanes x WV 16-byte vectors (part_shape), vector j of lane l at
  * element (j*32 + l) * VW, so every load is one coalesced 512-byte warp access. Warp w of
  * the grid owns the contiguous chunk of chunk_subs subtiles from w * chunk_subs (the last
  * chunk may be shorter); there is one chunk per warp of a full wave of placing blocks.
@@ -478,7 +478,6 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
  * element (make_ival turns each pp_cmp into one, exactly). Subtile indices are 32-bit in
  * the placing pass (partition_typed checks that they fit). */
 #define PART_WARPS (SCAN_THREADS / PP_WARP)
-#define PART_SUB_BYTES (PP_WARP * PARTITION_VECS * 16)
 
 /* x cmp value as (lo <= x <= hi) != inv: an empty interval (lo > hi) keeps nothing, or
  * everything when inverted. NaN x fails both comparisons, so only an inverted interval
@@ -549,7 +548,9 @@ static ival_pred<T> make_ival(pp_cmp cmp, const void *value) {
  * words. */
 template <typename T>
 struct part_shape {
-  static constexpr int WV = PARTITION_VECS;
+  /* u8 takes half the vectors: 64 elements a lane left the placing pass short of
+     registers (it spilled), 32 do not */
+  static constexpr int WV = sizeof(T) == 1 ? PARTITION_VECS / 2 : PARTITION_VECS;
   static constexpr int VW = 16 / (int)sizeof(T);
   static constexpr int SUB = PP_WARP * WV * VW;
   typedef typename std::conditional<(WV * VW > 32), uint64_t, uint32_t>::type Bits;
@@ -561,7 +562,7 @@ struct part_shape {
      the kept part to whole vectors, so at most SUB + 3 VW elements are written or read
      as whole vectors; one vector more keeps it a multiple of 16 bytes with room */
   static constexpr int STAGE = SUB + 4 * VW;
-  static_assert(SUB * (int)sizeof(T) == PART_SUB_BYTES, "subtile bytes");
+  static_assert(WV >= 1 && SUB * (int)sizeof(T) == PP_WARP * WV * 16, "subtile bytes");
   static_assert(WV * VW <= 64, "a lane's kept bits fit one Bits word");
   /* field j of the words w */
   static __device__ __forceinline__ uint32_t field(const uint32_t (&w)[NW], int j) {
@@ -603,7 +604,7 @@ __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigne
 
 /* Warp w counts the kept elements of chunk w into chunk_end[w]; the last block to finish
  * turns the counts into chunk ends and writes their total to *count_true. Its loads stay
- * in L2 for the placing pass; two subtiles' loads are in flight at once. */
+ * in L2 for the placing pass; two subtiles' loads (four of u8) are in flight at once. */
 template <typename T, typename Pred>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
 part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_subs,
@@ -616,12 +617,13 @@ part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_s
   const size_t subs = pp_ceil_div_dev(n, SUB);
   const size_t first = (size_t)w * chunk_subs; /* past subs for warps without a chunk */
   const size_t last = first + chunk_subs < subs ? first + chunk_subs : subs;
+  constexpr int IN_FLIGHT = 2 * PARTITION_VECS / WV; /* subtiles: 2, or 4 of u8's */
   unsigned long long mine = 0;
-  for (size_t s = first; s < last; s += 2) {
-    pp_vec16<T> x[2][WV];
-    int cnt[2][WV];
+  for (size_t s = first; s < last; s += IN_FLIGHT) {
+    pp_vec16<T> x[IN_FLIGHT][WV];
+    int cnt[IN_FLIGHT][WV];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < IN_FLIGHT; k++) {
       const size_t base = (s + k) * SUB;
       const bool vec_ok = aligned && n - base >= (size_t)SUB;
 #pragma unroll
@@ -641,7 +643,7 @@ part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_s
     }
     uint32_t c = 0;
 #pragma unroll
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < IN_FLIGHT; k++)
 #pragma unroll
       for (int j = 0; j < WV; j++) c += __popc(part_bits<T>(pred, x[k][j], cnt[k][j]));
     mine += c;
@@ -661,7 +663,7 @@ part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_s
  * with the warp's lanes in step. */
 template <typename T>
 __device__ __forceinline__ void part_load(const T *in, size_t n, size_t base, bool vec_ok,
-                                          pp_vec16<T> (&x)[PARTITION_VECS], T *sm) {
+                                          pp_vec16<T> (&x)[part_shape<T>::WV], T *sm) {
   typedef part_shape<T> S;
   const int lane = threadIdx.x % PP_WARP;
   if (vec_ok) {
