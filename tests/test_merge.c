@@ -10,7 +10,8 @@
  * around the GPU tiles, millions) x data patterns, a and b each in host or pp_malloc
  * memory, aligned or offset, with guard bytes that must stay untouched; ties across a and
  * b whose bits show which input came first; on CUDA, merges of 2^26 keys where the
- * partition kernel's searches start on samples.
+ * partition kernel's searches start on samples, and of about 2^25 keys, where its search
+ * changes from several lanes a split to one.
  *
  * Environment: PARPRIM_TEST_SORT_THIN=k (k > 1, for compute-sanitizer) keeps the ties
  * only, as test_sort leaves out its huge sizes.
@@ -108,7 +109,12 @@ static void test_merge(pp_context *ctx) {
       {0, 0},         {0, 1},      {1, 0},         {0, 100},      {100, 0},
       {1, 1},         {2, 3},      {31, 33},       {32, 32},      {255, 257},
       {1000, 1},      {1, 1000},   {4097, 4095},   {65536, 0},    {0, 65537},
-      {65535, 65537}, {150000, 7}, {7, 150000},    {100003, 99999}};
+      {65535, 65537}, {150000, 7}, {7, 150000},    {100003, 99999},
+      /* around GPU tiles of 256 x 17 and 512 x 17 four-byte keys (4352, 8704) and of
+         256 x 7 and 512 x 7 eight-byte keys (1792, 3584): one full tile, one key over, one
+         key short of two */
+      {2176, 2176},   {2177, 2176}, {1792, 0},     {896, 897},    {1791, 1792},
+      {4351, 4353},   {4352, 4353}, {8704, 1},     {3583, 3586}};
   const size_t ns = sizeof sizes / sizeof sizes[0];
   unsigned mem = 0;
   uint64_t stream = 300000;
@@ -129,11 +135,16 @@ static void test_merge(pp_context *ctx) {
   merge_pattern(ctx, PP_U32, PP_ASCENDING, P_RANDOM, 5, 3000000, 1, stream++);
   merge_pattern(ctx, PP_F32, PP_DESCENDING, P_NANS, 3000017, 3, 2, stream++);
   merge_pattern(ctx, PP_U8, PP_DESCENDING, P_FEW, 2000000, 1000003, 7, stream++);
+  /* where the GPU's blocks stop finding their own splits on 132 SMs (two tiles of 4352 per
+     SM: 1148928 keys) and one tile more, all offset by one element */
+  merge_pattern(ctx, PP_U32, PP_DESCENDING, P_DUPS, 574464, 574464, 5, stream++);
+  merge_pattern(ctx, PP_F32, PP_ASCENDING, P_RANDOM, 574464, 574465 + 4352, 4, stream++);
 }
 
 /* CUDA: merges of 2^26 keys and more, where the partition kernel's searches start on
  * samples of a and b: ties across a and b whose bits differ (-0.0 in a, +0.0 in b: a's
- * first), a descending run against a short one, and a short run against a long one.
+ * first), a descending run against a short one, and a short run against a long one; then
+ * both sides of 8192 tiles, where the partition changes from several lanes a split to one.
  * The inputs are sorted by construction. */
 static void test_merge_large(pp_context *ctx) {
   if (pp_backend_of(ctx) != PP_BACKEND_CUDA) return; /* the sampled partition is the GPU's */
@@ -152,6 +163,26 @@ static void test_merge_large(pp_context *ctx) {
   check_merge(ctx, PP_I32, PP_DESCENDING, ib, nb, ia, na, 4, "a short descending run against a long one");
   free(ia);
   free(ib);
+  /* 8192 tiles of 256 x 17 four-byte keys, the most whose partition searches each split
+     with several lanes, and one key more, searched by one thread a split without samples;
+     then the same for tiles of 256 x 7 eight-byte keys: runs that interleave unevenly,
+     with ties across them, offset by one element */
+  const size_t nu = (size_t)8192 * 4352 / 2;
+  uint32_t *ua = th_xmalloc((nu + 1) * 4), *ub = th_xmalloc(nu * 4);
+  for (size_t i = 0; i <= nu; i++) ua[i] = (uint32_t)(i * 5 / 3);
+  for (size_t j = 0; j < nu; j++) ub[j] = (uint32_t)(j * 5 / 2 + (j & 1));
+  check_merge(ctx, PP_U32, PP_ASCENDING, ua, nu, ub, nu, 5, "8192 tiles, uneven interleaving");
+  check_merge(ctx, PP_U32, PP_ASCENDING, ub, nu, ua, nu + 1, 6, "8192 tiles + 1 key, uneven interleaving");
+  free(ua);
+  free(ub);
+  const size_t nd = (size_t)8192 * 1792 / 2;
+  double *da = th_xmalloc((nd + 1) * 8), *db = th_xmalloc(nd * 8);
+  for (size_t i = 0; i <= nd; i++) da[i] = -(double)(i / 3);
+  for (size_t j = 0; j < nd; j++) db[j] = -(double)(j * 2 / 5) - 0.5 * (double)(j % 5 == 4);
+  check_merge(ctx, PP_F64, PP_DESCENDING, da, nd, db, nd, 4, "8192 tiles of f64, uneven interleaving");
+  check_merge(ctx, PP_F64, PP_DESCENDING, db, nd, da, nd + 1, 7, "8192 tiles + 1 key of f64");
+  free(da);
+  free(db);
 }
 
 /* Ties across a and b whose bits differ: a's copies must all come before b's. */

@@ -19,7 +19,10 @@
  * ~log33(n) rounds of global loads) and the merge is one launch. With more tiles that
  * search would sit in every block's critical path (~6 dependent DRAM round trips at 2^28,
  * while the block's own data moves in ~2 us), so a small partition kernel first finds all
- * tiles+1 splits by binary search, one thread each, and every block reads its two.
+ * tiles+1 splits and every block reads its two. Up to a few tens of millions of keys the
+ * splits are few and each search is latency-bound: eight lanes search each split, a 9-way
+ * search (merge_path.cuh). Above that, one thread each by binary search, which issues
+ * fewer loads, its first probes on samples of a and b that stay in L2.
  *
  * One tile: the block loads its slices of a and b into shared memory with coalesced reads
  * (all of a thread's loads issued before the first is stored, enough bytes in flight to
@@ -39,6 +42,7 @@
  * plus two bytes per element for the positions. The keys-only kernels are the same
  * templates with the value steps compiled out.
  */
+#include "merge_path.cuh"
 #include "sort.cuh"
 
 #include <type_traits>
@@ -48,13 +52,19 @@
  * of a and b (every TILE / 2 keys, gathered by merge_sample_kernel), which stay in L2, and
  * end within one sample interval of the keys themselves. */
 #define PARTITION_THREADS 256
-#define FULL_MASK 0xffffffffu
+/* Up to MERGE_GROUP_SEARCH_TILES tiles (about 2^25 four-byte keys in tiles of 256 x 17),
+ * and below PP_MERGE_SAMPLED_FROM keys, the partition searches each split with
+ * MERGE_GROUP_LANES lanes (merge_partition_group_kernel); with more, one thread a split,
+ * since there the splits are many and the G-way search's extra loads cost more than its
+ * shorter chains save. Counted in tiles, not keys: the search's work is per split. */
+#define MERGE_GROUP_LANES 8
+#define MERGE_GROUP_SEARCH_TILES 8192
 /* Items per thread of merge_pairs, by the wider of key and value (4 or 8 bytes). Each item
  * holds its key and its position until the tile's keys are stored, so the items are fewer
  * than pp_merge's (PP_MERGE_ITEMS, PP_MERGE_ITEMS_64) to stay within the registers that
  * PP_MERGE_MIN_BLOCKS leaves without spilling; odd, as there, for the strided shared
  * stores. Shared memory per block: the wider tile plus the 2-byte positions (at most
- * 8 * 3584 + 16 + 2 * 3584 bytes, for 8-byte words). */
+ * (8 + 2) * 7 * PP_MERGE_THREADS + 16 bytes, for 8-byte words). */
 #define MERGE_PAIRS_ITEMS_4 9
 #define MERGE_PAIRS_ITEMS_8 7
 
@@ -84,26 +94,18 @@ __device__ __forceinline__ bool merge_le(U x, U y) {
   }
 }
 
-/* The split of out[0, k): called by a whole warp, same arguments in every lane. The
- * predicate merge_le(a[m], b[k-1-m]) holds for m below the split and fails from it on, so
- * 32 probes spread over [lo, hi) narrow the range 33-fold per round. */
+/* merge_le as the comparer of merge_path_split (merge_path.cuh). */
+template <typename U, int KIND, bool DESC>
+struct merge_le_fn {
+  __device__ __forceinline__ bool operator()(U x, U y) const { return merge_le<U, KIND, DESC>(x, y); }
+};
+
+/* The split of out[0, k): called by a whole warp, same arguments in every lane, 32 probes
+ * a round (merge_path.cuh). */
 template <typename U, int KIND, bool DESC>
 __device__ __forceinline__ size_t merge_path_warp(const U *__restrict__ a, size_t na,
                                                   const U *__restrict__ b, size_t nb, size_t k) {
-  const int lane = threadIdx.x % PP_WARP;
-  size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na; /* the split lies in [lo, hi] */
-  while (hi - lo > PP_WARP) {
-    const size_t span = hi - lo; /* < 2^58: the products below cannot overflow */
-    const size_t m = lo + (size_t)(lane + 1) * span / (PP_WARP + 1); /* lo <= m < hi */
-    const bool p = merge_le<U, KIND, DESC>(__ldg(a + m), __ldg(b + (k - 1 - m)));
-    const int c = __popc(__ballot_sync(FULL_MASK, p)); /* probes 0..c-1 hold */
-    const size_t new_lo = c ? lo + (size_t)c * span / (PP_WARP + 1) + 1 : lo;
-    hi = c < PP_WARP ? lo + (size_t)(c + 1) * span / (PP_WARP + 1) : hi;
-    lo = new_lo;
-  }
-  const size_t m = lo + lane;
-  const bool p = m < hi && merge_le<U, KIND, DESC>(__ldg(a + m), __ldg(b + (k - 1 - m)));
-  return lo + __popc(__ballot_sync(FULL_MASK, p));
+  return merge_path_split<PP_WARP>(a, na, b, nb, k, true, merge_le_fn<U, KIND, DESC>());
 }
 
 /* The samples of the partition (PP_MERGE_SAMPLED_FROM): sa[c] = a[c * S] for c < ceil(na / S),
@@ -155,6 +157,21 @@ merge_partition_kernel(const U *__restrict__ a, size_t na, const U *__restrict__
       hi = m;
   }
   splits[t] = lo;
+}
+
+/* merge_partition_kernel by MERGE_GROUP_LANES lanes a split (merge_path.cuh), without
+ * samples: up to MERGE_GROUP_SEARCH_TILES tiles the splits are too few to keep the memory
+ * system busy, and each is a chain of dependent DRAM round trips; the G-way search makes
+ * the chain log(G+1)(n) long instead of log2(n). */
+template <typename U, int KIND, bool DESC>
+__global__ void __launch_bounds__(PARTITION_THREADS)
+merge_partition_group_kernel(const U *__restrict__ a, size_t na, const U *__restrict__ b, size_t nb,
+                             size_t tile, size_t tiles, size_t *__restrict__ splits) {
+  const size_t t = ((size_t)blockIdx.x * PARTITION_THREADS + threadIdx.x) / MERGE_GROUP_LANES;
+  const bool live = t <= tiles; /* the whole warp searches: groups past the end vote */
+  const size_t n = na + nb, k = live && t * tile < n ? t * tile : n; /* t * tile <= n + tile */
+  const size_t i = merge_path_split<MERGE_GROUP_LANES>(a, na, b, nb, k, live, merge_le_fn<U, KIND, DESC>());
+  if (live && threadIdx.x % MERGE_GROUP_LANES == 0) splits[t] = i;
 }
 
 /* The values that travel with the keys (merge_pairs), VT their word (uint32_t or uint64_t):
@@ -394,9 +411,15 @@ static pp_status merge_launch(pp_context *ctx, const char *fn, const U *a, size_
     merge_sample_kernel<U><<<(unsigned)((ns + PARTITION_THREADS - 1) / PARTITION_THREADS), PARTITION_THREADS, 0,
                              st->stream>>>(a, na, b, nb, S, sa, sb);
   }
-  const size_t pgrid = (tiles + 1 + PARTITION_THREADS - 1) / PARTITION_THREADS;
-  merge_partition_kernel<U, KIND, DESC><<<(unsigned)pgrid, PARTITION_THREADS, 0, st->stream>>>(
-      a, na, b, nb, TILE, tiles, splits, sa, sb, S);
+  if (!sampled && tiles <= MERGE_GROUP_SEARCH_TILES) {
+    const size_t pgrid = ((tiles + 1) * MERGE_GROUP_LANES + PARTITION_THREADS - 1) / PARTITION_THREADS;
+    merge_partition_group_kernel<U, KIND, DESC><<<(unsigned)pgrid, PARTITION_THREADS, 0, st->stream>>>(
+        a, na, b, nb, TILE, tiles, splits);
+  } else {
+    const size_t pgrid = (tiles + 1 + PARTITION_THREADS - 1) / PARTITION_THREADS;
+    merge_partition_kernel<U, KIND, DESC><<<(unsigned)pgrid, PARTITION_THREADS, 0, st->stream>>>(
+        a, na, b, nb, TILE, tiles, splits, sa, sb, S);
+  }
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) {
     launch(splits);
