@@ -9,8 +9,8 @@
  * no copy back is needed. n <= C is one block and one launch, with no scratch.
  *
  * Kernels: msort_chunk_kernel (block sort of every chunk), and per round
- * msort_split_kernel (where each output tile starts in its two input runs: one thread per
- * tile, binary search in global memory) and msort_merge_kernel (one tile: slices of both
+ * msort_split_kernel (where each output tile starts in its two input runs: eight lanes per
+ * tile, a 9-way search in global memory, merge_path.cuh) and msort_merge_kernel (one tile: slices of both
  * runs into shared memory with coalesced loads, each thread's start by binary search in
  * shared memory, ITEMS outputs merged serially and branch-free, written back through
  * shared memory, 16 bytes per store where the output is aligned). Every round moves the
@@ -21,6 +21,7 @@
  * that rounds in which few segments still merge (the sample sort's buckets) cost a short
  * launch rather than a grid of blocks with nothing to do.
  */
+#include "merge_path.cuh"
 #include "sort_block.cuh"
 
 /* Blocks per SM the registers must allow. The block sort of 512 threads: two (64 registers)
@@ -37,6 +38,9 @@ __host__ __device__ constexpr int msort_merge_min_blocks() {
   return !HAS_V && sizeof(U) == 4 ? 4 : 3;
 }
 #define MSORT_SPLIT_THREADS 256
+/* Lanes that search one tile's split together (merge_path.cuh): a round's splits are a
+ * few thousand chains of dependent DRAM loads, which eight-way probes shorten threefold. */
+#define MSORT_SPLIT_LANES 8
 
 /* Block-sort threads of the plain merge sort of 4-byte keys without values (not of the
  * sample sort's buckets): PP_MSORT_CHUNK_THREADS (tuning.h). */
@@ -203,36 +207,35 @@ __device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, un
   return p;
 }
 
-/* Merge path in global memory: the number of a's keys among the first d outputs. */
+/* msort_le as the comparer of merge_path_split (merge_path.cuh). */
 template <int KIND, typename U>
-__device__ __forceinline__ unsigned long long msort_split_global(const U *a, unsigned long long la,
-                                                                 const U *b, unsigned long long lb,
-                                                                 unsigned long long d,
-                                                                 pp_key_order<U> o) {
-  unsigned long long lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
-  while (lo < hi) {
-    const unsigned long long mid = lo + (hi - lo) / 2;
-    if (msort_le<KIND>(a[mid], b[d - 1 - mid], o))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
+struct msort_le_fn {
+  pp_key_order<U> o;
+  __device__ __forceinline__ bool operator()(U x, U y) const { return msort_le<KIND>(x, y, o); }
+};
 
+/* splits[t] for the round's active tiles: MSORT_SPLIT_LANES lanes per tile (a warp takes
+ * 32 / G tiles at a time; the loop is uniform over the warp, whose lanes all vote). */
 template <typename U>
 __global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
 msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
                    unsigned long long *splits, unsigned r, unsigned tile, unsigned chunk_log2,
                    pp_key_order<U> o) {
+  constexpr unsigned G = MSORT_SPLIT_LANES, PER_WARP = PP_WARP / G;
   const unsigned active = plan->active[r], count = plan->count;
-  for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
-       t += gridDim.x * MSORT_SPLIT_THREADS) {
-    const msort_tile_pos p = msort_locate(segs, count, t, r + chunk_log2, tile);
+  const size_t warps = (size_t)gridDim.x * (MSORT_SPLIT_THREADS / PP_WARP);
+  const unsigned lane = threadIdx.x % PP_WARP;
+  for (size_t w = (size_t)blockIdx.x * (MSORT_SPLIT_THREADS / PP_WARP) + threadIdx.x / PP_WARP;
+       w * PER_WARP < active; w += warps) {
+    const size_t t = w * PER_WARP + lane / G;
+    const bool live = t < active; /* else it votes, locating the warp's first tile */
+    const msort_tile_pos p =
+        msort_locate(segs, count, (unsigned)(live ? t : w * PER_WARP), r + chunk_log2, tile);
     const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
-    unsigned long long split;
-    MSORT_WITH_KIND(U, o, split = msort_split_global<KIND>(a, p.la, a + p.la, p.lb, p.d0, o));
-    splits[t] = split;
+    size_t split;
+    MSORT_WITH_KIND(U, o,
+                    split = merge_path_split<G>(a, p.la, a + p.la, p.lb, p.d0, live, msort_le_fn<KIND, U>{o}));
+    if (live && lane % G == 0) splits[t] = split;
   }
 }
 
@@ -405,7 +408,7 @@ static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) 
   static pp_fit_cache merge_fit;
   size_t mgrid = sms * (size_t)pp_fit_blocks(st, &merge_fit, merge, MSORT_MERGE_THREADS, C::MERGE_SMEM, 1);
   mgrid = mgrid < max_tiles ? mgrid : max_tiles;
-  size_t sgrid = (max_tiles + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
+  size_t sgrid = (max_tiles * MSORT_SPLIT_LANES + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
   for (unsigned r = 0; r < job.rounds; r++) {
     msort_split_kernel<U><<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
