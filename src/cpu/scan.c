@@ -112,7 +112,14 @@ static int chain_threads(const chain *ch) {
   return (size_t)t > ch->chunks ? (int)ch->chunks : t;
 }
 
-/* The next chunk's [lo, hi), or false when none is left. */
+/* The next chunk's [lo, hi), or false when none is left. The passes that stream their
+ * output take their next chunk before they write the current one's output: the atomic add
+ * is a locked instruction, and on x86 a locked instruction is ordered after every earlier
+ * store, non-temporal ones included, so it waits until the write-combining buffers holding
+ * them are written out (Intel SDM vol. 3A, "Memory Ordering in P6 and More Recent Processor
+ * Families" and "Buffering of Write Combining Memory Locations"). Taken after the output,
+ * it held the thread for the drain of its last lines; taken before, they drain while the
+ * thread reads its next chunk. */
 static bool chain_take(chain *ch, size_t *c, size_t *lo, size_t *hi) {
   *c = atomic_fetch_add_explicit(&ch->next, 1, memory_order_relaxed);
   if (*c >= ch->chunks) return false;
@@ -323,12 +330,14 @@ static inline kahan kahan_merge(kahan a, kahan b) {
     {                                                                                       \
       stage st;                                                                             \
       T *buf = (T *)(void *)st.buf;                                                         \
-      size_t c, lo, hi;                                                                     \
-      while (chain_take(&ch, &c, &lo, &hi)) {                                               \
+      size_t c, lo, hi, next[3];                                                            \
+      for (bool more = chain_take(&ch, &c, &lo, &hi); more;                                 \
+           c = next[0], lo = next[1], hi = next[2]) {                                       \
         const double t0 = omp_get_wtime();                                                  \
         const ACC total = TOTAL(in, lo, hi);                                                \
         ACC acc;                                                                            \
         chain_enter(&ch, c, &total, &acc, chain_patience(t0));                              \
+        more = chain_take(&ch, &next[0], &next[1], &next[2]); /* before the output */       \
         if (DIRECT && ch.stream) { /* the tile streams its own whole lines */               \
           TILE(in + lo, out + lo, hi - lo, acc, inclusive, true);                           \
           continue;                                                                         \
@@ -938,8 +947,8 @@ static bool compact_buffered(const compactor *cp, size_t n, void *out, size_t ba
     unsigned char *yes = bufs + PP_CPU_ALIGN64((uintptr_t)bufs) - (uintptr_t)bufs +
                          (size_t)omp_get_thread_num() * per_thread;
     unsigned char *no = yes + stride;
-    size_t c, lo, hi;
-    while (chain_take(&ch, &c, &lo, &hi)) {
+    size_t c, lo, hi, next[3];
+    for (bool more = chain_take(&ch, &c, &lo, &hi); more; c = next[0], lo = next[1], hi = next[2]) {
       const double t0 = omp_get_wtime();
       size_t kept[QUAD] = {0};
       if (ns > 1)
@@ -951,6 +960,7 @@ static bool compact_buffered(const compactor *cp, size_t n, void *out, size_t ba
       total[1] = (hi - lo) - total[0];
       size_t at[2];
       chain_enter(&ch, c, total, at, chain_patience(t0));
+      more = chain_take(&ch, &next[0], &next[1], &next[2]); /* before the output */
       const size_t len = ns > 1 ? quad_len(hi - lo, es) : hi - lo; /* elements a stream */
       size_t to_yes = at[0], to_no = base_no + at[1];
       for (int s = 0; s < ns; s++) {
