@@ -18,11 +18,11 @@
 /* ---- scan, select, partition, select_flagged (scan.cu) ---------------------------------
  * A tile is PP_SCAN_VECS 16-byte vectors per thread. Select, partition and select_flagged
  * keep a tile in shared memory too, so they take smaller tiles and more blocks per SM.
- * Select's pass is the whole call, so larger tiles (fewer look-backs per byte) pay;
- * partition also reads its input in a counting pass first (with the same tiles), and
- * larger tiles lost there. MIN_BLOCKS are the blocks per SM the kernels are compiled for
- * (they cap the registers); partition's placing pass holds two tiles in registers (the
- * one it places and the next one's loads). */
+ * Select's pass is the whole call, so larger tiles (fewer look-backs per byte) pay.
+ * Partition works per warp: a subtile is 32 lanes x PP_PARTITION_VECS 16-byte vectors
+ * (half that for u8), read by a counting pass and then placed; its placing warp holds two
+ * subtiles in registers (the one it places and the next one's loads). MIN_BLOCKS are the
+ * blocks per SM the kernels are compiled for (they cap the registers). */
 #define PP_SCAN_THREADS 256
 #define PP_SCAN_VECS 8
 #define PP_SCAN_MIN_BLOCKS 4
