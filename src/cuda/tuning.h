@@ -106,14 +106,16 @@
  * PP_MERGE_ITEMS_64 keeps the same bytes per thread for 8-byte keys. Up to
  * PP_MERGE_FUSED_TILES_PER_SM tiles per SM each block searches its own splits (one launch:
  * in one wave the extra launch costs more than it saves). PP_MERGE_MIN_BLOCKS keeps
- * enough warps resident to cover DRAM latency. From PP_MERGE_SAMPLED_FROM keys on the
- * partition searches begin on samples of a and b, which stay in L2. */
+ * enough warps resident to cover DRAM latency: 256 x 17 with six blocks per SM (the same
+ * registers per thread as 512 x 17 with three) was faster on an H200 at 2^24 and 2^28
+ * (docs/benchmarks/h200-2026-11-29.md). From PP_MERGE_SAMPLED_FROM keys on the partition
+ * searches begin on samples of a and b, which stay in L2. */
 #define PP_MSORT_CHUNK_THREADS 1024
-#define PP_MERGE_THREADS 512
+#define PP_MERGE_THREADS 256
 #define PP_MERGE_ITEMS 17
 #define PP_MERGE_ITEMS_64 7
 #define PP_MERGE_FUSED_TILES_PER_SM 2
-#define PP_MERGE_MIN_BLOCKS 3
+#define PP_MERGE_MIN_BLOCKS 6
 #define PP_MERGE_SAMPLED_FROM ((size_t)1 << 26)
 
 /* ---- quicksort (sort_quick.cu) ---------------------------------------------------------
