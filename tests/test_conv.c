@@ -22,8 +22,8 @@
  * Each case also checks that the padding of pitched rows (pitch > width) and everything
  * around dst is left alone (sentinel values), and calls take turns over placements: host
  * or pp_malloc memory, at element offset 0 or 1. Sizes cover 1x1, single rows and columns,
- * the 32- and 64-pixel tile edges of the CUDA kernels and filters from 1x1 to larger than
- * the image, odd, even and non-square. separable(row, col) must also match pp_conv2d with
+ * the 32-, 64- and 128-pixel tile edges of the CUDA kernels and filters from 1x1 to larger
+ * than the image, odd, even and non-square. separable(row, col) must also match pp_conv2d with
  * the outer-product filter col[y] * row[x].
  */
 #include "harness.h"
@@ -204,11 +204,12 @@ static int compare(const shape *s, const float *got, const double *ref, const do
   return bad_val == 0 && bad_pad == 0;
 }
 
-/* One 2D case: pp_conv2d against the reference. */
-static void case_2d(pp_context *ctx, th_rng *r, size_t w, size_t h, size_t pad, size_t fw,
-                    size_t fh, pp_border b, datakind k) {
+/* One 2D case: pp_conv2d against the reference, on image shape s, placement p of run_call
+ * (-1: the next in turn). */
+static void case_2d_at(pp_context *ctx, th_rng *r, shape s, size_t fw, size_t fh, pp_border b,
+                       datakind k, int p) {
   if (!th_sampled()) return;
-  shape s = {w, h, w + pad, w + (pad ? pad + 3 : 0)};
+  const size_t w = s.w, h = s.h;
   float *img = th_xmalloc(h * s.src_pitch * sizeof(float)), *f = th_xmalloc(fw * fh * sizeof(float));
   fill(r, img, h * s.src_pitch, k, -8, 8);
   fill(r, f, fw * fh, k, -3, 3);
@@ -220,7 +221,7 @@ static void case_2d(pp_context *ctx, th_rng *r, size_t w, size_t h, size_t pad, 
   double *ref = th_xmalloc(w * h * sizeof(double)), *mag = th_xmalloc(w * h * sizeof(double));
   ref_conv(img, w, h, s.src_pitch, f, fw, fh, b, ref, mag);
   float *got = th_xmalloc((h * s.dst_pitch + 2 * GUARD + 1) * sizeof(float));
-  int p = placement_counter++ % 16;
+  if (p < 0) p = placement_counter++ % 16;
   pp_status st = run_call(ctx, p, &s, img, f, fw, fh, NULL, 0, false, b, got);
   char what[160];
   snprintf(what, sizeof what, "conv2d %zux%zu pitch %zu/%zu filter %zux%zu %s %s place %d", w, h,
@@ -233,6 +234,14 @@ static void case_2d(pp_context *ctx, th_rng *r, size_t w, size_t h, size_t pad, 
   free(ref);
   free(mag);
   free(got);
+}
+
+/* One 2D case on a w x h image whose rows are pad floats longer in src and, when pad > 0,
+ * pad + 3 in dst; placements in turn. */
+static void case_2d(pp_context *ctx, th_rng *r, size_t w, size_t h, size_t pad, size_t fw,
+                    size_t fh, pp_border b, datakind k) {
+  shape s = {w, h, w + pad, w + (pad ? pad + 3 : 0)};
+  case_2d_at(ctx, r, s, fw, fh, b, k, -1);
 }
 
 /* One separable case: against the reference with the outer-product filter, and against
@@ -358,6 +367,37 @@ static void test_separable(pp_context *ctx) {
     }
 }
 
+/* The register-blocked CUDA kernel (stamped square filters from 5 taps: tiles 128 wide and
+ * 32 high, 4 x 4 outputs a thread, 128-bit window loads and output stores). Sizes one
+ * short of, at and one past the tile edges, a 4-column last tile, images smaller than a
+ * tile, whole tiles only (every store 128-bit where rows allow) and images with interior
+ * tiles (the vector window copy). Each (filter, border, size) runs under two of four
+ * layouts, all four over the borders: src and dst rows w floats apart; src rows w + 4 and
+ * dst rows w + 1 (where w is a multiple of 4: the vector copy and scalar stores); src rows
+ * w + 1 and dst rows w + 4 (scalar copy, vector stores); and src and dst one float off
+ * 16-byte alignment on the device (scalar everything). Integer data: bit-exact, so a seam
+ * cannot hide. */
+static void test_blocked_tiles(pp_context *ctx) {
+  th_rng r = th_rng_make(6);
+  static const size_t ks[] = {5, 7, 9, 15};
+  static const size_t sizes[][2] = {{45, 7},   {127, 31}, {128, 32}, {129, 33}, {132, 40},
+                                    {256, 64}, {257, 65}, {300, 97}, {384, 96}};
+  /* extra src floats a row, extra dst floats a row, run_call placement (3: src and dst on
+   * the device, 11: the same one float off) */
+  static const struct {
+    size_t src_pad, dst_pad;
+    int p;
+  } layouts[] = {{0, 0, 3}, {4, 1, 3}, {1, 4, 3}, {0, 0, 11}};
+  for (size_t bi = 0; bi < 3; bi++)
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+      for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t half = 0; half < 2; half++) {
+          const size_t li = (bi + ki + si + 2 * half) % 4, w = sizes[si][0], h = sizes[si][1];
+          shape s = {w, h, w + layouts[li].src_pad, w + layouts[li].dst_pad};
+          case_2d_at(ctx, &r, s, ks[ki], ks[ki], all_borders[bi], DATA_EXACT, layouts[li].p);
+        }
+}
+
 /* Images of a million pixels and more: many tiles, the interior fast paths. */
 static void test_big(pp_context *ctx) {
   th_rng r = th_rng_make(5);
@@ -435,7 +475,8 @@ static void test_arguments(pp_context *ctx) {
 }
 
 int main(int argc, char **argv) {
-  static const th_step steps[] = {test_remap_rule,     test_arguments, test_filters_and_borders,
-                                  test_large_filters,  test_special_values, test_separable, test_big};
+  static const th_step steps[] = {test_remap_rule,    test_arguments,      test_filters_and_borders,
+                                  test_large_filters, test_special_values, test_blocked_tiles,
+                                  test_separable,     test_big};
   return th_run(argc, argv, steps, TH_COUNT(steps));
 }

@@ -6,7 +6,8 @@
  * The production path: the shared-memory tiles of ladder/conv.cu's step 4, taken further
  * (Learn CUDA Programming, ch. 7: convolution with constant-memory filters and tiles in
  * shared memory). A block of 256 threads owns an
- * output tile TW wide (32 or 64) and CONV_TH = 64 rows high:
+ * output tile TW wide (32 or 64) and CONV_TH = 64 rows high (128 x 32 in the blocked
+ * kernel below):
  *  - it copies the input window of the tile (the tile plus the filter's reach on every
  *    side) into shared memory. The window's left edge is rounded down to a multiple of 4
  *    floats, so when the image is 16-byte aligned and the whole window lies inside it,
@@ -19,15 +20,24 @@
  *    samples into registers once, and adds them into every output whose filter covers
  *    that row: one shared-memory load feeds up to min(R, K) * 1 multiply-adds, instead of
  *    one load per multiply-add;
- *  - from 9 taps on (CONV_BLK_MIN) the arithmetic, not memory, is the limit, and one column
- *    per thread makes one shared load per min(R, K) multiply-adds: too many loads for the
- *    multiply-adds they feed. There each thread owns a block of outputs instead,
- *    CONV_BLK_CW = 4 adjacent columns x CONV_R rows (tiles 128 wide): it loads a window row's
- *    CONV_BLK_CW + K - 1 samples with 128-bit shared loads, and each sample feeds up to
- *    CONV_BLK_CW * min(R, K) multiply-adds (register blocking in both directions, as in
- *    Volkov and Demmel, "Benchmarking GPUs to tune dense linear algebra", SC 2008). The
- *    terms of each output are added in the same order as in the one-column kernel, so the
- *    results are bit-identical to it (conv2d_blk_kernel);
+ *  - from 5 taps on (CONV_BLK_MIN, stamped sizes) the arithmetic, not memory, is the limit,
+ *    and one column per thread makes one shared load per min(R, K) multiply-adds: too many
+ *    loads for the multiply-adds they feed. There each thread owns a block of outputs
+ *    instead, CONV_BLK_CW = 4 adjacent columns x CONV_BLK_R = 4 rows (tiles 128 wide and
+ *    CONV_BLK_TH = 32 high): it loads a window row's CONV_BLK_CW + K - 1 samples with
+ *    128-bit shared loads, and each sample feeds up to CONV_BLK_CW * min(CONV_BLK_R, K)
+ *    multiply-adds (register blocking in both directions, as in Volkov and Demmel,
+ *    "Benchmarking GPUs to tune dense linear algebra", SC 2008). Four rows, not eight:
+ *    16 accumulators keep the kernel at 48 registers or fewer, so five blocks (40 warps)
+ *    or more stay resident on an SM to cover the shared-load latency and the tile barrier, where 32
+ *    accumulators need 128 registers at 15 taps and leave 16 warps; the window rows the
+ *    shorter tiles load twice cost less than the warps gained. The shape was picked by
+ *    timing 4 x 8, 4 x 6, 4 x 4, 2 x 8 and 4 x 12 blocks side by side (the figures are in
+ *    the commit that chose it). The terms of each output are added in the same order as
+ *    in the one-column kernel, so the results are bit-identical to it
+ *    (conv2d_blk_kernel). 3 x 3 filters keep the one-column kernel: nine multiply-adds an
+ *    output leave little to block against the bytes each output moves, and the blocked
+ *    shape has not been timed there;
  *  - for the common square sizes (3, 5, 7, 9, 15) the kernel is stamped out per size and
  *    fully unrolled, and the filter sits in __constant__ memory at offsets known at
  *    compile time, so each multiply-add takes its weight straight from the constant bank
@@ -65,11 +75,14 @@
 #define CONV_THREADS 256
 #define CONV_R 8                          /* outputs per thread down a column */
 #define CONV_TH (CONV_THREADS / 32 * CONV_R) /* tile height: 8 warps x CONV_R rows */
-/* the register-blocked 2D kernel: adjacent output columns per thread, and the smallest
- * stamped filter that takes it (conv2d_blk_kernel) */
+/* the register-blocked 2D kernel (conv2d_blk_kernel): a block of adjacent columns x rows
+ * of outputs per thread, and the smallest stamped filter that takes it */
 #define CONV_BLK_CW 4
+#define CONV_BLK_R 4                                 /* outputs per thread down a column */
+#define CONV_BLK_TH (CONV_THREADS / 32 * CONV_BLK_R) /* tile height: 8 warps x CONV_BLK_R rows */
+#define CONV_BLK_MIN_BLOCKS 3                        /* resident blocks per SM asked of nvcc */
 #ifndef CONV_BLK_MIN
-#define CONV_BLK_MIN 9
+#define CONV_BLK_MIN 5
 #endif
 /* shared memory a generic tile may use; beyond it the direct / two-pass kernels run */
 #define CONV_SMEM_MAX (96 * 1024)
@@ -147,22 +160,23 @@ __device__ __forceinline__ void conv_load_window(const conv_geom &g, float *tile
   }
 }
 
-/* The block's tile origin, row-major over the tiles so neighbours share halo rows in L2. */
-__device__ __forceinline__ void conv_tile_origin(const conv_geom &g, int tw, long long *x0,
-                                                 long long *y0) {
+/* The origin of the block's tile (tw x th), row-major over the tiles so neighbours share
+ * halo rows in L2. */
+__device__ __forceinline__ void conv_tile_origin(const conv_geom &g, int tw, int th,
+                                                 long long *x0, long long *y0) {
   long long t = blockIdx.x, ty = t / g.tiles_x;
   *x0 = (t - ty * g.tiles_x) * tw;
-  *y0 = ty * CONV_TH;
+  *y0 = ty * th;
 }
 
-/* The window of this block's tile (conv_tile_origin, tile width tw) in the kernel's
+/* The window of this block's tile (conv_tile_origin, tiles tw x th) in the kernel's
  * dynamic shared memory, after a barrier: every thread may read all of it. */
-__device__ __forceinline__ float *conv_stage_window(const conv_geom &g, int tw, int sx, int sw,
-                                                    int rows, int top, long long *x0,
+__device__ __forceinline__ float *conv_stage_window(const conv_geom &g, int tw, int th, int sx,
+                                                    int sw, int rows, int top, long long *x0,
                                                     long long *y0) {
   extern __shared__ float4 conv_smem[];
   float *tile = reinterpret_cast<float *>(conv_smem);
-  conv_tile_origin(g, tw, x0, y0);
+  conv_tile_origin(g, tw, th, x0, y0);
   conv_load_window(g, tile, *x0, *y0, sx, sw, rows, top);
   __syncthreads();
   return tile;
@@ -214,7 +228,7 @@ __device__ __forceinline__ void conv_strip(const conv_geom &g) {
   constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CX, SW = TW + 2 * SX;
   constexpr int ROWS = CONV_TH + K - 1;
   long long x0, y0;
-  float *tile = conv_stage_window(g, TW, SX, SW, ROWS, H, &x0, &y0);
+  float *tile = conv_stage_window(g, TW, CONV_TH, SX, SW, ROWS, H, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[CX][CONV_R];
@@ -264,7 +278,8 @@ __global__ void __launch_bounds__(CONV_THREADS) conv2d_tile_kernel(conv_geom g) 
  * one sample are consecutive, so it stays one register operand. Each output receives its
  * terms in filter-row, then filter-column order, as in conv_strip. */
 template <int K, int SH, int NV, int I>
-__device__ __forceinline__ void conv_blk_row(const float *s, float (&acc)[CONV_R][CONV_BLK_CW]) {
+__device__ __forceinline__ void conv_blk_row(const float *s,
+                                             float (&acc)[CONV_BLK_R][CONV_BLK_CW]) {
   float v[4 * NV];
 #pragma unroll
   for (int q = 0; q < NV; q++) {
@@ -277,7 +292,7 @@ __device__ __forceinline__ void conv_blk_row(const float *s, float (&acc)[CONV_R
 #pragma unroll
   for (int m = 0; m < CONV_BLK_CW + K - 1; m++)
 #pragma unroll
-    for (int r = 0; r < CONV_R; r++) {
+    for (int r = 0; r < CONV_BLK_R; r++) {
       const int dy = I - r;
       if (dy >= 0 && dy < K) {
 #pragma unroll
@@ -293,43 +308,45 @@ __device__ __forceinline__ void conv_blk_row(const float *s, float (&acc)[CONV_R
  * the compiler's loop unroller to flatten on its own, and without a compile-time row the
  * taps would need loads instead of constant operands. */
 template <int K, int SH, int NV, int SW, int... I>
-__device__ __forceinline__ void conv_blk_rows(const float *s, float (&acc)[CONV_R][CONV_BLK_CW],
+__device__ __forceinline__ void conv_blk_rows(const float *s,
+                                              float (&acc)[CONV_BLK_R][CONV_BLK_CW],
                                               std::integer_sequence<int, I...>) {
   (conv_blk_row<K, SH, NV, I>(s + I * SW, acc), ...);
 }
 
-/* Tiles 32 * CONV_BLK_CW wide and CONV_TH high; thread (lane, warp) owns columns
- * CONV_BLK_CW * lane + j and rows warp * CONV_R + r. The 128-bit shared loads of a warp
+/* Tiles 32 * CONV_BLK_CW wide and CONV_BLK_TH high; thread (lane, warp) owns columns
+ * CONV_BLK_CW * lane + j and rows warp * CONV_BLK_R + r. The 128-bit shared loads of a warp
  * cover consecutive 16-byte words, so they are free of bank conflicts. */
 template <int K>
-__global__ void __launch_bounds__(CONV_THREADS, 2) conv2d_blk_kernel(conv_geom g) {
+__global__ void __launch_bounds__(CONV_THREADS, CONV_BLK_MIN_BLOCKS)
+    conv2d_blk_kernel(conv_geom g) {
   constexpr int H = K / 2, SX = (H + 3) & ~3, TW = 32 * CONV_BLK_CW, SW = TW + 2 * SX;
   constexpr int OFF = SX - H, SH = OFF & 3; /* window column of column 0, tap 0 */
   constexpr int NV = (SH + CONV_BLK_CW + K - 1 + 3) / 4;
   static_assert(OFF - SH + 4 * NV <= CONV_BLK_CW + 2 * SX, "the last lane's loads leave the row");
   long long x0, y0;
-  float *tile = conv_stage_window(g, TW, SX, SW, CONV_TH + K - 1, H, &x0, &y0);
+  float *tile = conv_stage_window(g, TW, CONV_BLK_TH, SX, SW, CONV_BLK_TH + K - 1, H, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  float acc[CONV_R][CONV_BLK_CW];
+  float acc[CONV_BLK_R][CONV_BLK_CW];
 #pragma unroll
-  for (int r = 0; r < CONV_R; r++)
+  for (int r = 0; r < CONV_BLK_R; r++)
 #pragma unroll
     for (int j = 0; j < CONV_BLK_CW; j++) acc[r][j] = 0.0f;
-  conv_blk_rows<K, SH, NV, SW>(tile + warp * CONV_R * SW + CONV_BLK_CW * lane + (OFF - SH), acc,
-                               std::make_integer_sequence<int, CONV_R + K - 1>{});
+  conv_blk_rows<K, SH, NV, SW>(tile + warp * CONV_BLK_R * SW + CONV_BLK_CW * lane + (OFF - SH),
+                               acc, std::make_integer_sequence<int, CONV_BLK_R + K - 1>{});
 
   /* streaming stores, 128-bit where the tile is whole and dst rows are 16-byte aligned */
-  const long long x = x0 + CONV_BLK_CW * lane, y = y0 + warp * CONV_R;
-  const bool full = x0 + TW <= g.width && y0 + CONV_TH <= g.height;
+  const long long x = x0 + CONV_BLK_CW * lane, y = y0 + warp * CONV_BLK_R;
+  const bool full = x0 + TW <= g.width && y0 + CONV_BLK_TH <= g.height;
   if (full && (uintptr_t)g.dst % 16 == 0 && g.dst_pitch % 4 == 0) {
 #pragma unroll
-    for (int r = 0; r < CONV_R; r++)
+    for (int r = 0; r < CONV_BLK_R; r++)
       __stcs(reinterpret_cast<float4 *>(g.dst + (size_t)(y + r) * g.dst_pitch + (size_t)x),
              make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
   } else {
 #pragma unroll
-    for (int r = 0; r < CONV_R; r++)
+    for (int r = 0; r < CONV_BLK_R; r++)
 #pragma unroll
       for (int j = 0; j < CONV_BLK_CW; j++)
         if (x + j < g.width && y + r < g.height)
@@ -342,7 +359,7 @@ __global__ void __launch_bounds__(CONV_THREADS, 2) conv2d_blk_kernel(conv_geom g
 __global__ void __launch_bounds__(CONV_THREADS)
     conv2d_generic_kernel(conv_geom g, const float *__restrict__ f, int fw, int fh) {
   long long x0, y0;
-  float *tile = conv_stage_window(g, 32, g.sx, g.sw, g.rows, (int)g.top, &x0, &y0);
+  float *tile = conv_stage_window(g, 32, CONV_TH, g.sx, g.sw, g.rows, (int)g.top, &x0, &y0);
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sw = g.sw;
   float acc[1][CONV_R];
@@ -395,7 +412,7 @@ __global__ void __launch_bounds__(CONV_THREADS)
   extern __shared__ float4 conv_smem[];
   float *tile = reinterpret_cast<float *>(conv_smem), *mid = tile + rows * sw;
   long long x0, y0;
-  conv_tile_origin(g, TW, &x0, &y0);
+  conv_tile_origin(g, TW, CONV_TH, &x0, &y0);
   conv_load_window(g, tile, x0, y0, sx, sw, rows, K ? K / 2 : (int)g.top);
   __syncthreads();
 
@@ -583,17 +600,17 @@ static pp_status conv2d_stamped(pp_context *ctx, const float *src, size_t width,
   static const char fn[] = "pp_conv2d";
   constexpr bool BLK = K >= CONV_BLK_MIN;
   constexpr int CX = K <= PP_CONV_WIDE_MAX ? 2 : 1, TW = BLK ? 32 * CONV_BLK_CW : 32 * CX;
+  constexpr int TH = BLK ? CONV_BLK_TH : CONV_TH;
   conv_geom g;
   PP_TRY(conv_geom_make(ctx, fn, &g, src, width, height, src_pitch, K, K, border, dst, dst_pitch,
-                        TW, CONV_TH));
+                        TW, TH));
   size_t smem = (size_t)g.rows * (size_t)g.sw * sizeof(float);
   if constexpr (BLK) PP_TRY(conv_smem_limit(ctx, fn, conv2d_blk_kernel<K>, smem));
   PP_TRY(conv_const_acquire(ctx, fn, filter, (size_t)K * K, NULL, 0));
   if constexpr (BLK)
-    conv2d_blk_kernel<K><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
+    conv2d_blk_kernel<K><<<conv_grid(&g, TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
   else
-    conv2d_tile_kernel<K, CX><<<conv_grid(&g, CONV_TH), CONV_THREADS, smem,
-                                pp_cuda(ctx)->stream>>>(g);
+    conv2d_tile_kernel<K, CX><<<conv_grid(&g, TH), CONV_THREADS, smem, pp_cuda(ctx)->stream>>>(g);
   return conv_const_release(ctx, fn);
 }
 
