@@ -144,8 +144,10 @@
 #define PP_HIST_UNROLL 2
 
 /* ---- conv2d (conv.cu) ------------------------------------------------------------------
- * Filters up to PP_CONV_WIDE_MAX (2D) and PP_CONV_SEP_WIDE_MAX (separable) take tiles 64
- * wide, two columns per thread, where the halo columns would otherwise cost most.
+ * Stamped 2D filters below CONV_BLK_MIN (conv.cu; 3x3 today) up to PP_CONV_WIDE_MAX and
+ * separable lengths up to PP_CONV_SEP_WIDE_MAX take tiles 64 wide, two columns per
+ * thread, where the halo columns would otherwise cost most (2D filters from CONV_BLK_MIN
+ * on take the register-blocked 128 x 32 tiles instead).
  * Separable lengths up to PP_CONV_SEP_REG_MAX take the register row pass
  * (conv_sep_reg_kernel) instead of the fused two-phase kernel. */
 #define PP_CONV_WIDE_MAX 5
