@@ -34,8 +34,6 @@
  * itself it kept 32 registers and issued only a few loads before the first use. */
 #define REDUCE_THREADS 256
 #define REDUCE_UNROLL 8
-/* argreduce below one full wave of REDUCE_UNROLL-deep tiles: see argreduce_typed */
-#define ARGREDUCE_SMALL_UNROLL 2
 #define REDUCE_BLOCKS_PER_SM 4
 
 /* ---- operators: Acc, identity, combine, from (one element), result ---------------------- */
@@ -283,11 +281,11 @@ argreduce_kernel(const T *__restrict__ in, size_t n, T *value_out, uint64_t *ind
  * trip per thread, and no block that has nothing to do. */
 template <typename Kernel>
 static unsigned grid_for(pp_cuda_state *st, Kernel kernel, pp_fit_cache *fit, size_t n,
-                         size_t elem_size, size_t partial_size, int unroll) {
+                         size_t elem_size, size_t partial_size) {
   int per_sm = pp_fit_blocks(st, fit, kernel, REDUCE_THREADS, 0, 1);
   if (per_sm > REDUCE_BLOCKS_PER_SM) per_sm = REDUCE_BLOCKS_PER_SM;
   size_t vectors = n / (16 / elem_size);
-  size_t want = pp_ceil_div(vectors, (size_t)REDUCE_THREADS * unroll);
+  size_t want = pp_ceil_div(vectors, (size_t)REDUCE_THREADS * REDUCE_UNROLL);
   size_t wave = (size_t)st->sm_count * (size_t)per_sm;
   size_t room = (PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / partial_size;
   size_t g = want < wave ? want : wave;
@@ -301,7 +299,7 @@ static pp_status launch_reduce(pp_context *ctx, const void *in, size_t n, void *
   typedef typename Op::Acc A;
   static pp_fit_cache fit;
   auto kernel = reduce_kernel<T, Op, REDUCE_THREADS, REDUCE_UNROLL>;
-  unsigned grid = grid_for(st, kernel, &fit, n, sizeof(T), sizeof(A), REDUCE_UNROLL);
+  unsigned grid = grid_for(st, kernel, &fit, n, sizeof(T), sizeof(A));
   char *scratch = (char *)st->scratch;
   kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>(
       (const T *)in, n, (T *)out, (A *)(scratch + PP_SCRATCH_PARTIALS), (unsigned *)(scratch + PP_SCRATCH_COUNTER));
@@ -333,37 +331,20 @@ pp_status pp_cuda_reduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, 
   });
 }
 
-template <typename T, int UNROLL>
-static pp_status launch_argreduce(pp_context *ctx, pp_op op, const void *in, size_t n,
-                                  void *value_out, uint64_t *index_out) {
+template <typename T>
+static pp_status argreduce_typed(pp_context *ctx, pp_op op, const void *in, size_t n,
+                                 void *value_out, uint64_t *index_out) {
   pp_cuda_state *st = pp_cuda(ctx);
-  auto kernel = op == PP_MIN ? argreduce_kernel<T, true, REDUCE_THREADS, UNROLL>
-                             : argreduce_kernel<T, false, REDUCE_THREADS, UNROLL>;
+  auto kernel = op == PP_MIN ? argreduce_kernel<T, true, REDUCE_THREADS, REDUCE_UNROLL>
+                             : argreduce_kernel<T, false, REDUCE_THREADS, REDUCE_UNROLL>;
   static pp_fit_cache fit[2];
-  unsigned grid = grid_for(st, kernel, &fit[op == PP_MIN], n, sizeof(T), sizeof(arg_pair<T>), UNROLL);
+  unsigned grid = grid_for(st, kernel, &fit[op == PP_MIN], n, sizeof(T), sizeof(arg_pair<T>));
   char *scratch = (char *)st->scratch;
   kernel<<<grid, REDUCE_THREADS, 0, st->stream>>>((const T *)in, n, (T *)value_out, index_out,
                                                   (arg_pair<T> *)(scratch + PP_SCRATCH_PARTIALS),
                                                   (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_argreduce");
   return PP_OK;
-}
-
-/* A thread folds its tile's elements in one dependent chain (op_arg::step needs the
- * running pair), UNROLL x V of them. When the input fits one wave of tiles
- * ARGREDUCE_SMALL_UNROLL vectors deep, every thread has a single tile, its loads are one
- * DRAM round trip, and that chain is most of the rest of the kernel's time: there, the
- * shallow tiles give a chain a quarter as long and four times the blocks. Larger inputs
- * keep the deep tiles, whose loads in flight a thread needs once it has several tiles. */
-template <typename T>
-static pp_status argreduce_typed(pp_context *ctx, pp_op op, const void *in, size_t n,
-                                 void *value_out, uint64_t *index_out) {
-  const pp_cuda_state *st = pp_cuda(ctx);
-  const size_t vectors = n / (16 / sizeof(T));
-  const size_t wave = (size_t)st->sm_count * REDUCE_BLOCKS_PER_SM * REDUCE_THREADS * ARGREDUCE_SMALL_UNROLL;
-  if (vectors <= wave)
-    return launch_argreduce<T, ARGREDUCE_SMALL_UNROLL>(ctx, op, in, n, value_out, index_out);
-  return launch_argreduce<T, REDUCE_UNROLL>(ctx, op, in, n, value_out, index_out);
 }
 
 pp_status pp_cuda_argreduce(pp_context *ctx, pp_op op, pp_dtype t, const void *in, size_t n,
