@@ -9,8 +9,9 @@
  * no copy back is needed. n <= C is one block and one launch, with no scratch.
  *
  * Kernels: msort_chunk_kernel (block sort of every chunk), and per round
- * msort_split_kernel (where each output tile starts in its two input runs: eight lanes per
- * tile, a 9-way search in global memory, merge_path.cuh) and msort_merge_kernel (one tile: slices of both
+ * msort_split_kernel (where each output tile starts in its two input runs: in rounds of a
+ * few thousand tiles eight lanes per tile, a 9-way search in global memory, merge_path.cuh;
+ * in larger ones a binary search by one thread) and msort_merge_kernel (one tile: slices of both
  * runs into shared memory with coalesced loads, each thread's start by binary search in
  * shared memory, ITEMS outputs merged serially and branch-free, written back through
  * shared memory, 16 bytes per store where the output is aligned). Every round moves the
@@ -38,9 +39,14 @@ __host__ __device__ constexpr int msort_merge_min_blocks() {
   return !HAS_V && sizeof(U) == 4 ? 4 : 3;
 }
 #define MSORT_SPLIT_THREADS 256
-/* Lanes that search one tile's split together (merge_path.cuh): a round's splits are a
- * few thousand chains of dependent DRAM loads, which eight-way probes shorten threefold. */
+/* Lanes that search one tile's split together (merge_path.cuh) while a round has at most
+ * MSORT_SPLIT_GROUP_TILES tiles: its splits are then a few thousand chains of dependent
+ * DRAM loads, which eight-way probes shorten threefold. With more tiles the searches
+ * together load more than they wait, and one thread's binary search, the fewest loads,
+ * is faster (at 2^28 keys, 31775 tiles, the eight-way search made the whole sort slower:
+ * docs/benchmarks/h200-2026-11-29.md). */
 #define MSORT_SPLIT_LANES 8
+#define MSORT_SPLIT_GROUP_TILES 4096
 
 /* Block-sort threads of the plain merge sort of 4-byte keys without values (not of the
  * sample sort's buckets): PP_MSORT_CHUNK_THREADS (tuning.h). */
@@ -207,6 +213,24 @@ __device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, un
   return p;
 }
 
+/* Merge path in global memory by one thread: the number of a's keys among the first d
+ * outputs. */
+template <int KIND, typename U>
+__device__ __forceinline__ unsigned long long msort_split_global(const U *a, unsigned long long la,
+                                                                 const U *b, unsigned long long lb,
+                                                                 unsigned long long d,
+                                                                 pp_key_order<U> o) {
+  unsigned long long lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
+  while (lo < hi) {
+    const unsigned long long mid = lo + (hi - lo) / 2;
+    if (msort_le<KIND>(a[mid], b[d - 1 - mid], o))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* msort_le as the comparer of merge_path_split (merge_path.cuh). */
 template <int KIND, typename U>
 struct msort_le_fn {
@@ -214,15 +238,15 @@ struct msort_le_fn {
   __device__ __forceinline__ bool operator()(U x, U y) const { return msort_le<KIND>(x, y, o); }
 };
 
-/* splits[t] for the round's active tiles: MSORT_SPLIT_LANES lanes per tile (a warp takes
- * 32 / G tiles at a time; the loop is uniform over the warp, whose lanes all vote). */
-template <typename U>
-__global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
-msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
-                   unsigned long long *splits, unsigned r, unsigned tile, unsigned chunk_log2,
-                   pp_key_order<U> o) {
-  constexpr unsigned G = MSORT_SPLIT_LANES, PER_WARP = PP_WARP / G;
-  const unsigned active = plan->active[r], count = plan->count;
+/* splits[t] for the round's active tiles, G lanes per tile (a warp takes 32 / G tiles at a
+ * time; the loop is uniform over the warp, whose lanes all vote). */
+template <unsigned G, typename U>
+__device__ __forceinline__ void msort_split_grouped(const U *k0, const U *k1, const msort_seg *segs,
+                                                    unsigned long long *splits, unsigned r,
+                                                    unsigned tile, unsigned chunk_log2,
+                                                    pp_key_order<U> o, unsigned active,
+                                                    unsigned count) {
+  constexpr unsigned PER_WARP = PP_WARP / G;
   const size_t warps = (size_t)gridDim.x * (MSORT_SPLIT_THREADS / PP_WARP);
   const unsigned lane = threadIdx.x % PP_WARP;
   for (size_t w = (size_t)blockIdx.x * (MSORT_SPLIT_THREADS / PP_WARP) + threadIdx.x / PP_WARP;
@@ -236,6 +260,27 @@ msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort
     MSORT_WITH_KIND(U, o,
                     split = merge_path_split<G>(a, p.la, a + p.la, p.lb, p.d0, live, msort_le_fn<KIND, U>{o}));
     if (live && lane % G == 0) splits[t] = split;
+  }
+}
+
+/* splits[t] for the round's active tiles, by one thread per tile (G == 1) */
+template <unsigned G, typename U>
+__global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
+msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
+                   unsigned long long *splits, unsigned r, unsigned tile, unsigned chunk_log2,
+                   pp_key_order<U> o) {
+  const unsigned active = plan->active[r], count = plan->count;
+  if constexpr (G == 1) {
+    for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
+         t += gridDim.x * MSORT_SPLIT_THREADS) {
+      const msort_tile_pos p = msort_locate(segs, count, t, r + chunk_log2, tile);
+      const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
+      unsigned long long split;
+      MSORT_WITH_KIND(U, o, split = msort_split_global<KIND>(a, p.la, a + p.la, p.lb, p.d0, o));
+      splits[t] = split;
+    }
+  } else {
+    msort_split_grouped<G>(k0, k1, segs, splits, r, tile, chunk_log2, o, active, count);
   }
 }
 
@@ -408,10 +453,13 @@ static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) 
   static pp_fit_cache merge_fit;
   size_t mgrid = sms * (size_t)pp_fit_blocks(st, &merge_fit, merge, MSORT_MERGE_THREADS, C::MERGE_SMEM, 1);
   mgrid = mgrid < max_tiles ? mgrid : max_tiles;
-  size_t sgrid = (max_tiles * MSORT_SPLIT_LANES + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
+  const bool grouped = max_tiles <= MSORT_SPLIT_GROUP_TILES;
+  const size_t lanes = grouped ? MSORT_SPLIT_LANES : 1;
+  size_t sgrid = (max_tiles * lanes + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
+  auto split = grouped ? msort_split_kernel<MSORT_SPLIT_LANES, U> : msort_split_kernel<1, U>;
   for (unsigned r = 0; r < job.rounds; r++) {
-    msort_split_kernel<U><<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
+    split<<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
         job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, (unsigned)C::CHUNK_LOG2,
         job.order);
     PP_CUDA_LAUNCHED(ctx, "pp_sort");
