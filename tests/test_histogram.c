@@ -258,6 +258,36 @@ static void fill_edges(th_rng *r, pp_dtype t, void *a, size_t n, size_t bins, do
   }
 }
 
+/* f32 for the CUDA fast path's decline band: a share of 1 in `every` values lies near an
+ * edge lo + k (hi - lo) / bins, either 0 to 2 floats from it or at a random offset up to
+ * twice the band (8 * 2^-24 (bins + |lo| bins / (hi - lo) + 1) bins' widths: the bound
+ * make_even takes, and its halves), or is NaN or an infinity; the others are uniform over
+ * [lo, hi). A group of 8 values then mixes values that pass the fast test with some
+ * that do not (every = 1: every value near an edge). */
+static void fill_near_edges(th_rng *r, float *a, size_t n, size_t bins, double lo, double hi,
+                            unsigned every) {
+  const double w = (hi - lo) / (double)bins;
+  const double band = 8.0 * 0x1p-24 * ((double)bins + fabs(lo) / w + 1.0) * w;
+  for (size_t i = 0; i < n; i++) {
+    if (th_below(r, every) != 0) {
+      a[i] = (float)th_range(r, lo, hi);
+      continue;
+    }
+    const double e = lo + (double)th_below(r, bins + 1) * w;
+    float f = (float)e;
+    switch (th_below(r, 8)) {
+    case 0: f = NAN; break;
+    case 1: f = th_below(r, 2) ? INFINITY : -INFINITY; break;
+    case 2:
+    case 3: f = (float)(e + (2.0 * th_unit(r) - 1.0) * 2.0 * band); break;
+    default:
+      for (int s = (int)th_below(r, 3), up = (int)th_below(r, 2); s > 0; s--)
+        f = nextafterf(f, up ? INFINITY : -INFINITY);
+    }
+    a[i] = f;
+  }
+}
+
 /* Specials: NaN, +-0, +-inf, the type's extremes, mixed with uniform values. */
 static void fill_special(th_rng *r, pp_dtype t, void *a, size_t n, double lo, double hi) {
   fill_uniform(r, t, a, n, lo, hi);
@@ -375,6 +405,20 @@ static void test_even_integer_edges(pp_context *ctx) {
       }
       check_even(ctx, PP_F32, a, n, ebins[i], lo, hi, "f32 within a bin of the ends");
     }
+  /* f32 near the edges of 256 and 1024 bins, mixed with values far from them in several
+   * shares (the CUDA fast path declines a group of 8 holding one near an edge, then tests
+   * its values one by one), over ranges with float ends, ends no float holds, and an lo far
+   * from 0 (a larger bound) */
+  const double nranges[3][2] = {{-1.0, 1.0}, {0.1, 0.7}, {-10.3, 3.0}};
+  const size_t nbins[] = {256, 1024};
+  const unsigned shares[] = {1, 7, 64};
+  for (size_t e = 0; e < 3; e++)
+    for (size_t i = 0; i < 2; i++)
+      for (size_t k = 0; k < 3; k++) {
+        const double lo = nranges[e][0], hi = nranges[e][1];
+        fill_near_edges(&r, a, n, nbins[i], lo, hi, shares[k]);
+        check_even(ctx, PP_F32, a, n, nbins[i], lo, hi, "f32 near edges, mixed");
+      }
   /* f64 values with tiny and huge ranges */
   double *d = a;
   for (size_t i = 0; i < n; i++) d[i] = th_range(&r, -1e-300, 1e-300);

@@ -195,9 +195,10 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
  * HIST_UNROLL vectors with even_rule_of::fast4 (about 8 instructions an element, no branch)
  * and adds to the counters with one address computation each. A group that fast4 declines
  * (an element out of range, near a bin edge, or not finite; every group when use_f is
- * false) leaves the loop and is counted element by element with bin(); the loop then
- * resumes after it. Keeping that rare path out of the loop keeps its registers out of the
- * loop's. */
+ * false) leaves the loop; each of its values is tested again alone (fast1), only those that
+ * fail are counted with bin(), and the loop then resumes after the group. With many bins a
+ * fair share of groups holds one value near an edge, and the others then stay on the fast
+ * test. Keeping that rare path out of the loop keeps its registers out of the loop's. */
 template <typename Rule>
 __device__ __forceinline__ void count_even_f32(const float *in, size_t n, size_t head,
                                                const Rule &rule, const shared_target &tg) {
@@ -237,7 +238,17 @@ __device__ __forceinline__ void count_even_f32(const float *in, size_t n, size_t
 #pragma unroll
     for (int u = 0; u < HIST_UNROLL; u++)
 #pragma unroll
-      for (int k = 0; k < 4; k++) count_one<false>(v[u].e[k], rule, r, tg);
+      for (int k = 0; k < 4; k++) {
+        /* x opaque to the compiler, so that it tests x again here rather than keeping the
+         * loop's bins live (and spilled) until this rare path */
+        float x = v[u].e[k];
+        asm volatile("" : "+f"(x));
+        uint32_t b;
+        if (rule.use_f && rule.fast1(x, b))
+          asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(lane_base + b * bin_bytes) : "memory");
+        else
+          count_one<false>(x, rule, r, tg);
+      }
     i += HIST_UNROLL * stride;
   }
   for (; i < nvec; i += stride) {

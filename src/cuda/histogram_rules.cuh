@@ -26,9 +26,10 @@ struct even_rule {
   bool wide;
   double wide_scale, lo_s, step_s;
   /* f32 input: the float approximation and the float bounds of [lo, hi); c_f = fl(-lo *
-   * scale), the addend of the fused form fma(x, scale_f, c_f) (even_rule_of::fast4) */
+   * scale), the addend of the fused form fma(x, scale_f, c_f), and fast_err_f = err_f / 2,
+   * the distance from an integer that form must keep (even_rule_of::fast1) */
   bool use_f;
-  float lo_f, scale_f, err_f, lo_ceil, hi_ceil, c_f;
+  float lo_f, scale_f, err_f, lo_ceil, hi_ceil, c_f, fast_err_f;
 };
 
 /* The binning, compiled apart for wide ranges (WIDE = rule.wide, chosen on the host): in
@@ -57,27 +58,42 @@ struct even_rule_of : even_rule {
       return q < binsd - 1.0 ? (size_t)q : bins - 1;
     }
   }
-  /* The bins of four f32 values in the common case, without a branch: true (and b[k] the
-   * bins) when every a_k = fma(x_k, scale_f, c_f) is farther than err_f from an integer and
-   * floor(a_k) lies in [0, bins); false otherwise, and then the caller bins the four with
-   * bin(). Only with use_f. Why that is exact, range test included:
-   *  - a_k is within err_f / 2 of the contract's quotient q (the bound of make_even: the
-   *    roundings of scale_f, c_f and the fma, for |x| up to max(|lo|, |hi|) and a bit),
-   *    so far from an integer floor(a_k) = floor(q);
-   *  - x < lo puts q below 0, so an a_k in [0, bins) is within err_f of 0; x >= hi puts
-   *    q at bins or above, so an a_k below bins is within err_f of bins; a q that rounds up
-   *    to bins for x just below hi likewise. All three fail the integer test, and so do
-   *    NaN and the infinities (a_k - rint(a_k) is NaN);
+  /* The bin of one f32 value in the common case, without a branch: true (and b the bin)
+   * when a = fma(x, scale_f, c_f) is farther than fast_err_f = err_f / 2 from an integer and
+   * floor(a) lies in [0, bins); false otherwise, and then the caller bins x with bin().
+   * Only with use_f. Why that is exact, range test included:
+   *  - let q be the contract's quotient fl(fl(fl(x - lo) * binsd) / width) and S = binsd /
+   *    width (real). With u = 2^-24, scale_f = S (1 + d1), c_f = -lo S (1 + d2) and a =
+   *    (x scale_f + c_f)(1 + d3), |d1|, |d2|, |d3| <= u (plus the double roundings of scale
+   *    and -lo * scale, about 2^-53 each). For a in [0, bins) (the only a that can pass),
+   *    |x| S <= |lo| S + bins up to terms in u, so |a - (x - lo) S| <= u |x| S + u |lo| S
+   *    + u |a| <= u (2 |lo| S + 2 bins) plus terms in u^2 and 2^-53 times |lo| S + bins.
+   *    make_even takes use_f only for |lo| S + bins < 0.02 / (8 u), below 2^16, so those
+   *    terms and q's own error (3 double roundings of a quotient below bins + 1) stay far
+   *    under u: |a - q| <= B = u (2 |lo| S + 2 bins + 1);
+   *  - err = 8 u (bins + |lo| S + 1) = 4 B, and err_f = fl(err) >= err (1 - u), so
+   *    fast_err_f = err_f / 2 (exact: a power of two) >= 2 B (1 - u) > B: a factor 2 of
+   *    margin remains. An a farther than fast_err_f from every integer then has no integer
+   *    between a and q (q cannot be one either), so floor(a) = floor(q). (The unfused form of
+   *    bin() errs by up to err / 2 and keeps the full err_f.) a - rintf(a) is exact in
+   *    float (Sterbenz for |a| >= 1/2, and 0 for |a| >= 2^23, which fails);
+   *  - x < lo puts (x - lo) S below 0, so an a in [0, bins) is within B of 0; x >= hi puts it
+   *    at bins (1 - 2^-53) or above (width is hi - lo rounded), so an a below bins is within
+   *    B of bins (B's slack covers the 2^-53 bins); a q that rounds up to bins for x just below hi likewise. All three fail
+   *    the integer test, and so do NaN and the infinities (a - rintf(a) is NaN);
    * so the range test and the clamp of bin() are not needed: one conversion to a signed
-   * integer (floor, so that a_k in (-1, 0) gives -1) and one unsigned compare do both. */
+   * integer (floor, so that a in (-1, 0) gives -1; saturated far out) and one unsigned
+   * compare do both. */
+  __device__ __forceinline__ bool fast1(float x, uint32_t &b) const {
+    const float a = fmaf(x, scale_f, c_f);
+    b = (uint32_t)__float2int_rd(a);
+    return (fabsf(a - rintf(a)) > fast_err_f) & (b < (uint32_t)bins);
+  }
+  /* fast1 on four values: true when all four pass. */
   __device__ __forceinline__ bool fast4(const float (&x)[4], uint32_t (&b)[4]) const {
     bool ok = true;
 #pragma unroll
-    for (int k = 0; k < 4; k++) {
-      const float a = fmaf(x[k], scale_f, c_f);
-      b[k] = (uint32_t)__float2int_rd(a);
-      ok = ok & (fabsf(a - rintf(a)) > err_f) & (b[k] < (uint32_t)bins);
-    }
+    for (int k = 0; k < 4; k++) ok = ok & fast1(x[k], b[k]);
     return ok;
   }
   template <typename T>
@@ -139,13 +155,15 @@ static even_rule make_even(size_t bins, double lo, double hi) {
    * for x in [lo, hi), plus the rounding of lo itself: bounded below with a factor 2. The
    * fused a = fl(x * fl(scale) + fl(-lo * scale)) errs by the roundings of scale (relative,
    * on |x| * scale <= |lo| * scale + bins), of c_f (on |lo| * scale) and of the fma (on
-   * |a| < bins + 1): 2^-24 (2 |lo| scale + 2 bins + 1) at most, a quarter of the bound. With
-   * use_f, |lo| * scale < 2^21, so an |x| a few ulps beyond max(|lo|, |hi|) keeps it. */
+   * |a| < bins + 1): 2^-24 (2 |lo| scale + 2 bins + 1) at most, a quarter of the bound, so
+   * its test takes half of it (fast_err_f; even_rule_of::fast1 gives the argument). With
+   * use_f, |lo| * scale + bins < 2^16, so the second-order terms stay inside that +1. */
   r.lo_f = (float)lo;
   r.scale_f = (float)r.scale;
   r.c_f = (float)(-lo * r.scale);
   const double err = 8.0 * 0x1p-24 * (r.binsd + fabs(lo) * r.scale + 1.0);
   r.err_f = (float)err;
+  r.fast_err_f = r.err_f * 0.5f;
   r.lo_ceil = float_ceil(lo);
   r.hi_ceil = float_ceil(hi);
   r.use_f = err < HIST_FLOAT_MAX_ERR && fabs(lo) < 1e37 && fabs(hi) < 1e37 && r.width < 1e37 &&
