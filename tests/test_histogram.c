@@ -188,8 +188,23 @@ static void run_and_check(pp_context *ctx, const hist_call *c, const void *in,
   free(got);
 }
 
+/* PARPRIM_TEST_NO_CLUSTERS=1 leaves out the bin counts the CUDA backend counts with
+ * clusters of blocks (98305 to 262144): compute-sanitizer's racecheck stops with an internal
+ * error inside that kernel (distributed shared memory), which would keep it from the other
+ * kernels of the same step. Said once on stdout, so a partial run never reads as a whole. */
+static bool skip_cluster_bins(size_t bins) {
+  static int mode = -1;
+  if (mode < 0) {
+    const char *e = getenv("PARPRIM_TEST_NO_CLUSTERS");
+    mode = e && *e && *e != '0';
+    if (mode) printf("bin counts 98305..262144 (clusters) left out (PARPRIM_TEST_NO_CLUSTERS)\n");
+  }
+  return mode && bins > 98304 && bins <= 262144;
+}
+
 static void check_even(pp_context *ctx, pp_dtype t, const void *in, size_t n, size_t bins,
                        double lo, double hi, const char *what) {
+  if (skip_cluster_bins(bins)) return;
   uint64_t *want = th_xmalloc(bins * sizeof *want);
   ref_even(t, in, n, bins, lo, hi, want);
   hist_call c = {0, t, n, bins, lo, hi, NULL};
@@ -199,6 +214,7 @@ static void check_even(pp_context *ctx, pp_dtype t, const void *in, size_t n, si
 
 static void check_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                         const double *edges, size_t bins, const char *what) {
+  if (skip_cluster_bins(bins)) return;
   uint64_t *want = th_xmalloc(bins * sizeof *want);
   if ((double)n * (double)bins > 4e7)
     ref_range_fast(t, in, n, edges, bins, want);
