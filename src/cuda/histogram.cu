@@ -189,6 +189,12 @@ __device__ __forceinline__ void count_input(const T *in, size_t n, size_t head, 
   if (RUNS && r.count) tg.add(r.bin, r.count);
 }
 
+/* Adds 1 to the counter at a shared-window address, as a reduction (red: no value comes back);
+ * the address is computed once per element by count_even_f32 instead of through a pointer. */
+__device__ __forceinline__ void shared_inc(uint32_t addr) {
+  asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(addr) : "memory");
+}
+
 /* f32 under the even rule (not wide) on the privatised path. count_input spends about
  * 28 instructions on an element here (a convergence region per test, 64-bit bins), which at
  * the read rate fills most of the SM's issue slots. This loop bins each group of
@@ -231,8 +237,7 @@ __device__ __forceinline__ void count_even_f32(const float *in, size_t n, size_t
       for (int u = 0; u < HIST_UNROLL; u++)
 #pragma unroll
         for (int k = 0; k < 4; k++)
-          asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(lane_base + b[u][k] * bin_bytes)
-                       : "memory");
+          shared_inc(lane_base + b[u][k] * bin_bytes);
     }
     if (!declined) break;
 #pragma unroll
@@ -245,7 +250,7 @@ __device__ __forceinline__ void count_even_f32(const float *in, size_t n, size_t
         asm volatile("" : "+f"(x));
         uint32_t b;
         if (rule.use_f && rule.fast1(x, b))
-          asm volatile("red.shared.add.u32 [%0], 1;" ::"r"(lane_base + b * bin_bytes) : "memory");
+          shared_inc(lane_base + b * bin_bytes);
         else
           count_one<false>(x, rule, r, tg);
       }
