@@ -168,18 +168,25 @@ static void run_and_check(pp_context *ctx, const hist_call *c, const void *in,
   uint64_t *dcounts = NULL;
   if (dev_counts) dcounts = th_dev_from_host(ctx, got, c->bins * sizeof *got);
   uint64_t *target = dev_counts ? dcounts : got;
+  /* range: the edges on the device every other turn (where the CUDA backend reads them
+     back while it counts) */
+  const int dev_edges = c->kind == 1 && ((turn >> 3) & 1);
+  double *dedges = dev_edges ? th_dev_from_host(ctx, c->edges, (c->bins + 1) * sizeof(double)) : NULL;
   pp_status s = c->kind == 0
                     ? pp_histogram_even(ctx, c->t, arg, c->n, c->bins, c->lo, c->hi, target)
-                    : pp_histogram_range(ctx, c->t, arg, c->n, c->edges, c->bins, target);
+                    : pp_histogram_range(ctx, c->t, arg, c->n, dev_edges ? dedges : c->edges,
+                                         c->bins, target);
+  if (dedges) th_dev_free(ctx, dedges);
   if (CHECK_STATUS(s, PP_OK, "%s %s n=%zu bins=%zu (%s)", c->kind ? "range" : "even",
                    pp_dtype_string(c->t), c->n, c->bins, pp_last_error(ctx))) {
     if (dev_counts) th_copy(ctx, got, dcounts, c->bins * sizeof *got);
     size_t d = first_diff(got, want, c->bins);
     CHECK(d == c->bins,
-          "%s %s %s n=%zu bins=%zu [%s in, offset %d, %s counts]: bin %zu got %" PRIu64
+          "%s %s %s n=%zu bins=%zu [%s in, offset %d, %s counts, %s edges]: bin %zu got %" PRIu64
           " want %" PRIu64,
           what, c->kind ? "range" : "even", pp_dtype_string(c->t), c->n, c->bins,
-          dev_in ? "device" : "host", offset, dev_counts ? "device" : "host", d,
+          dev_in ? "device" : "host", offset, dev_counts ? "device" : "host",
+          dev_edges ? "device" : "host", d,
           d < c->bins ? got[d] : 0, d < c->bins ? want[d] : 0);
   }
   if (dcounts) th_dev_free(ctx, dcounts);
@@ -714,6 +721,54 @@ static void test_interleaved(pp_context *ctx) {
   free(a);
 }
 
+/* Bad edges in the backend's memory, with input and counts there too (the CUDA backend
+ * counts before the edges have reached the host): the call fails naming the bad edge, the
+ * counts keep what they held, and the context counts correctly afterwards. */
+static void test_bad_device_edges(pp_context *ctx) {
+  enum { N = 5000, BINS = 64 };
+  float *x = th_xmalloc(N * sizeof *x);
+  for (size_t i = 0; i < N; i++) x[i] = (float)(i % 97) / 97.0f;
+  double e[BINS + 1];
+  for (int i = 0; i <= BINS; i++) e[i] = (double)i / BINS;
+  uint64_t held[BINS], got[BINS], want[BINS];
+  for (int i = 0; i < BINS; i++) held[i] = 0xABCD0000ull + (uint64_t)i;
+  float *dx = th_dev_from_host(ctx, x, N * sizeof *x);
+  uint64_t *dc = th_dev_from_host(ctx, held, sizeof held);
+  const struct {
+    int at;
+    double v;
+    const char *what, *says;
+  } bad[] = {{7, NAN, "NaN inside", "edges[7] is NaN"},
+             {0, NAN, "NaN first", "edges[0] is NaN"},
+             {BINS, NAN, "NaN last", "edges[64] is NaN"},
+             {20, 0.0, "not increasing", "not strictly increasing"},
+             {BINS, 0.5, "last below the one before", "not strictly increasing"}};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    double eb[BINS + 1];
+    memcpy(eb, e, sizeof eb);
+    eb[bad[k].at] = bad[k].v;
+    double *de = th_dev_from_host(ctx, eb, sizeof eb);
+    th_poison_error(ctx);
+    CHECK_STATUS(pp_histogram_range(ctx, PP_F32, dx, N, de, BINS, dc), PP_ERR_INVALID_ARGUMENT,
+                 "device edges, %s", bad[k].what);
+    CHECK(strstr(pp_last_error(ctx), bad[k].says) != NULL, "device edges, %s: message %s",
+          bad[k].what, pp_last_error(ctx));
+    th_copy(ctx, got, dc, sizeof got);
+    CHECK(first_diff(got, held, BINS) == BINS, "device edges, %s: counts written", bad[k].what);
+    th_dev_free(ctx, de);
+  }
+  double *de = th_dev_from_host(ctx, e, sizeof e);
+  ref_range(PP_F32, x, N, e, BINS, want);
+  CHECK_STATUS(pp_histogram_range(ctx, PP_F32, dx, N, de, BINS, dc), PP_OK,
+               "device edges after the failures (%s)", pp_last_error(ctx));
+  th_copy(ctx, got, dc, sizeof got);
+  CHECK(first_diff(got, want, BINS) == BINS, "device edges after the failures: wrong counts");
+  th_dev_free(ctx, de);
+  th_dev_free(ctx, dc);
+  th_dev_free(ctx, dx);
+  free(x);
+}
+
 static void test_errors(pp_context *ctx) {
   float x[4] = {0, 1, 2, 3};
   uint64_t counts[4] = {7, 7, 7, 7};
@@ -747,6 +802,7 @@ static void test_errors(pp_context *ctx) {
                "NaN edge");
   CHECK_STATUS(pp_histogram_range(ctx, PP_F32, x, 4, NULL, 2, counts), PP_ERR_INVALID_ARGUMENT,
                "NULL edges");
+  test_bad_device_edges(ctx);
   uint8_t px[16] = {0};
   CHECK_STATUS(pp_histogram_image(ctx, px, 2, 2, 4, 0, counts), PP_ERR_INVALID_ARGUMENT,
                "channels 0");

@@ -46,50 +46,93 @@ pp_status pp_histogram_even(pp_context *ctx, pp_dtype t, const void *in, size_t 
   return pp_args_finish(ctx, &args, st);
 }
 
+/* bins + 1 edges, read into host memory: none NaN, strictly increasing. */
+static pp_status check_edge_values(pp_context *ctx, const char *fn, const double *h,
+                                   size_t bins) {
+  for (size_t i = 0; i <= bins; i++) {
+    if (isnan(h[i])) return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: edges[%zu] is NaN", fn, i);
+    if (i > 0 && !(h[i - 1] < h[i]))
+      return pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
+                     "%s: edges are not strictly increasing (edges[%zu] = %g, edges[%zu] = %g)",
+                     fn, i - 1, h[i - 1], i, h[i]);
+  }
+  return PP_OK;
+}
+
+static double *edges_host_buffer(pp_context *ctx, const char *fn, size_t bytes) {
+  double *h = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(bytes);
+  if (!h) pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: no host memory for the edges", fn);
+  return h;
+}
+
 /* The edges must be read to be checked, and they may live on the device: the check reads a
  * host copy. */
 static pp_status check_edges(pp_context *ctx, const char *fn, const double *edges, size_t bins) {
-  size_t bytes = 0;
-  PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
-  PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &bytes));
-  double *h = pp_alloc_fails(PP_ALLOC_HOST) ? NULL : malloc(bytes);
-  if (!h) return pp_fail(ctx, PP_ERR_OUT_OF_MEMORY, "%s: no host memory for the edges", fn);
+  const size_t bytes = (bins + 1) * sizeof(double); /* checked by histogram_range_check */
+  double *h = edges_host_buffer(ctx, fn, bytes);
+  if (!h) return PP_ERR_OUT_OF_MEMORY;
   pp_status s = ctx->ops->copy(ctx, h, edges, bytes);
-  for (size_t i = 0; s == PP_OK && i <= bins; i++) {
-    if (isnan(h[i]))
-      s = pp_fail(ctx, PP_ERR_INVALID_ARGUMENT, "%s: edges[%zu] is NaN", fn, i);
-    else if (i > 0 && !(h[i - 1] < h[i]))
-      s = pp_fail(ctx, PP_ERR_INVALID_ARGUMENT,
-                  "%s: edges are not strictly increasing (edges[%zu] = %g, edges[%zu] = %g)", fn,
-                  i - 1, h[i - 1], i, h[i]);
-  }
+  if (s == PP_OK) s = check_edge_values(ctx, fn, h, bins);
   free(h);
   return s;
 }
 
+/* Everything but the edges' values, which check_edges reads. */
 static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype t,
                                        const void *in, size_t n, const double *edges,
                                        size_t bins, uint64_t *counts, size_t *in_bytes,
-                                       size_t *count_bytes) {
+                                       size_t *count_bytes, size_t *edge_bytes) {
   PP_TRY(pp_check_typed_input(ctx, fn, t, in, n, in_bytes));
   PP_TRY(check_counts(ctx, fn, bins, counts, count_bytes));
   /* every size is known before any overlap is judged */
-  size_t edge_bytes = 0;
   PP_TRY(pp_check_ptr(ctx, fn, "edges", edges));
-  PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), &edge_bytes));
+  PP_TRY(pp_check_mul(ctx, fn, "(bins + 1) * 8", bins + 1, sizeof(double), edge_bytes));
   PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "in", in, *in_bytes));
-  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "edges", edges, edge_bytes));
+  PP_TRY(pp_check_disjoint(ctx, fn, "counts", counts, *count_bytes, "edges", edges, *edge_bytes));
   if (!ctx->ops->histogram_range) return pp_not_implemented(ctx, fn);
-  return check_edges(ctx, fn, edges, bins);
+  return PP_OK;
+}
+
+/* Edges in the backend's own memory (device memory) and a backend that reads back while it
+ * works: checking them first would put a round trip to the host before the count. Instead
+ * the edges are read back while the backend counts into scratch, checked on arrival, and
+ * the counts copied out only when they pass, so a call with bad edges still writes
+ * nothing. The backend's rules never index outside the counts, whatever the edges hold. */
+static pp_status histogram_range_overlapped(pp_context *ctx, const char *fn, pp_dtype t,
+                                            const void *din, size_t n, const double *dedges,
+                                            size_t edge_bytes, size_t bins, void *dcounts,
+                                            size_t count_bytes) {
+  double *h = edges_host_buffer(ctx, fn, edge_bytes);
+  if (!h) return PP_ERR_OUT_OF_MEMORY;
+  void *tmp = NULL;
+  pp_status s = ctx->ops->temp_alloc(ctx, &tmp, count_bytes);
+  if (s != PP_OK) {
+    free(h);
+    return s;
+  }
+  s = ctx->ops->read_begin(ctx, h, dedges, edge_bytes);
+  if (s == PP_OK) {
+    pp_status counted = ctx->ops->histogram_range(ctx, t, din, n, dedges, bins, (uint64_t *)tmp);
+    s = ctx->ops->read_end(ctx);
+    if (s == PP_OK) s = check_edge_values(ctx, fn, h, bins);
+    if (s == PP_OK) s = counted;
+    if (s == PP_OK) s = ctx->ops->copy(ctx, dcounts, tmp, count_bytes);
+  }
+  ctx->ops->temp_free(ctx, tmp);
+  free(h);
+  return s;
 }
 
 pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t n,
                              const double *edges, size_t bins, uint64_t *counts) {
   static const char fn[] = "pp_histogram_range";
-  size_t in_bytes = 0, count_bytes = 0;
+  size_t in_bytes = 0, count_bytes = 0, edge_bytes = 0;
   PP_TRY(pp_check_ctx(ctx));
   pp_status checked = histogram_range_check(ctx, fn, t, in, n, edges, bins, counts, &in_bytes,
-                                            &count_bytes);
+                                            &count_bytes, &edge_bytes);
+  const bool overlap = checked == PP_OK && !ctx->dist && ctx->ops->read_begin &&
+                       ctx->ops->accessible(ctx, edges);
+  if (checked == PP_OK && !overlap) checked = check_edges(ctx, fn, edges, bins);
   if (ctx->dist) return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
   PP_TRY(checked);
 
@@ -100,9 +143,12 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   const void *din, *dedges;
   void *dcounts;
   PP_STAGE(PP_ARG_IN, "in", in, in_bytes, pp_dtype_size(t), din);
-  PP_STAGE(PP_ARG_IN, "edges", edges, (bins + 1) * sizeof(double), sizeof(double), dedges);
+  PP_STAGE(PP_ARG_IN, "edges", edges, edge_bytes, sizeof(double), dedges);
   PP_STAGE(PP_ARG_OUT, "counts", counts, count_bytes, sizeof(uint64_t), dcounts);
-  if (st == PP_OK)
+  if (st == PP_OK && overlap)
+    st = histogram_range_overlapped(ctx, fn, t, din, n, (const double *)dedges, edge_bytes, bins,
+                                    dcounts, count_bytes);
+  else if (st == PP_OK)
     st = ctx->ops->histogram_range(ctx, t, din, n, (const double *)dedges, bins,
                                    (uint64_t *)dcounts);
   return pp_args_finish(ctx, &args, st);

@@ -40,6 +40,11 @@ typedef struct pp_backend_ops {
   /* Copy in any direction, ordered on the context's stream; returns once dst is
    * written when dst is host memory. */
   pp_status (*copy)(pp_context *ctx, void *dst, const void *src, size_t bytes);
+  /* Optional (NULL: use copy): a read of bytes from src into host memory dst that runs
+   * while later work is queued. read_begin queues it on the stream, ahead of what follows;
+   * dst holds the bytes once read_end has returned PP_OK. At most one read is open. */
+  pp_status (*read_begin)(pp_context *ctx, void *dst, const void *src, size_t bytes);
+  pp_status (*read_end)(pp_context *ctx);
   /* true when the backend's kernels may read and write p directly */
   bool (*accessible)(pp_context *ctx, const void *p);
   /* Scratch for the duration of one call, ordered on the stream (no device-wide sync). */

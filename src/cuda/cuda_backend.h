@@ -45,6 +45,14 @@ struct pp_cuda_state {
    * Allocated on the first large pageable copy. */
   void *pinned[2];
   cudaEvent_t pinned_free[2];
+  /* A small pinned buffer for short reads back to the host (a result, a few edges):
+   * through it a read costs one event wait, where the driver's staging of pageable memory
+   * costs a few microseconds more. read_dst / read_bytes: the read begun by read_begin
+   * and not yet ended (read_bytes 0: none). Allocated on the first short read. */
+  void *pinned_small;
+  cudaEvent_t small_done;
+  void *read_dst;
+  size_t read_bytes;
 };
 
 static inline pp_cuda_state *pp_cuda(pp_context *ctx) { return (pp_cuda_state *)ctx->impl; }
