@@ -63,4 +63,65 @@ static int pp_fit_blocks(pp_cuda_state *st, pp_fit_cache *cache, Kernel kernel, 
   return b;
 }
 
+/* ---- programmatic dependent launch (compute capability 9.0) ------------------------------
+ * A kernel launched with pp_launch_dependent may start while the kernel before it on the
+ * stream still runs: as soon as every block of that kernel has executed pp_pdl_trigger()
+ * or exited. Before it reads anything the earlier kernel writes it calls pp_pdl_wait(),
+ * which returns once that kernel has completed and its writes are visible; what it does
+ * before the wait (loads of data the earlier kernel does not write, its set-up) overlaps
+ * the earlier kernel's last blocks and its own launch (CUDA C++ Programming Guide,
+ * "Programmatic Dependent Launch and Synchronization"; PTX ISA, griddepcontrol). Launched
+ * the plain way, both are no-ops. Code built for a virtual architecture below 9.0 has
+ * neither, so pp_launch_dependent launches such a kernel (its ptxVersion says so) the
+ * plain way, as it does on a device below 9.0. */
+__device__ __forceinline__ void pp_pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pp_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* Per device, whether a kernel may be launched as a dependent: 0 not asked yet, 1 no,
+ * 2 yes. A call site keeps one per kernel instantiation, as a function-local static. */
+struct pp_pdl_cache {
+  int ok[PP_FIT_DEVICES];
+};
+
+/* kernel<<<blocks, threads, 0, st->stream>>>(args...), as a programmatic dependent of the
+ * kernel before it on the stream where the kernel and the device allow it. */
+template <typename... P, typename... A>
+static cudaError_t pp_launch_dependent(pp_cuda_state *st, pp_pdl_cache *cache,
+                                       void (*kernel)(P...), unsigned blocks, unsigned threads,
+                                       A... args) {
+  const int d = st->device;
+  int ok = d < PP_FIT_DEVICES ? __atomic_load_n(&cache->ok[d], __ATOMIC_RELAXED) : 0;
+  if (ok == 0) {
+    cudaFuncAttributes fa;
+    int major = 0;
+    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess) {
+      (void)cudaGetLastError(); /* a failed question is not left for the launch check */
+      ok = 1;
+    } else {
+      ok = fa.ptxVersion >= 90 && major >= 9 ? 2 : 1;
+    }
+    if (d < PP_FIT_DEVICES) __atomic_store_n(&cache->ok[d], ok, __ATOMIC_RELAXED);
+  }
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = st->stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = ok == 2 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, args...);
+}
+
 #endif /* PP_CUDA_LAUNCH_CUH */

@@ -604,7 +604,15 @@ __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigne
 
 /* Warp w counts the kept elements of chunk w into chunk_end[w]; the last block to finish
  * turns the counts into chunk ends and writes their total to *count_true. Its loads stay
- * in L2 for the placing pass; two subtiles' loads (four of u8) are in flight at once. */
+ * in L2 for the placing pass; two subtiles' loads (four of u8) are in flight at once.
+ *
+ * The placing pass is launched as its programmatic dependent (launch.cuh), and every
+ * block lets it start at once. Its blocks are launched only when every block of this grid
+ * has started and triggered, so they take what is left of the SMs (or what this grid's
+ * finished blocks leave) and never keep a counting block from starting; each of them
+ * waits for this grid's completion before it reads what this pass writes. They load their
+ * first subtile meanwhile, and start placing as soon as this grid is done, without a
+ * launch in between. */
 template <typename T, typename Pred>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
 part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_subs,
@@ -618,6 +626,7 @@ part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_s
   const size_t first = (size_t)w * chunk_subs; /* past subs for warps without a chunk */
   const size_t last = first + chunk_subs < subs ? first + chunk_subs : subs;
   constexpr int IN_FLIGHT = 2 * PARTITION_VECS / WV; /* subtiles: 2, or 4 of u8's */
+  pp_pdl_trigger();
   unsigned long long mine = 0;
   for (size_t s = first; s < last; s += IN_FLIGHT) {
     pp_vec16<T> x[IN_FLIGHT][WV];
@@ -683,7 +692,11 @@ __device__ __forceinline__ void part_load(const T *in, size_t n, size_t base, bo
 
 /* Warp w places chunk w, subtile by subtile from its end: the kept elements of a subtile
  * go to out[kp ...] (kp: kept elements before it), the rejected ones to
- * out[count_true + (rejected before it) ...]. */
+ * out[count_true + (rejected before it) ...]. It may start before the counting pass has
+ * finished (see part_count_kernel): it loads its first subtile (in, which that pass does
+ * not write), and only after pp_pdl_wait reads the chunk ends and the count and writes
+ * out. A warp without a chunk returns at once; warp 0 of block 0 always has one, so the
+ * grid cannot complete before the counting pass has. */
 template <typename T, typename Pred>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
 part_place_kernel(const T *in, size_t n, Pred pred, T *out, const uint64_t *count_true,
@@ -700,11 +713,12 @@ part_place_kernel(const T *in, size_t n, Pred pred, T *out, const uint64_t *coun
   const uint32_t subs = (uint32_t)pp_ceil_div_dev(n, SUB);
   const uint32_t first = w * (uint32_t)chunk_subs;
   uint32_t s = (first + (uint32_t)chunk_subs < subs ? first + (uint32_t)chunk_subs : subs) - 1;
-  const size_t total_true = *count_true;
-  size_t end = chunk_end[w]; /* kept elements before the end of subtile s */
 
   pp_vec16<T> x[WV];
   part_load<T>(in, n, (size_t)s * SUB, aligned && n - (size_t)s * SUB >= (size_t)SUB, x, sm);
+  pp_pdl_wait(); /* the counting pass has completed: its writes below are visible */
+  const size_t total_true = *count_true;
+  size_t end = chunk_end[w]; /* kept elements before the end of subtile s */
   for (;;) {
     /* subtile s - 1 is whole (only the array's last one is not) */
     pp_vec16<T> nx[WV];
@@ -1049,10 +1063,12 @@ static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_c
       (const T *)in, n, pred, aligned, chunk_subs, (unsigned)chunks, chunk_end, count_true,
       (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_partition");
-  part_place_kernel<T, Pred><<<blocks, SCAN_THREADS, 0, st->stream>>>(
-      (const T *)in, n, pred, (T *)out, count_true, chunk_end, chunk_subs, (unsigned)chunks,
-      aligned);
-  PP_CUDA_LAUNCHED(ctx, "pp_partition");
+  static pp_pdl_cache dependent;
+  PP_CUDA_TRY(ctx,
+              pp_launch_dependent(st, &dependent, part_place_kernel<T, Pred>, blocks,
+                                  SCAN_THREADS, (const T *)in, n, pred, (T *)out, count_true,
+                                  chunk_end, chunk_subs, (unsigned)chunks, aligned),
+              "pp_partition");
   return PP_OK;
 }
 
