@@ -19,18 +19,21 @@
  *   2. radix_histogram_kernel: ONE read of the keys builds the histograms of all digit
  *      positions; the last block to finish scans them into each digit's first output
  *      position and writes the plan: a pass whose digit is the same for all n keys cannot
- *      change the order and is skipped. The plan is read by the pass kernels on the device,
- *      so no host round trip is needed;
+ *      change the order and is skipped; with 4-byte keys it also picks each pass's warp
+ *      match method from the pass's digit counts (radix_pick_match). The plan is read by
+ *      the pass kernels on the device, so no host round trip is needed;
  *   3. one onesweep_kernel per digit position, compiled per key kind (floats, or integers
  *      with a signed key's sign flip folded into the order) so that images take no
  *      branches. A block takes tiles in the order of an atomic counter (a tile waits only
  *      on tiles handed out earlier, whose blocks are running: forward progress without
  *      co-residency), ranks the tile's keys by digit in shared memory (per-warp counters,
- *      stable; the lanes with equal digits found by shared ORs for keys alone, eight
- *      ballots beside values), publishes its per-digit counts, looks back over the earlier
- *      tiles' counts for its digits (decoupled look-back, one thread per digit), then
- *      scatters keys and values through shared memory so that runs of equal digits are
- *      written contiguously; each slot's digit is taken again from its key there.
+ *      stable; the lanes with equal digits found, for 4-byte keys alone, by the method the
+ *      plan picked for the pass (shared ORs, eight ballots or MATCH.ANY), by shared ORs for
+ *      8-byte keys alone and by eight ballots beside values), publishes its per-digit
+ *      counts, looks back over the earlier tiles' counts for its digits (decoupled
+ *      look-back, one thread per digit), then scatters keys and values through shared
+ *      memory so that runs of equal digits are written contiguously; each slot's digit is
+ *      taken again from its key there.
  * Keys ping-pong between the caller's buffer and one scratch buffer. If the passes done
  * are odd in number, the first skipped pass is turned into a plain copy, so the result
  * always ends in the caller's buffer (with 8-bit keys there is only one pass: the keys are
@@ -207,8 +210,9 @@ small_sort_kernel(const U *keys_in, U *keys, const V *values_in, VO *values, uns
  * kind is a template parameter so the image takes no branches. Then each block adds its
  * histograms to the header's 64-bit counts, notes in the header whether it saw a
  * pp_key_special key, and zeroes look-back status buffer 0; the last block to finish turns
- * the counts into first positions and writes the plan. Per-block counts stay below 2^32:
- * the host gives no block more than 2^31 keys. */
+ * the counts into first positions and writes the plan (with 4-byte keys, each pass's match
+ * method too: read by the passes of keys alone, unused beside values). Per-block counts
+ * stay below 2^32: the host gives no block more than 2^31 keys. */
 template <typename U, int KIND, int THREADS, int ITEMS>
 __global__ void __launch_bounds__(THREADS)
 radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, uint4 *status0,
@@ -218,10 +222,12 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   __shared__ unsigned s_hist[P][RADIX];
   __shared__ unsigned long long s_scan[8];
   __shared__ unsigned s_trivial[8];
+  __shared__ unsigned long long s_stat[P][2]; /* radix_pick_match's sums */
   const int tid = threadIdx.x;
   const pp_key_order<U> order = {KIND, flip}; /* kind known here: the branches fold */
   for (int i = tid; i < P * RADIX; i += THREADS) (&s_hist[0][0])[i] = 0;
   if (tid < 8) s_trivial[tid] = 0;
+  if (tid < 2 * P) (&s_stat[0][0])[tid] = 0;
   for (size_t i = (size_t)blockIdx.x * THREADS + tid; i < status0_vectors; i += (size_t)gridDim.x * THREADS)
     status0[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
@@ -267,6 +273,10 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
 
   for (int p = 0; p < P; p++) {
     const unsigned long long c = tid < RADIX ? __ldcg(&hdr->offsets[p][tid]) : 0ull;
+    if constexpr (P == 4) { /* 4-byte keys alone choose the ranking's match per pass */
+      const unsigned match = radix_pick_match<THREADS>(c, n, s_stat[p]);
+      if (tid == 0) hdr->match[p] = match;
+    }
     const unsigned long long first = pp_block_exclusive_sum256<THREADS>(c, s_scan);
     if (tid < RADIX) {
       hdr->offsets[p][tid] = first;

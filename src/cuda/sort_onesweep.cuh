@@ -181,7 +181,8 @@ __device__ __forceinline__ void load_values(const V *vs, size_t start, unsigned 
   }
 }
 
-/* The match of onesweep_kernel's ranking (PP_SORT_MATCH): shared ORs for keys alone
+/* The match of onesweep_kernel's ranking (PP_SORT_MATCH): for 4-byte keys alone chosen
+ * per pass from its digit counts (PP_SORT_MATCH_PASS), shared ORs for 8-byte keys alone
  * (faster than ballots there), ballots for pairs (where the ORs were slower). */
 template <typename U, bool HAS_V>
 __host__ __device__ static constexpr int onesweep_match() {
@@ -199,8 +200,9 @@ __host__ __device__ static constexpr size_t onesweep_tile_bytes() {
 template <typename U, typename V, bool HAS_V, int THREADS, int ITEMS>
 __host__ __device__ static constexpr size_t onesweep_buf_bytes() {
   constexpr size_t EXCH = onesweep_tile_bytes<U, V, HAS_V, THREADS, ITEMS>();
+  constexpr int MATCH = onesweep_match<U, HAS_V>(); /* PP_SORT_MATCH_PASS: may be 2 */
   constexpr size_t HIST =
-      (size_t)(THREADS / PP_WARP) * RADIX * sizeof(unsigned) * (onesweep_match<U, HAS_V>() == 2 ? 2 : 1);
+      (size_t)(THREADS / PP_WARP) * RADIX * sizeof(unsigned) * (MATCH == 2 || MATCH == PP_SORT_MATCH_PASS ? 2 : 1);
   return EXCH > HIST ? EXCH : HIST;
 }
 
@@ -221,7 +223,8 @@ __host__ __device__ static constexpr size_t onesweep_dyn_bytes() {
  * status_next: the status buffer to clear for the pass after (NULL with one pass);
  * digit_first: for thread d < 256, digit d's first output position; images: the plan's
  * IMAGES_IN / IMAGES_OUT for this pass; s_buf: the exchange buffer; vwide (VO wider
- * than V, the last pass): where the values go, widened, in place of vd.
+ * than V, the last pass): where the values go, widened, in place of vd; match: the pass's
+ * method where MATCH is PP_SORT_MATCH_PASS (rank_tile_count).
  *
  * Padding (the last tile's items at index >= valid) must rank after every key: where the
  * ranking reads images, padding is loaded as the largest image (digit 255 in every pass,
@@ -233,7 +236,7 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
                                               S digit_first, int shift, unsigned images,
                                               pp_key_order<U> order, unsigned char *s_buf,
                                               S *s_base, unsigned *s_scan, V *s_stage, V *s_vsort,
-                                              uint64_t *pd, VO *vwide) {
+                                              uint64_t *pd, VO *vwide, int match) {
   typedef pp_status_word<S> SW;
   constexpr size_t TILE = (size_t)THREADS * ITEMS;
   /* ONE_IMAGE: the first of several passes turns its keys into images once, right after
@@ -283,9 +286,9 @@ __device__ __forceinline__ void onesweep_tile(unsigned tile, unsigned valid, con
   }
   const unsigned count =
       img ? rank_tile_count<false, MATCH, THREADS>([&](int i) { return radix_digit<true>(key[i], order, shift); },
-                                                   valid, rank, whist)
+                                                   valid, rank, whist, match)
           : rank_tile_count<true, MATCH, THREADS>([&](int i) { return radix_digit<false>(key[i], order, shift); },
-                                                  valid, rank, whist);
+                                                  valid, rank, whist, match);
 
   /* publish this tile's counts as early as possible: later tiles are waiting for them */
   S *slot = status + (size_t)tile * RADIX + tid;
@@ -425,11 +428,13 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const 
   const S digit_first = tid < RADIX ? (S)hdr->offsets[pass][tid] : (S)0;
   const unsigned images = hdr->images[pass];
   const pp_key_order<U> order = {KIND, flip};
+  /* the pass's match method, the same for every block (the histogram kernel's choice) */
+  const int match = MATCH == PP_SORT_MATCH_PASS ? (int)hdr->match[pass] : MATCH;
 
   for (;;) {
     __syncthreads(); /* the previous tile is done with shared memory */
     if (tid == 0) s_tile = atomicAdd(&hdr->tile_counter[pass], 1u);
-    for (int i = tid; i < (MATCH == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
+    for (int i = tid; i < (match == 2 ? 2 : 1) * WARPS * RADIX; i += THREADS) (&whist[0][0])[i] = 0;
     __syncthreads();
     const unsigned tile = s_tile;
     if (tile >= tiles) break;
@@ -438,7 +443,7 @@ onesweep_kernel(U *keys0, U *keys1, V *vals0, V *vals1, const U *keys_in, const 
     V *const stage = reinterpret_cast<V *>(s_dyn + DYN); /* packed pairs: see onesweep_tile */
     onesweep_tile<MATCH, U, V, HAS_V, S, THREADS, ITEMS, PK>(tile, valid, ks, kd, vs, vd, status, status_next,
                                                              digit_first, shift, images, order, s_buf, s_base, s_scan,
-                                                             stage, stage + TILE, pd, vwide);
+                                                             stage, stage + TILE, pd, vwide, match);
   }
 }
 

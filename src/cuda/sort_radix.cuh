@@ -69,6 +69,7 @@ struct sort_header {
   unsigned src[8];                      /* per pass: 0 reads buffer 0, 1 reads buffer 1 */
   unsigned sbuf[8];                     /* per sort pass: which status buffer */
   unsigned images[8];                   /* per sort pass: IMAGES_IN | IMAGES_OUT */
+  unsigned match[8];                    /* per pass, 4-byte keys: the ranking's match (radix_pick_match) */
   unsigned special;                     /* some key is -0.0 or NaN: images never stored */
   unsigned done;                        /* histogram blocks finished */
   unsigned first;                       /* the first sort pass (out of place: reads the input) */
@@ -193,6 +194,30 @@ __device__ __forceinline__ unsigned warp_peers(unsigned d, unsigned *masks) {
   return peers;
 }
 
+/* The match method of a pass whose digit counts are c (thread d < 256: digit d's count, 0
+ * for the other threads) among n keys, for PP_SORT_MATCH_PASS (tuning.h has the rule and
+ * its thresholds): the expected number of distinct digits among a warp's 32 keys, taken as
+ * independent draws, sum_d 1 - (1 - p_d)^32, and the collision sum 256 sum_d p_d^2, with
+ * p_d = c_d / n. Each term is summed in 32-bit fixed point with integer atomics, so the sums,
+ * and the choice, do not depend on the order of the adds. s_stat: two words, zero on entry.
+ * Every thread must call it; every thread gets the method. */
+template <int THREADS>
+__device__ __forceinline__ unsigned radix_pick_match(unsigned long long c, unsigned long long n,
+                                                     unsigned long long *s_stat) {
+  static_assert(THREADS >= RADIX, "one thread per digit");
+  if (threadIdx.x < RADIX && c) {
+    const float p = (float)c / (float)n;
+    float miss = 1.0f - p; /* (1 - p)^32: the chance that none of 32 keys has the digit */
+#pragma unroll
+    for (int i = 0; i < 5; i++) miss *= miss;
+    atomicAdd(&s_stat[0], (unsigned long long)(p * p * 0x1p32f));
+    atomicAdd(&s_stat[1], (unsigned long long)((1.0f - miss) * 0x1p32f));
+  }
+  __syncthreads();
+  const float collide = (float)s_stat[0] * 0x1p-24f, distinct = (float)s_stat[1] * 0x1p-32f;
+  return distinct < (float)PP_SORT_MATCH_ANY_BELOW ? 1u : collide < (float)PP_SORT_MATCH_OR_BELOW ? 2u : 0u;
+}
+
 /* Items are warp-striped: item i of lane l in warp w is key w*32*ITEMS + i*32 + l of the
  * tile, so index order is (warp, item, lane) and each load is one coalesced warp access. */
 template <int ITEMS>
@@ -261,11 +286,25 @@ __device__ __forceinline__ unsigned warp_counts_to_bases(unsigned (*whist)[RADIX
 /* Part 1 of ranking a tile: each key's rank among its warp's keys with the same digit
  * (rank_warp_items, counters from zero), then, for thread d < 256, whist[w][d] becomes
  * the count of digit d in warps before w, and the return value is the tile's count of
- * digit d. whist must be zero on entry; every thread must call this. */
+ * digit d. whist must be zero on entry; every thread must call this. MATCH
+ * PP_SORT_MATCH_PASS: the method is match (0, 1 or 2), the same in the whole block, a
+ * branch around the unrolled ranking, which is compiled once per method; with 2 the match
+ * tables must be zero too. */
 template <bool PAD, int MATCH, int THREADS, int ITEMS, typename DigitOf>
 __device__ __forceinline__ unsigned rank_tile_count(DigitOf digit_of, unsigned valid, unsigned (&packed)[ITEMS],
-                                                    unsigned (*whist)[RADIX]) {
-  rank_warp_items<PAD, MATCH, THREADS / PP_WARP>(digit_of, valid, packed, whist);
+                                                    unsigned (*whist)[RADIX], int match = MATCH) {
+  constexpr int WARPS = THREADS / PP_WARP;
+  if constexpr (MATCH == PP_SORT_MATCH_PASS) {
+    if (match == 1)
+      rank_warp_items<PAD, 1, WARPS>(digit_of, valid, packed, whist);
+    else if (match == 0)
+      rank_warp_items<PAD, 0, WARPS>(digit_of, valid, packed, whist);
+    else
+      rank_warp_items<PAD, 2, WARPS>(digit_of, valid, packed, whist);
+  } else {
+    (void)match;
+    rank_warp_items<PAD, MATCH, WARPS>(digit_of, valid, packed, whist);
+  }
   __syncthreads();
   return warp_counts_to_bases<THREADS>(whist);
 }

@@ -75,10 +75,31 @@
  * 0 eight ballots (~24 simple instructions a key); 1 __match_any_sync (MATCH.ANY is slow
  * for a few bits: CUB's ranking uses a ballot loop for 8-bit digits); 2 each lane ORs its
  * bit into a per-warp shared word of its digit and reads the word back (one shared atomic,
- * one load and one store a key; a second per-warp table of 256 words). */
+ * one load and one store a key; a second per-warp table of 256 words).
+ * PP_SORT_MATCH_PASS: chosen per pass on the device from that pass's digit counts, which
+ * the histogram kernel has before the first pass (radix_pick_match). Which method is
+ * fastest depends on the digits a warp's 32 keys hold: the ORs for uniform digits, the
+ * ballots once some digits are more frequent (the ORs of equal digits are same-address
+ * atomics, which queue), MATCH.ANY when a warp holds few distinct digits (its cost grows
+ * with their number). With p_d the fraction of the keys with digit d, a pass takes
+ *   1 (match) when the expected number of distinct digits among 32 keys drawn
+ *     independently, sum_d 1 - (1 - p_d)^32 (30.1 for uniform digits), is below
+ *     PP_SORT_MATCH_ANY_BELOW;
+ *   else 2 (ORs) when 256 sum_d p_d^2 (the chance that two keys share a digit, relative
+ *     to uniform digits: 1.0 for them) is below PP_SORT_MATCH_OR_BELOW;
+ *   else 0 (ballots).
+ * The thresholds are where the measured pass times of the three methods (docs/benchmarks:
+ * the H200 ncu passes of u32 and f32 keys in [-1, 1) at 2^28, one build per method) cross
+ * when interpolated linearly: MATCH.ANY's time against the expected distinct digits
+ * (through uniform digits, 30.1, and the float top byte, 6.4) meets the ballots' near 11;
+ * the ORs' lead over the ballots (uniform digits, 1.0) turns into a loss at the float low
+ * byte (1.5, half the values having a clear low mantissa bit) and crosses near 1.15. */
 #define PP_SORT_MATCH 0     /* pairs */
-#define PP_SORT_MATCH_K32 2 /* 4-byte keys alone */
+#define PP_SORT_MATCH_K32 PP_SORT_MATCH_PASS /* 4-byte keys alone */
 #define PP_SORT_MATCH_K64 2 /* 8-byte keys alone */
+#define PP_SORT_MATCH_PASS (-1)
+#define PP_SORT_MATCH_ANY_BELOW 11.0
+#define PP_SORT_MATCH_OR_BELOW 1.15
 /* The one-block sort of small n: PP_SORT_SMALL_THREADS x PP_SORT_SMALL_ITEMS keys. */
 #define PP_SORT_SMALL_THREADS 512
 #define PP_SORT_SMALL_ITEMS 8
