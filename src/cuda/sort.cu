@@ -222,12 +222,11 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   __shared__ unsigned s_hist[P][RADIX];
   __shared__ unsigned long long s_scan[8];
   __shared__ unsigned s_trivial[8];
-  __shared__ unsigned long long s_stat[P][2]; /* radix_pick_match's sums */
+  __shared__ unsigned long long s_match[RADIX / PP_WARP][2]; /* radix_pick_match's warp sums */
   const int tid = threadIdx.x;
   const pp_key_order<U> order = {KIND, flip}; /* kind known here: the branches fold */
   for (int i = tid; i < P * RADIX; i += THREADS) (&s_hist[0][0])[i] = 0;
   if (tid < 8) s_trivial[tid] = 0;
-  if (tid < 2 * P) (&s_stat[0][0])[tid] = 0;
   for (size_t i = (size_t)blockIdx.x * THREADS + tid; i < status0_vectors; i += (size_t)gridDim.x * THREADS)
     status0[i] = make_uint4(0, 0, 0, 0);
   __syncthreads();
@@ -274,7 +273,7 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
   for (int p = 0; p < P; p++) {
     const unsigned long long c = tid < RADIX ? __ldcg(&hdr->offsets[p][tid]) : 0ull;
     if constexpr (P == 4) { /* 4-byte keys alone choose the ranking's match per pass */
-      const unsigned match = radix_pick_match<THREADS>(c, n, s_stat[p]);
+      const unsigned match = radix_pick_match<THREADS>(c, n, s_match);
       if (tid == 0) hdr->match[p] = match;
     }
     const unsigned long long first = pp_block_exclusive_sum256<THREADS>(c, s_scan);
@@ -282,7 +281,7 @@ radix_histogram_kernel(const U *__restrict__ keys, size_t n, sort_header *hdr, u
       hdr->offsets[p][tid] = first;
       if (c == (unsigned long long)n) s_trivial[p] = 1;
     }
-    __syncthreads(); /* s_scan is reused */
+    __syncthreads(); /* s_scan (and s_match) are reused */
   }
   if (tid == 0) radix_write_plan<P>(hdr, s_trivial, pack != 0, __ldcg(&hdr->special) == 0, from_input != 0);
 }

@@ -198,23 +198,43 @@ __device__ __forceinline__ unsigned warp_peers(unsigned d, unsigned *masks) {
  * for the other threads) among n keys, for PP_SORT_MATCH_PASS (tuning.h has the rule and
  * its thresholds): the expected number of distinct digits among a warp's 32 keys, taken as
  * independent draws, sum_d 1 - (1 - p_d)^32, and the collision sum 256 sum_d p_d^2, with
- * p_d = c_d / n. Each term is summed in 32-bit fixed point with integer atomics, so the sums,
- * and the choice, do not depend on the order of the adds. s_stat: two words, zero on entry.
- * Every thread must call it; every thread gets the method. */
+ * p_d = c_d / n. Each term is taken in 32-bit fixed point and summed as integers (per
+ * warp by shuffles, then the warps' sums in order by every thread), so the choice does
+ * not depend on the order of the adds. s_warp: RADIX / 32 pairs, written here; the caller
+ * syncs before calling again with the same s_warp. Every thread must call it; every
+ * thread gets the method. */
 template <int THREADS>
 __device__ __forceinline__ unsigned radix_pick_match(unsigned long long c, unsigned long long n,
-                                                     unsigned long long *s_stat) {
+                                                     unsigned long long (*s_warp)[2]) {
   static_assert(THREADS >= RADIX, "one thread per digit");
-  if (threadIdx.x < RADIX && c) {
+  const int tid = threadIdx.x;
+  unsigned long long same = 0, seen = 0; /* 2^32 p_d^2 and 2^32 (1 - (1 - p_d)^32) */
+  if (tid < RADIX && c) {
     const float p = (float)c / (float)n;
     float miss = 1.0f - p; /* (1 - p)^32: the chance that none of 32 keys has the digit */
 #pragma unroll
     for (int i = 0; i < 5; i++) miss *= miss;
-    atomicAdd(&s_stat[0], (unsigned long long)(p * p * 0x1p32f));
-    atomicAdd(&s_stat[1], (unsigned long long)((1.0f - miss) * 0x1p32f));
+    same = (unsigned long long)(p * p * 0x1p32f);
+    seen = (unsigned long long)((1.0f - miss) * 0x1p32f);
+  }
+#pragma unroll
+  for (int o = PP_WARP / 2; o > 0; o /= 2) {
+    same += __shfl_xor_sync(FULL_MASK, same, o);
+    seen += __shfl_xor_sync(FULL_MASK, seen, o);
+  }
+  if (tid < RADIX && tid % PP_WARP == 0) {
+    s_warp[tid / PP_WARP][0] = same;
+    s_warp[tid / PP_WARP][1] = seen;
   }
   __syncthreads();
-  const float collide = (float)s_stat[0] * 0x1p-24f, distinct = (float)s_stat[1] * 0x1p-32f;
+  same = 0;
+  seen = 0;
+#pragma unroll
+  for (int w = 0; w < RADIX / PP_WARP; w++) {
+    same += s_warp[w][0];
+    seen += s_warp[w][1];
+  }
+  const float collide = (float)same * 0x1p-24f, distinct = (float)seen * 0x1p-32f;
   return distinct < (float)PP_SORT_MATCH_ANY_BELOW ? 1u : collide < (float)PP_SORT_MATCH_OR_BELOW ? 2u : 0u;
 }
 
