@@ -149,14 +149,7 @@ merge_partition_kernel(const U *__restrict__ a, size_t na, const U *__restrict__
     if (cl > clo) lo = (cl - 1) * S + 1; /* the predicate holds at (cl - 1) * S */
     if (cl < chi) hi = cl * S;           /* and fails at cl * S */
   }
-  while (lo < hi) {
-    const size_t m = lo + (hi - lo) / 2;
-    if (merge_le<U, KIND, DESC>(__ldg(a + m), __ldg(b + (k - 1 - m))))
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  splits[t] = lo;
+  splits[t] = merge_path_split_one<true>(a, b, k, lo, hi, merge_le_fn<U, KIND, DESC>());
 }
 
 /* merge_partition_kernel by MERGE_GROUP_LANES lanes a split (merge_path.cuh), without

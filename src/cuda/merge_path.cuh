@@ -15,6 +15,24 @@
 
 #include "common.cuh"
 
+/* The one-thread form: the binary search over a range [lo, hi] that already holds the split
+ * (at widest [max(0, d - lb), min(d, la)]; pp_merge first narrows it on samples), one
+ * dependent probe of a and b a step. le as below. LDG: the keys do not change during the
+ * kernel, so they are read through the read-only data cache (__ldg); else plain loads. */
+template <bool LDG, typename U, typename LE>
+__device__ __forceinline__ size_t merge_path_split_one(const U *a, const U *b, size_t d, size_t lo,
+                                                       size_t hi, LE le) {
+  while (lo < hi) {
+    const size_t m = lo + (hi - lo) / 2;
+    const U *x = a + m, *y = b + (d - 1 - m);
+    if (LDG ? le(__ldg(x), __ldg(y)) : le(*x, *y))
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
 /* Called by the whole warp (32 % G == 0); lanes [g * G, g * G + G) search one split, each
  * group its own a, b and d. le(x, y): x may be output before y. Groups with live false take
  * part in the warp's votes and find nothing (their result is not a split). */

@@ -213,24 +213,6 @@ __device__ __forceinline__ msort_tile_pos msort_locate(const msort_seg *segs, un
   return p;
 }
 
-/* Merge path in global memory by one thread: the number of a's keys among the first d
- * outputs. */
-template <int KIND, typename U>
-__device__ __forceinline__ unsigned long long msort_split_global(const U *a, unsigned long long la,
-                                                                 const U *b, unsigned long long lb,
-                                                                 unsigned long long d,
-                                                                 pp_key_order<U> o) {
-  unsigned long long lo = d > lb ? d - lb : 0, hi = d < la ? d : la;
-  while (lo < hi) {
-    const unsigned long long mid = lo + (hi - lo) / 2;
-    if (msort_le<KIND>(a[mid], b[d - 1 - mid], o))
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* msort_le as the comparer of merge_path_split (merge_path.cuh). */
 template <int KIND, typename U>
 struct msort_le_fn {
@@ -275,8 +257,10 @@ msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort
          t += gridDim.x * MSORT_SPLIT_THREADS) {
       const msort_tile_pos p = msort_locate(segs, count, t, r + chunk_log2, tile);
       const U *a = ((p.rounds - r) & 1 ? k1 : k0) + p.seg_start + p.ps;
+      const unsigned long long lo = p.d0 > p.lb ? p.d0 - p.lb : 0, hi = p.d0 < p.la ? p.d0 : p.la;
       unsigned long long split;
-      MSORT_WITH_KIND(U, o, split = msort_split_global<KIND>(a, p.la, a + p.la, p.lb, p.d0, o));
+      MSORT_WITH_KIND(U, o,
+                      split = merge_path_split_one<false>(a, a + p.la, p.d0, lo, hi, msort_le_fn<KIND, U>{o}));
       splits[t] = split;
     }
   } else {
