@@ -1,6 +1,6 @@
-/* merge_path.cuh — the merge-path split in global memory, searched by G lanes of a warp at
- * once (Green, McColl & Bader, "GPU merge path", 2012), for pp_merge (merge.cu) and the merge
- * sort's rounds (sort_merge.cu).
+/* merge_path.cuh — the merge-path split in global memory, searched by one thread or by G
+ * lanes of a warp at once (Green, McColl & Bader, "GPU merge path", 2012), for pp_merge
+ * (merge.cu) and the merge sort's rounds (sort_merge.cu).
  *
  * The first d outputs of the merge of sorted runs a[0, la) and b[0, lb) are a[0, i) and
  * b[0, d - i), i the first m in [max(0, d - lb), min(d, la)] at which le(a[m], b[d-1-m])
