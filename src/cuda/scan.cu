@@ -462,8 +462,11 @@ select_kernel(const T *in, size_t n, cmp_pred<T> pred, T *out, uint64_t *count,
  * element (j*32 + l) * VW, so every load is one coalesced 512-byte warp access. Warp w of
  * the grid owns the contiguous chunk of chunk_subs subtiles from w * chunk_subs (the last
  * chunk may be shorter); there is one chunk per warp of a full wave of placing blocks.
- * The counting pass leaves each chunk's kept count in chunk_end[w], and its last block
- * scans them into chunk ends. The placing warp then walks its chunk from the last subtile
+ * The counting pass leaves each chunk's kept count in chunk_count[w] and each block's
+ * total in block_end[b], and its last block scans only the block totals into block ends
+ * (a few a thread); a placing warp adds the counts of its block's chunks up to its own to
+ * the end of the block before (one load a lane and a warp reduce), which is where its
+ * chunk ends. The placing warp then walks its chunk from the last subtile
  * to the first (it reads first what the counting pass read last, which L2 may still
  * hold), with the next subtile's loads in flight while it places the current one, and
  * with no block barrier and no block scan:
@@ -580,8 +583,8 @@ __device__ __forceinline__ uint32_t part_bits(Pred pred, const pp_vec16<T> &x, i
   return cnt >= VW ? b : b & ((1u << cnt) - 1u);
 }
 
-/* The inclusive scan of the g chunk counts c[] in place, by one block; *total: the sum. */
-__device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigned g,
+/* The inclusive scan of the g counts c[] in place, by one block; *total: the sum. */
+__device__ __forceinline__ void scan_counts(unsigned long long *c, unsigned g,
                                                   uint64_t *total) {
   __shared__ unsigned long long warp_sum[SCAN_WARPS];
   const int lane = threadIdx.x % PP_WARP, warp = threadIdx.x / PP_WARP;
@@ -602,8 +605,9 @@ __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigne
   if (threadIdx.x == SCAN_THREADS - 1) *total = run;
 }
 
-/* Warp w counts the kept elements of chunk w into chunk_end[w]; the last block to finish
- * turns the counts into chunk ends and writes their total to *count_true. Its loads stay
+/* Warp w counts the kept elements of chunk w into chunk_count[w], block b their sum over
+ * its warps into block_end[b]; the last block to finish turns the block totals into block
+ * ends and writes their total to *count_true. Its loads stay
  * in L2 for the placing pass; two subtiles' loads (four of u8) are in flight at once.
  *
  * The placing pass is launched as its programmatic dependent (launch.cuh), and every
@@ -616,8 +620,8 @@ __device__ __forceinline__ void scan_chunk_counts(unsigned long long *c, unsigne
 template <typename T, typename Pred>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
 part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_subs,
-                  unsigned nchunks, unsigned long long *chunk_end, uint64_t *count_true,
-                  unsigned *done) {
+                  unsigned nchunks, unsigned long long *chunk_count,
+                  unsigned long long *block_end, uint64_t *count_true, unsigned *done) {
   typedef part_shape<T> S;
   constexpr int WV = S::WV, VW = S::VW, SUB = S::SUB;
   const int lane = threadIdx.x % PP_WARP;
@@ -657,13 +661,19 @@ part_count_kernel(const T *in, size_t n, Pred pred, bool aligned, size_t chunk_s
       for (int j = 0; j < WV; j++) c += __popc(part_bits<T>(pred, x[k][j], cnt[k][j]));
     mine += c;
   }
-  mine = pp_warp_reduce<count_sum>(mine);
-  if (lane == 0 && w < nchunks) {
-    chunk_end[w] = mine;
-    __threadfence(); /* before thread 0's ticket (pp_last_block_done) */
+  mine = pp_warp_reduce<count_sum>(mine); /* 0 in a warp without a chunk */
+  __shared__ unsigned long long warp_count[PART_WARPS];
+  if (lane == 0) {
+    if (w < nchunks) chunk_count[w] = mine;
+    warp_count[threadIdx.x / PP_WARP] = mine;
   }
   __syncthreads();
-  if (pp_last_block_done(done)) scan_chunk_counts(chunk_end, nchunks, count_true);
+  if (threadIdx.x == 0) {
+    unsigned long long b = 0;
+    for (int i = 0; i < PART_WARPS; i++) b += warp_count[i];
+    block_end[blockIdx.x] = b; /* fenced before the ticket in pp_last_block_done */
+  }
+  if (pp_last_block_done(done)) scan_counts(block_end, gridDim.x, count_true);
 }
 
 /* The subtile at base into x: whole aligned subtiles as 16-byte streaming loads; the
@@ -700,7 +710,8 @@ __device__ __forceinline__ void part_load(const T *in, size_t n, size_t base, bo
 template <typename T, typename Pred>
 __global__ void __launch_bounds__(SCAN_THREADS, PP_PARTITION_MIN_BLOCKS)
 part_place_kernel(const T *in, size_t n, Pred pred, T *out, const uint64_t *count_true,
-                  const unsigned long long *chunk_end, size_t chunk_subs, unsigned nchunks,
+                  const unsigned long long *chunk_count, const unsigned long long *block_end,
+                  size_t chunk_subs, unsigned nchunks,
                   bool aligned) {
   typedef part_shape<T> S;
   typedef typename S::Bits Bits;
@@ -718,7 +729,11 @@ part_place_kernel(const T *in, size_t n, Pred pred, T *out, const uint64_t *coun
   part_load<T>(in, n, (size_t)s * SUB, aligned && n - (size_t)s * SUB >= (size_t)SUB, x, sm);
   pp_pdl_wait(); /* the counting pass has completed: its writes below are visible */
   const size_t total_true = *count_true;
-  size_t end = chunk_end[w]; /* kept elements before the end of subtile s */
+  /* kept elements before the end of subtile s: those of the blocks before this one and of
+     this block's chunks up to w (b0 + lane <= w < nchunks) */
+  const unsigned b0 = blockIdx.x * PART_WARPS;
+  const unsigned long long mine = lane <= wid ? chunk_count[b0 + lane] : 0;
+  size_t end = pp_warp_allreduce<count_sum>(mine) + (blockIdx.x ? block_end[blockIdx.x - 1] : 0);
   for (;;) {
     /* subtile s - 1 is whole (only the array's last one is not) */
     pp_vec16<T> nx[WV];
@@ -1031,9 +1046,11 @@ static pp_status select_typed(pp_context *ctx, const void *in, size_t n, pp_cmp 
 }
 
 /* The chunks of a partition (see part_count_kernel): one per warp of a full wave of
- * placing blocks, as many as the scratch's partials hold at most. */
-#define PART_MAX_CHUNKS \
-  ((PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / sizeof(unsigned long long))
+ * placing blocks, as many as the scratch's partials hold at most with a block end for
+ * every PART_WARPS of them. */
+#define PART_MAX_CHUNKS                                                                      \
+  ((PP_CUDA_SCRATCH_BYTES - PP_SCRATCH_PARTIALS) / sizeof(unsigned long long) /            \
+   (PART_WARPS + 1) * PART_WARPS)
 
 template <typename T>
 static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_cmp cmp,
@@ -1058,16 +1075,19 @@ static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_c
   const Pred pred = make_ival<T>(cmp, value);
   const bool aligned = aligned16(in, in);
   char *scratch = (char *)st->scratch;
-  unsigned long long *chunk_end = (unsigned long long *)(scratch + PP_SCRATCH_PARTIALS);
+  unsigned long long *chunk_count = (unsigned long long *)(scratch + PP_SCRATCH_PARTIALS);
+  unsigned long long *block_end = chunk_count + chunks; /* blocks <= chunks / PART_WARPS + 1 */
   part_count_kernel<T, Pred><<<blocks, SCAN_THREADS, 0, st->stream>>>(
-      (const T *)in, n, pred, aligned, chunk_subs, (unsigned)chunks, chunk_end, count_true,
+      (const T *)in, n, pred, aligned, chunk_subs, (unsigned)chunks, chunk_count, block_end,
+      count_true,
       (unsigned *)(scratch + PP_SCRATCH_COUNTER));
   PP_CUDA_LAUNCHED(ctx, "pp_partition");
   static pp_pdl_cache dependent;
   PP_CUDA_TRY(ctx,
               pp_launch_dependent(st, &dependent, part_place_kernel<T, Pred>, blocks,
                                   SCAN_THREADS, (const T *)in, n, pred, (T *)out, count_true,
-                                  chunk_end, chunk_subs, (unsigned)chunks, aligned),
+                                  chunk_count, block_end, chunk_subs, (unsigned)chunks,
+                                  aligned),
               "pp_partition");
   return PP_OK;
 }
