@@ -6,7 +6,9 @@
  *  1. ssort_splitter_kernel (one block): one sample from each of S strata of the array
  *     (S the block-sort chunk, thousands: oversampling of 66 or more per bucket), at a
  *     pseudo-random place in its stratum, so sorted, periodic and skewed inputs are sampled
- *     evenly; block-sorted; B-1 splitters taken at regular quantiles of the samples.
+ *     evenly; block-sorted; B-1 splitters taken at regular quantiles of the samples and
+ *     laid out as a search tree in level order (the paper's layout), which the steps below
+ *     descend with one shared-memory load per level and few bank conflicts.
  *  2. Buckets. A key goes to interval bucket 2i when s_i < key < s_(i+1), or to equality
  *     bucket 2i-1 when key == s_i (images compared): 2B-1 buckets in key order. A value
  *     frequent enough to matter is picked as a splitter, often several times; all its
@@ -39,8 +41,12 @@
 #define SSORT_MAX_SPLITTERS 255
 #define SSORT_ID_SPACE 512 /* bucket ids 0 .. 2*255, and the padding id */
 #define SSORT_PAD_BUCKET 511
-/* Rows of the count matrix are at most this long; larger arrays get longer tiles. */
+/* Rows of the count matrix are at most this long, and at most SSORT_TILES_PER_SM per SM:
+ * enough blocks of the count and scatter kernels for every SM; more tiles only add to the
+ * count matrix, which is written, scanned and read once per tile and bucket. Larger arrays
+ * get longer tiles. */
 #define SSORT_MAX_TILES 4096
+#define SSORT_TILES_PER_SM 8
 #define SSORT_COUNT_UNROLL 4
 
 /* Keys per thread of a scatter sub-tile: 256 x 16 four-byte or 256 x 12 eight-byte keys,
@@ -52,16 +58,38 @@ __host__ __device__ constexpr int ssort_items(int key_bytes, int value_bytes) {
 
 /* ---- buckets ---------------------------------------------------------------------------- */
 
-/* sp: 256 splitter images, sorted, the entries from `splitters` on all ones. The number of
- * splitters <= img, p, is found by eight halving steps over the first 255 entries (so the
- * padding can only count when img is all ones, hence the clamp). */
+/* The splitters are kept as a search tree in level order (Eytzinger layout, as in
+ * Leischner, Osipov & Sanders): tree[1] is the root, node j has children 2j and 2j + 1,
+ * and an in-order walk of nodes 1 .. 255 gives the 255 splitter slots sorted (the slots
+ * from `splitters` on repeat the last splitter). The nodes of one level are contiguous, so
+ * the lanes of a warp that reach different nodes of a level read different banks in the
+ * upper levels, where a sorted array read by halving puts every candidate of a step in
+ * the same bank. Node j at level l (2^l <= j < 2^(l+1)) holds sorted slot
+ * (2(j - 2^l) + 1) * 2^(7-l) - 1. */
+__host__ __device__ __forceinline__ unsigned ssort_tree_slot(unsigned j) {
+  unsigned l = 0;
+  while ((2u << l) <= j) l++;
+  return ((2 * (j - (1u << l)) + 1) << (7 - l)) - 1;
+}
+
+/* Bucket of a key image: eight steps down the tree (go right where node <= img) end at
+ * leaf 256 + p, p the number of slots <= img; the last node passed on the right is the
+ * largest of them, slot p - 1, which tells the equality bucket without another load.
+ * Slots past the splitters repeat the last one, so p is clamped to `splitters` and that
+ * node is still the last splitter. */
 template <typename U>
-__device__ __forceinline__ unsigned ssort_bucket(U img, const U *sp, unsigned splitters) {
-  unsigned p = 0;
-#pragma unroll
-  for (unsigned s = 128; s; s >>= 1) p += sp[p + s - 1] <= img ? s : 0u;
+__host__ __device__ __forceinline__ unsigned ssort_bucket(U img, const U *tree, unsigned splitters) {
+  unsigned j = 1;
+  U last = 0;
+  for (int level = 0; level < 8; level++) { /* unrolled by the compiler */
+    const U s = tree[j];
+    const bool right = s <= img;
+    last = right ? s : last;
+    j = 2 * j + (right ? 1u : 0u);
+  }
+  unsigned p = j - 256;
   p = p < splitters ? p : splitters;
-  return p && sp[p - 1] == img ? 2 * p - 1 : 2 * p;
+  return p && last == img ? 2 * p - 1 : 2 * p;
 }
 
 /* The lanes of the warp with the same 9-bit bucket id: one ballot per bit. */
@@ -93,10 +121,29 @@ __device__ __forceinline__ void ssort_splitter_body(const U *keys, unsigned long
                                                     pp_key_order<U> o, U *sk) {
   constexpr int ITEMS = msort_cfg<U, uint32_t, false>::ITEMS;
   const int tid = threadIdx.x;
-  for (int j = tid; j < samples; j += MSORT_THREADS) {
-    const unsigned long long lo = (unsigned long long)j * n / (unsigned)samples;
-    const unsigned long long hi = (unsigned long long)(j + 1) * n / (unsigned)samples;
-    sk[j] = keys[lo + ssort_hash((unsigned)j) % (hi - lo)]; /* samples <= n: hi > lo */
+  /* sample j from stratum [j * n / samples, (j + 1) * n / samples): the bounds in double
+     (no 64-bit division), then kept inside the array and non-empty; the place in the
+     stratum is the hash scaled to its length. All of the thread's loads are issued before
+     the first store, so they are in flight together. */
+  const double step = (double)n / (double)samples;
+  U x[ITEMS];
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const int j = i * MSORT_THREADS + tid;
+    if (j < samples) {
+      unsigned long long lo = (unsigned long long)((double)j * step);
+      unsigned long long hi = (unsigned long long)((double)(j + 1) * step);
+      lo = lo < n ? lo : n - 1;
+      hi = hi > lo ? (hi < n ? hi : n) : lo + 1;
+      const unsigned long long w = hi - lo;
+      const unsigned len = w < 0xffffffffull ? (unsigned)w : 0xffffffffu;
+      x[i] = keys[lo + __umulhi(ssort_hash((unsigned)j), len)];
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++) {
+    const int j = i * MSORT_THREADS + tid;
+    if (j < samples) sk[j] = x[i];
   }
   __syncthreads();
   U key[ITEMS];
@@ -110,9 +157,13 @@ __device__ __forceinline__ void ssort_splitter_body(const U *keys, unsigned long
   for (int i = 0; i < ITEMS; i++)
     if (i < cnt) sk[tid * ITEMS + i] = images ? key[i] : msort_image<KIND>(key[i], o);
   __syncthreads();
-  if (tid < 256)
-    sp_out[tid] = (unsigned)tid < splitters ? sk[(size_t)(tid + 1) * (unsigned)samples / (splitters + 1)]
-                                            : msort_all_ones<U>();
+  /* node tid of the search tree: sorted slot i is the sample at quantile (i + 1) / B, the
+     slots past the splitters repeat the last; node 0 is not used */
+  if (tid < 256) {
+    unsigned i = tid ? ssort_tree_slot((unsigned)tid) : 0u;
+    i = i < splitters ? i : splitters - 1;
+    sp_out[tid] = sk[(size_t)(i + 1) * (unsigned)samples / (splitters + 1)];
+  }
 }
 
 /* Dynamic shared memory: SSORT_SPLITTER_SMEM(U) bytes, the samples. */
@@ -176,8 +227,9 @@ __device__ __forceinline__ void ssort_count_body(const U *keys, unsigned long lo
   }
 }
 
+/* Eight blocks per SM: the whole grid (SSORT_TILES_PER_SM blocks per SM) in one wave. */
 template <typename U>
-__global__ void __launch_bounds__(SSORT_THREADS)
+__global__ void __launch_bounds__(SSORT_THREADS, SSORT_TILES_PER_SM)
 ssort_count_kernel(const U *keys, unsigned long long n, unsigned long long tile_len,
                    unsigned tiles, const U *sp_in, unsigned splitters,
                    unsigned long long *counts, unsigned long long *totals, pp_key_order<U> o) {
@@ -213,10 +265,11 @@ ssort_scan_kernel(unsigned long long *counts, unsigned tiles, const unsigned lon
 /* ---- 5. scatter ----------------------------------------------------------------------------- */
 
 template <typename U, typename V, bool HAS_V>
-__global__ void __launch_bounds__(SSORT_THREADS)
-ssort_scatter_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long n,
-                     unsigned long long tile_len, unsigned tiles, const U *sp_in,
-                     unsigned splitters, const unsigned long long *offsets, pp_key_order<U> o) {
+__device__ __forceinline__ void ssort_scatter_body(const U *ks, const V *vs, U *kd, V *vd,
+                                                   unsigned long long n, unsigned long long tile_len,
+                                                   unsigned tiles, const U *sp_in, unsigned splitters,
+                                                   const unsigned long long *offsets,
+                                                   pp_key_order<U> o) {
   constexpr int ITEMS = ssort_items((int)sizeof(U), HAS_V ? (int)sizeof(V) : 0);
   constexpr int SUB = SSORT_THREADS * ITEMS;
   constexpr size_t XBYTES = (size_t)SUB * (HAS_V && sizeof(V) > sizeof(U) ? sizeof(V) : sizeof(U));
@@ -245,7 +298,8 @@ ssort_scatter_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long 
   for (unsigned long long sub = begin; sub < end; sub += SUB) {
     const unsigned valid = end - sub < (unsigned long long)SUB ? (unsigned)(end - sub) : (unsigned)SUB;
     __syncthreads(); /* the previous sub-tile is written out */
-    for (int i = tid; i < SSORT_WARPS * SSORT_ID_SPACE; i += SSORT_THREADS) (&whist[0][0])[i] = 0;
+    for (int i = tid; i < SSORT_WARPS * SSORT_ID_SPACE / 4; i += SSORT_THREADS)
+      reinterpret_cast<uint4 *>(s_buf)[i] = make_uint4(0u, 0u, 0u, 0u);
     __syncthreads();
 
     /* warp-striped: item i of lane l in warp w is key w*32*ITEMS + i*32 + l of the sub-tile */
@@ -274,22 +328,24 @@ ssort_scatter_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long 
       packed[i] = ((old + (unsigned)__popc(peers & below)) << 9) | d;
     }
     __syncthreads();
-    /* per bucket: the counts of the warps before each warp, and the sub-tile's count */
+    /* per bucket: the counts of the warps before each warp, and the sub-tile's count
+       (the thread's two counters of a warp are one 8-byte access: no bank conflict) */
     unsigned c0 = 0, c1 = 0;
 #pragma unroll
     for (int w = 0; w < SSORT_WARPS; w++) {
-      const unsigned x = whist[w][b0], y = whist[w][b0 + 1];
-      whist[w][b0] = c0;
-      whist[w][b0 + 1] = c1;
-      c0 += x;
-      c1 += y;
+      uint2 *h = reinterpret_cast<uint2 *>(&whist[w][b0]);
+      const uint2 x = *h;
+      *h = make_uint2(c0, c1);
+      c0 += x.x;
+      c1 += x.y;
     }
     /* the buckets' first slots in the sub-tile grouped by bucket */
     const unsigned f0 = pp_block_exclusive_sum256<SSORT_THREADS>(c0 + c1, s_scan), f1 = f0 + c0;
 #pragma unroll
     for (int w = 0; w < SSORT_WARPS; w++) {
-      whist[w][b0] += f0;
-      whist[w][b0 + 1] += f1;
+      uint2 *h = reinterpret_cast<uint2 *>(&whist[w][b0]);
+      const uint2 x = *h;
+      *h = make_uint2(x.x + f0, x.y + f1);
     }
     /* modular arithmetic: adding a slot index (>= the bucket's first) is exact */
     s_base[b0] = s_off[b0] - f0;
@@ -320,15 +376,36 @@ ssort_scatter_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long 
   }
 }
 
+/* Keys only: four blocks per SM (64 registers per thread; one-byte keys, which are widened
+ * to compare, three); pairs, which hold the values too, as many as their registers allow. */
+template <typename U>
+__global__ void __launch_bounds__(SSORT_THREADS, sizeof(U) == 1 ? 3 : 4)
+ssort_scatter_keys_kernel(const U *ks, U *kd, unsigned long long n, unsigned long long tile_len,
+                          unsigned tiles, const U *sp_in, unsigned splitters,
+                          const unsigned long long *offsets, pp_key_order<U> o) {
+  ssort_scatter_body<U, uint32_t, false>(ks, nullptr, kd, nullptr, n, tile_len, tiles, sp_in, splitters,
+                                         offsets, o);
+}
+template <typename U, typename V>
+__global__ void __launch_bounds__(SSORT_THREADS)
+ssort_scatter_pairs_kernel(const U *ks, const V *vs, U *kd, V *vd, unsigned long long n,
+                           unsigned long long tile_len, unsigned tiles, const U *sp_in,
+                           unsigned splitters, const unsigned long long *offsets, pp_key_order<U> o) {
+  ssort_scatter_body<U, V, true>(ks, vs, kd, vd, n, tile_len, tiles, sp_in, splitters, offsets, o);
+}
+
 /* ---- 6. buckets to segments ---------------------------------------------------------------- */
 
 __global__ void __launch_bounds__(MSORT_THREADS)
 ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *totals, unsigned nb,
                   unsigned tile, unsigned chunk, msort_plan *plan, msort_seg *segs) {
   static_assert(MSORT_THREADS >= SSORT_ID_SPACE, "one thread per bucket");
-  __shared__ int s_rounds[MSORT_THREADS];       /* per bucket; -1: empty */
-  __shared__ unsigned s_tiles[MSORT_THREADS];   /* merge tiles per bucket */
-  __shared__ unsigned s_by_slot[MSORT_THREADS]; /* merge tiles, in list order */
+  static_assert(MSORT_THREADS <= 1024, "bucket numbers fit the low 10 bits of a list key");
+  /* per bucket, its list key: (MSORT_MAX_ROUNDS - rounds) * 1024 + bucket, empty buckets
+     (MSORT_MAX_ROUNDS + 1) * 1024 + bucket; ascending keys are the list order */
+  __shared__ __align__(16) unsigned s_key[MSORT_THREADS];
+  __shared__ unsigned s_round_tiles[MSORT_MAX_ROUNDS]; /* merge tiles of the buckets with r rounds */
+  __shared__ unsigned s_by_slot[MSORT_THREADS];        /* merge tiles, in list order */
   __shared__ unsigned s_chunks_by_slot[MSORT_THREADS]; /* chunks, in list order */
   __shared__ unsigned s_ws[MSORT_THREADS / PP_WARP];
   const unsigned b = threadIdx.x;
@@ -337,22 +414,26 @@ ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *to
   const unsigned chunks = (unsigned)((len + chunk - 1) / chunk);
   const bool copy = b & 1; /* equality bucket */
   const int rounds = !copy && chunks > 1 ? (int)msort_ceil_log2(chunks) : 0;
-  s_rounds[b] = len ? rounds : -1;
-  s_tiles[b] = tiles;
+  const unsigned key = (unsigned)(len ? MSORT_MAX_ROUNDS - rounds : MSORT_MAX_ROUNDS + 1) * 1024u + b;
+  s_key[b] = key;
+  if (b < MSORT_MAX_ROUNDS) s_round_tiles[b] = 0;
   s_by_slot[b] = 0;
   s_chunks_by_slot[b] = 0;
   __syncthreads();
-  /* list position: more rounds first, then bucket order */
+  if (len && rounds > 0) atomicAdd(&s_round_tiles[rounds], tiles);
+  /* list position: more rounds first, then bucket order; the keys are distinct */
   unsigned slot = 0;
-  for (unsigned j = 0; j < MSORT_THREADS; j++) {
-    const int rj = s_rounds[j];
-    slot += rj > rounds || (rj == rounds && j < b);
+  const uint4 *k4 = reinterpret_cast<const uint4 *>(s_key);
+#pragma unroll 8
+  for (unsigned j = 0; j < MSORT_THREADS / 4; j++) {
+    const uint4 k = k4[j];
+    slot += (k.x < key) + (k.y < key) + (k.z < key) + (k.w < key);
   }
   if (len) {
     s_by_slot[slot] = tiles;
     s_chunks_by_slot[slot] = chunks;
   }
-  __syncthreads();
+  const unsigned count = (unsigned)__syncthreads_count(len != 0);
   unsigned total, total_chunks;
   const unsigned first = msort_block_exclusive_scan<MSORT_THREADS>(s_by_slot[b], s_ws, &total);
   const unsigned first_chunk =
@@ -370,14 +451,12 @@ ssort_plan_kernel(const unsigned long long *bstart, const unsigned long long *to
     s.copy_only = copy;
     segs[slot] = s;
   }
-  if (b < MSORT_MAX_ROUNDS) { /* tiles still merging in round b */
+  if (b < MSORT_MAX_ROUNDS) { /* tiles still merging in round b: of the buckets with more rounds */
     unsigned active = 0;
-    for (unsigned j = 0; j < MSORT_THREADS; j++) active += s_rounds[j] > (int)b ? s_tiles[j] : 0u;
+    for (unsigned r = b + 1; r < MSORT_MAX_ROUNDS; r++) active += s_round_tiles[r];
     plan->active[b] = active;
   }
   if (b == 0) {
-    unsigned count = 0;
-    for (unsigned j = 0; j < MSORT_THREADS; j++) count += s_rounds[j] >= 0;
     plan->count = count;
     plan->tiles = total;
     plan->chunks = total_chunks;
@@ -407,7 +486,9 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
   buckets = buckets < 2 ? 2 : buckets > SSORT_MAX_SPLITTERS + 1 ? SSORT_MAX_SPLITTERS + 1 : buckets;
   const unsigned splitters = (unsigned)buckets - 1, nb = 2 * splitters + 1;
   const int samples = n < (size_t)SAMPLES ? (int)n : SAMPLES;
-  const size_t subs = (n + (size_t)SUB * SSORT_MAX_TILES - 1) / ((size_t)SUB * SSORT_MAX_TILES);
+  size_t max_tiles = (size_t)(st->sm_count > 0 ? st->sm_count : 1) * SSORT_TILES_PER_SM;
+  max_tiles = max_tiles < SSORT_MAX_TILES ? max_tiles : SSORT_MAX_TILES;
+  const size_t subs = (n + (size_t)SUB * max_tiles - 1) / ((size_t)SUB * max_tiles);
   const size_t tile_len = (size_t)SUB * subs;
   const size_t ctiles = (n + tile_len - 1) / tile_len; /* <= SSORT_MAX_TILES */
   const size_t seg_tiles = (n + C::TILE - 1) / C::TILE + nb; /* bound of the segments' tiles */
@@ -457,8 +538,12 @@ static pp_status ssort_sort(pp_context *ctx, U *keys, V *values, size_t n, pp_ke
     ssort_count_kernel<U><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
         keys, n, tile_len, (unsigned)ctiles, sp, splitters, counts, totals, o);
     ssort_scan_kernel<<<nb, MSORT_THREADS, 0, st->stream>>>(counts, (unsigned)ctiles, totals, bstart);
-    ssort_scatter_kernel<U, V, HAS_V><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
-        keys, values, k1, v1, n, tile_len, (unsigned)ctiles, sp, splitters, counts, o);
+    if constexpr (HAS_V)
+      ssort_scatter_pairs_kernel<U, V><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
+          keys, values, k1, v1, n, tile_len, (unsigned)ctiles, sp, splitters, counts, o);
+    else
+      ssort_scatter_keys_kernel<U><<<(unsigned)ctiles, SSORT_THREADS, 0, st->stream>>>(
+          keys, k1, n, tile_len, (unsigned)ctiles, sp, splitters, counts, o);
     ssort_plan_kernel<<<1, MSORT_THREADS, 0, st->stream>>>(bstart, totals, nb, (unsigned)C::TILE,
                                                            (unsigned)C::CHUNK, plan,
                                                            segs);
