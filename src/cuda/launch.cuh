@@ -121,7 +121,15 @@ static cudaError_t pp_launch_dependent(pp_cuda_state *st, pp_pdl_cache *cache,
   cfg.stream = st->stream;
   cfg.attrs = &attr;
   cfg.numAttrs = ok == 2 ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, args...);
+  cudaError_t e = cudaLaunchKernelEx(&cfg, kernel, args...);
+  if (e != cudaSuccess && cfg.numAttrs) {
+    /* refused as a dependent (a stream or a driver without it): nothing was launched, so
+       launch it the plain way; an error that is not about the attribute comes back again */
+    (void)cudaGetLastError();
+    cfg.numAttrs = 0;
+    e = cudaLaunchKernelEx(&cfg, kernel, args...);
+  }
+  return e;
 }
 
 #endif /* PP_CUDA_LAUNCH_CUH */
