@@ -96,7 +96,7 @@ struct pp_pdl_cache {
 template <typename... P, typename... A>
 static cudaError_t pp_launch_dependent(pp_cuda_state *st, pp_pdl_cache *cache,
                                        void (*kernel)(P...), unsigned blocks, unsigned threads,
-                                       size_t smem, A... args) {
+                                       A... args) {
   const int d = st->device;
   int ok = d < PP_FIT_DEVICES ? __atomic_load_n(&cache->ok[d], __ATOMIC_RELAXED) : 0;
   if (ok == 0) {
@@ -117,7 +117,7 @@ static cudaError_t pp_launch_dependent(pp_cuda_state *st, pp_pdl_cache *cache,
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(blocks);
   cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = smem;
+  cfg.dynamicSmemBytes = 0;
   cfg.stream = st->stream;
   cfg.attrs = &attr;
   cfg.numAttrs = ok == 2 ? 1 : 0;

@@ -1085,7 +1085,7 @@ static pp_status partition_typed(pp_context *ctx, const void *in, size_t n, pp_c
   static pp_pdl_cache dependent;
   PP_CUDA_TRY(ctx,
               pp_launch_dependent(st, &dependent, part_place_kernel<T, Pred>, blocks,
-                                  SCAN_THREADS, 0, (const T *)in, n, pred, (T *)out, count_true,
+                                  SCAN_THREADS, (const T *)in, n, pred, (T *)out, count_true,
                                   chunk_count, block_end, chunk_subs, (unsigned)chunks,
                                   aligned),
               "pp_partition");

@@ -251,10 +251,6 @@ __global__ void __launch_bounds__(MSORT_SPLIT_THREADS)
 msort_split_kernel(const U *k0, const U *k1, const msort_plan *plan, const msort_seg *segs,
                    unsigned long long *splits, unsigned r, unsigned tile, unsigned chunk_log2,
                    pp_key_order<U> o) {
-  /* launched as a dependent of the kernel before it (msort_segments_ct): nothing is read
-     before that kernel has finished */
-  pp_pdl_trigger();
-  pp_pdl_wait();
   const unsigned active = plan->active[r], count = plan->count;
   if constexpr (G == 1) {
     for (unsigned t = blockIdx.x * MSORT_SPLIT_THREADS + threadIdx.x; t < active;
@@ -370,8 +366,6 @@ __global__ void __launch_bounds__(MSORT_MERGE_THREADS, (msort_merge_min_blocks<U
 msort_merge_kernel(U *k0, U *k1, V *v0, V *v1, const msort_plan *plan, const msort_seg *segs,
                    const unsigned long long *splits, unsigned r, pp_key_order<U> o) {
   extern __shared__ __align__(16) unsigned char smem[];
-  pp_pdl_trigger(); /* as msort_split_kernel */
-  pp_pdl_wait();
   MSORT_WITH_KIND(U, o,
                   msort_merge_body<KIND, U, V, HAS_V, CT>(k0, k1, v0, v1, plan, segs, splits, r, o, smem));
 }
@@ -448,25 +442,14 @@ static pp_status msort_segments_ct(pp_context *ctx, const msort_job<U, V> &job) 
   size_t sgrid = (max_tiles * lanes + MSORT_SPLIT_THREADS - 1) / MSORT_SPLIT_THREADS;
   sgrid = sgrid < sms * 8 ? sgrid : sms * 8;
   auto split = grouped ? msort_split_kernel<MSORT_SPLIT_LANES, U> : msort_split_kernel<1, U>;
-  /* The rounds launched are a bound that holds for any input, and the later ones often find
-   * nothing to merge: each kernel is launched as a programmatic dependent of the one before
-   * (launch.cuh), so its launch and its blocks' start overlap that kernel's last blocks
-   * instead of following them, which is most of what an idle round costs. */
-  static pp_pdl_cache split_pdl, merge_pdl;
   for (unsigned r = 0; r < job.rounds; r++) {
-    PP_CUDA_TRY(ctx,
-                pp_launch_dependent(st, &split_pdl, split, (unsigned)sgrid, MSORT_SPLIT_THREADS, 0,
-                                    (const U *)job.k0, (const U *)job.k1,
-                                    (const msort_plan *)job.plan, (const msort_seg *)job.segs,
-                                    job.splits, r, (unsigned)C::TILE, (unsigned)C::CHUNK_LOG2,
-                                    job.order),
-                "pp_sort");
-    PP_CUDA_TRY(ctx,
-                pp_launch_dependent(st, &merge_pdl, merge, (unsigned)mgrid, MSORT_MERGE_THREADS,
-                                    C::MERGE_SMEM, job.k0, job.k1, job.v0, job.v1,
-                                    (const msort_plan *)job.plan, (const msort_seg *)job.segs,
-                                    (const unsigned long long *)job.splits, r, job.order),
-                "pp_sort");
+    split<<<(unsigned)sgrid, MSORT_SPLIT_THREADS, 0, st->stream>>>(
+        job.k0, job.k1, job.plan, job.segs, job.splits, r, (unsigned)C::TILE, (unsigned)C::CHUNK_LOG2,
+        job.order);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
+    merge<<<(unsigned)mgrid, MSORT_MERGE_THREADS, C::MERGE_SMEM, st->stream>>>(
+        job.k0, job.k1, job.v0, job.v1, job.plan, job.segs, job.splits, r, job.order);
+    PP_CUDA_LAUNCHED(ctx, "pp_sort");
   }
   return PP_OK;
 }
