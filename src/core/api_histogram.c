@@ -93,6 +93,11 @@ static pp_status histogram_range_check(pp_context *ctx, const char *fn, pp_dtype
   return PP_OK;
 }
 
+/* Edges up to this many bytes (8191 bins) are read back while the backend counts; more
+ * would be read back at once anyway (the backend's short-read buffer holds 64 KiB), and
+ * their counts would need as much scratch again. */
+#define OVERLAP_EDGE_BYTES ((size_t)64 << 10)
+
 /* Edges in the backend's own memory (device memory) and a backend that reads back while it
  * works: checking them first would put a round trip to the host before the count. Instead
  * the edges are read back while the backend counts into scratch, checked on arrival, and
@@ -131,7 +136,7 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
   pp_status checked = histogram_range_check(ctx, fn, t, in, n, edges, bins, counts, &in_bytes,
                                             &count_bytes, &edge_bytes);
   const bool overlap = checked == PP_OK && !ctx->dist && ctx->ops->read_begin &&
-                       ctx->ops->accessible(ctx, edges);
+                       edge_bytes <= OVERLAP_EDGE_BYTES && ctx->ops->accessible(ctx, edges);
   if (checked == PP_OK && !overlap) checked = check_edges(ctx, fn, edges, bins);
   if (ctx->dist) return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
   PP_TRY(checked);
