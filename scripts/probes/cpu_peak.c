@@ -59,92 +59,38 @@ static double imul_cycles_per_second(long iters) {
  * converge to c / (1 - m), so nothing overflows or turns denormal. */
 static const float fm = 0.999999f, fc = 1e-7f;
 
-__attribute__((target("avx512f"))) static double fma512_per_second(long iters) {
-  long n = iters;
-  double t0 = now();
-  __asm__ volatile(
-    "vbroadcastss %[m], %%zmm30\n\t"
-    "vbroadcastss %[c], %%zmm31\n\t"
-    "vmovaps %%zmm30, %%zmm0\n\t"
-    "vmovaps %%zmm30, %%zmm1\n\t"
-    "vmovaps %%zmm30, %%zmm2\n\t"
-    "vmovaps %%zmm30, %%zmm3\n\t"
-    "vmovaps %%zmm30, %%zmm4\n\t"
-    "vmovaps %%zmm30, %%zmm5\n\t"
-    "vmovaps %%zmm30, %%zmm6\n\t"
-    "vmovaps %%zmm30, %%zmm7\n\t"
-    "vmovaps %%zmm30, %%zmm8\n\t"
-    "vmovaps %%zmm30, %%zmm9\n\t"
-    "vmovaps %%zmm30, %%zmm10\n\t"
-    "vmovaps %%zmm30, %%zmm11\n\t"
-    "vmovaps %%zmm30, %%zmm12\n\t"
-    "vmovaps %%zmm30, %%zmm13\n\t"
-    "vmovaps %%zmm30, %%zmm14\n\t"
-    "vmovaps %%zmm30, %%zmm15\n\t"
-    "1:\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm0\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm1\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm2\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm3\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm4\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm5\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm6\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm7\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm8\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm9\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm10\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm11\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm12\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm13\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm14\n\t"
-    "vfmadd213ps %%zmm31, %%zmm30, %%zmm15\n\t"
-    "dec %[n]\n\t"
-    "jnz 1b\n\t"
-    "vzeroupper"
-    : [n] "+r"(n)
-    : [m] "m"(fm), [c] "m"(fc)
-    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm30", "xmm31", "cc");
-  return 16.0 * iters / (now() - t0);
+/* The loop's text: broadcast m and c into registers M and C of width W ("zmm"/"ymm"),
+ * start every chain at m, then n rounds of one FMA per chain. */
+#define FMA_OP(W, M, C, K) "vfmadd213ps %%" W C ", %%" W M ", %%" W #K "\n\t"
+#define MOV_OP(W, M, C, K) "vmovaps %%" W M ", %%" W #K "\n\t"
+#define OPS4(OP, W, M, C, a, b, c, d) OP(W, M, C, a) OP(W, M, C, b) OP(W, M, C, c) OP(W, M, C, d)
+#define OPS12(OP, W, M, C) \
+  OPS4(OP, W, M, C, 0, 1, 2, 3) OPS4(OP, W, M, C, 4, 5, 6, 7) OPS4(OP, W, M, C, 8, 9, 10, 11)
+#define OPS16(OP, W, M, C) OPS12(OP, W, M, C) OPS4(OP, W, M, C, 12, 13, 14, 15)
+#define FMA_LOOP_ASM(W, M, C, OPS)                                                           \
+  "vbroadcastss %[m], %%" W M "\n\tvbroadcastss %[c], %%" W C "\n\t" OPS(MOV_OP, W, M, C)  \
+  "1:\n\t" OPS(FMA_OP, W, M, C) "dec %[n]\n\tjnz 1b\n\tvzeroupper"
+#define CHAIN_REGS "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", \
+                   "xmm9", "xmm10", "xmm11"
+
+__attribute__((target("avx512f"))) static void fma512_loop(long n) {
+  __asm__ volatile(FMA_LOOP_ASM("zmm", "30", "31", OPS16) : [n] "+r"(n) : [m] "m"(fm), [c] "m"(fc)
+                   : CHAIN_REGS, "xmm12", "xmm13", "xmm14", "xmm15", "xmm30", "xmm31", "cc");
 }
 
-static double fma256_per_second(long iters) {
-  long n = iters;
+static void fma256_loop(long n) {
+  __asm__ volatile(FMA_LOOP_ASM("ymm", "14", "15", OPS12) : [n] "+r"(n) : [m] "m"(fm), [c] "m"(fc)
+                   : CHAIN_REGS, "xmm14", "xmm15", "cc");
+}
+
+/* FMAs per second: 16 chains of 512-bit ones, or 12 of 256-bit ones */
+static double fma_per_second(int wide, long iters) {
   double t0 = now();
-  __asm__ volatile(
-    "vbroadcastss %[m], %%ymm14\n\t"
-    "vbroadcastss %[c], %%ymm15\n\t"
-    "vmovaps %%ymm14, %%ymm0\n\t"
-    "vmovaps %%ymm14, %%ymm1\n\t"
-    "vmovaps %%ymm14, %%ymm2\n\t"
-    "vmovaps %%ymm14, %%ymm3\n\t"
-    "vmovaps %%ymm14, %%ymm4\n\t"
-    "vmovaps %%ymm14, %%ymm5\n\t"
-    "vmovaps %%ymm14, %%ymm6\n\t"
-    "vmovaps %%ymm14, %%ymm7\n\t"
-    "vmovaps %%ymm14, %%ymm8\n\t"
-    "vmovaps %%ymm14, %%ymm9\n\t"
-    "vmovaps %%ymm14, %%ymm10\n\t"
-    "vmovaps %%ymm14, %%ymm11\n\t"
-    "1:\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm0\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm1\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm2\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm3\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm4\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm5\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm6\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm7\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm8\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm9\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm10\n\t"
-    "vfmadd213ps %%ymm15, %%ymm14, %%ymm11\n\t"
-    "dec %[n]\n\t"
-    "jnz 1b\n\t"
-    "vzeroupper"
-    : [n] "+r"(n)
-    : [m] "m"(fm), [c] "m"(fc)
-    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15", "cc");
-  return 12.0 * iters / (now() - t0);
+  if (wide)
+    fma512_loop(iters);
+  else
+    fma256_loop(iters);
+  return (wide ? 16.0 : 12.0) * iters / (now() - t0);
 }
 
 static void *run(void *p) {
@@ -161,7 +107,7 @@ static void *run(void *p) {
   for (int r = 0; r < 2; r++) {
     pthread_barrier_wait(j->bar);
     double t0 = now();
-    if (has512) fma512_per_second(20000000); else fma256_per_second(20000000);
+    if (has512) fma_per_second(1, 20000000); else fma_per_second(0, 20000000);
     pthread_barrier_wait(j->bar);
     if (j->phase_wall && (r == 0 || now() - t0 < *j->phase_wall)) *j->phase_wall = now() - t0;
   }
@@ -169,8 +115,8 @@ static void *run(void *p) {
   double best_hz = 0, best512 = 0, best256 = 0;
   for (int r = 0; r < 3; r++) { /* interleaved, so the clock is read under the FMA load's licence too; the best of each (least disturbed) */
     double hz = adds_per_second(100000000);
-    double f5 = __builtin_cpu_supports("avx512f") ? fma512_per_second(20000000) : 0.0;
-    double f2 = fma256_per_second(20000000);
+    double f5 = __builtin_cpu_supports("avx512f") ? fma_per_second(1, 20000000) : 0.0;
+    double f2 = fma_per_second(0, 20000000);
     double hz2 = adds_per_second(100000000);
     if (hz2 > hz) hz = hz2;
     double hz3 = imul_cycles_per_second(30000000);
