@@ -66,9 +66,9 @@ static double *edges_host_buffer(pp_context *ctx, const char *fn, size_t bytes) 
 }
 
 /* The edges must be read to be checked, and they may live on the device: the check reads a
- * host copy. */
-static pp_status check_edges(pp_context *ctx, const char *fn, const double *edges, size_t bins) {
-  const size_t bytes = (bins + 1) * sizeof(double); /* checked by histogram_range_check */
+ * host copy of their bytes (bins + 1 doubles, sized by histogram_range_check). */
+static pp_status check_edges(pp_context *ctx, const char *fn, const double *edges, size_t bins,
+                             size_t bytes) {
   double *h = edges_host_buffer(ctx, fn, bytes);
   if (!h) return PP_ERR_OUT_OF_MEMORY;
   pp_status s = ctx->ops->copy(ctx, h, edges, bytes);
@@ -137,7 +137,7 @@ pp_status pp_histogram_range(pp_context *ctx, pp_dtype t, const void *in, size_t
                                             &count_bytes, &edge_bytes);
   const bool overlap = checked == PP_OK && !ctx->dist && ctx->ops->read_begin &&
                        edge_bytes <= OVERLAP_EDGE_BYTES && ctx->ops->accessible(ctx, edges);
-  if (checked == PP_OK && !overlap) checked = check_edges(ctx, fn, edges, bins);
+  if (checked == PP_OK && !overlap) checked = check_edges(ctx, fn, edges, bins, edge_bytes);
   if (ctx->dist) return pp_dist_histogram_range(ctx, checked, t, in, n, edges, bins, counts);
   PP_TRY(checked);
 
